@@ -179,6 +179,10 @@ class VoiceBlock(_Strict):
     """Voice-mode settings of a scenario; ``--voice-preset`` overrides them."""
 
     preset: Literal["clean", "phone", "noisy-phone", "bad-line"] = "clean"
+    yield_on_overlap: bool = Field(default=True, description="live calls: the patient stops talking when the "
+                                                             "agent talks over it")
+    barge_in_after_s: float | None = Field(default=None, gt=0, description="live calls: the patient cuts in when "
+                                                                           "the agent talks this long without a pause")
 
 
 class ReplayMessage(_Strict):

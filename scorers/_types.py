@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from scorers._judge import Disagreement, JudgeCard, JudgeSummary
@@ -131,4 +133,6 @@ class Summary(BaseModel):
     evaluators: dict[str, EvaluatorSummary] = {}
     voice: dict[str, float] | None = Field(default=None, description="voice runs: WER per side, ASR-missed facts, "
                                                                       "stage times, audio seconds")
+    live: dict[str, Any] | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
+                                                                 "side, interruptions, overlaps, long silences")
     disagreements: list[Disagreement] = Field(default=[], description="encounters where the two paths differ")

@@ -249,17 +249,13 @@ def _make_channel(meta: RunMeta, scenarios: list[LoadedScenario], root: Path) ->
     from audio.channel import VoiceChannel
     from audio.effects import preset
     from audio.tts import style_for_profile
-
-    def vocabulary(s: Scenario) -> list[str]:
-        words = {w.strip(".,;:()") for f in s.information_tree if f.category.value == "medications"
-                 for w in f.answer.split()}
-        return sorted(w for w in words if len(w) >= 5 and w.isalpha())[:20]
+    from sim.live import scenario_vocabulary
 
     effects = {s.scenario.id: preset(meta.voice_preset or (s.scenario.voice.preset if s.scenario.voice else "clean"))
                for s in scenarios}
     return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=root / "audio",
                         patient_styles={s.scenario.id: style_for_profile(s.scenario.patient_profile) for s in scenarios},
-                        vocabulary={s.scenario.id: vocabulary(s.scenario) for s in scenarios}, seed=meta.seed)
+                        vocabulary={s.scenario.id: scenario_vocabulary(s.scenario) for s in scenarios}, seed=meta.seed)
 
 
 def _print_summary(summary: Summary, run_dir: Path) -> None:

@@ -65,6 +65,46 @@ class EncounterFailed(_Event):
     error: str
 
 
+class SpeechStarted(_Event):
+    """Live calls: ``speaker`` became audible at ``at`` seconds into the call."""
+
+    type: Literal["speech_started"] = "speech_started"
+    scenario_id: str
+    k: int
+    speaker: str
+    at: float
+
+
+class SpeechStopped(_Event):
+    type: Literal["speech_stopped"] = "speech_stopped"
+    scenario_id: str
+    k: int
+    speaker: str
+    at: float
+
+
+class LatencyMeasured(_Event):
+    """Live calls: voice-to-voice latency of one reply by ``side``, total and per stage (seconds)."""
+
+    type: Literal["latency"] = "latency"
+    scenario_id: str
+    k: int
+    side: str
+    turn: int
+    total_s: float
+    stages: dict[str, float] = {}
+
+
+class OverlapDetected(_Event):
+    """Live calls: ``by`` started talking while the other side was audible."""
+
+    type: Literal["overlap"] = "overlap"
+    scenario_id: str
+    k: int
+    by: str
+    at: float
+
+
 class RunFinished(_Event):
     type: Literal["run_finished"] = "run_finished"
     aggregate: float | None
@@ -75,7 +115,8 @@ class RunFinished(_Event):
 
 
 Event = Annotated[
-    RunStarted | EncounterStarted | TurnRecorded | EncounterFinished | EncounterFailed | RunFinished,
+    RunStarted | EncounterStarted | TurnRecorded | EncounterFinished | EncounterFailed | RunFinished
+    | SpeechStarted | SpeechStopped | LatencyMeasured | OverlapDetected,
     Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)

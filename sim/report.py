@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import time
 
 from scorers import Summary
@@ -50,6 +52,8 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
                   f"- mean seconds per message: TTS {_f(v['mean_tts_s'], 3)}, effects {_f(v['mean_effects_s'], 3)}, "
                   f"STT {_f(v['mean_stt_s'], 3)}; {v['audio_seconds']:.0f} s of audio; TTS cache hits "
                   f"{v['tts_cache_hit_ratio']:.0%}", ""]
+    if summary.live:
+        lines += live_lines(summary.live, records)
     if summary.profile:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         lines += ["## Profile and evaluators", "",
@@ -126,3 +130,36 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         if len(errs) > 50:
             lines.append(f"- ... and {len(errs) - 50} more in results.jsonl")
     return "\n".join(lines) + "\n"
+
+
+def live_rows(records: dict[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+    """Per-turn timeline rows of every live call: who spoke when, and how long the reply took."""
+    rows = []
+    for (sid, k), rec in sorted(records.items()):
+        if rec.result is None or not rec.result.interaction:
+            continue
+        for t in rec.result.turns:
+            c = t.channel
+            rows.append([f"{sid} k={k}", str(t.index), t.speaker, _f(c.get("speech_start_s"), 2),
+                         _f(c.get("speech_end_s"), 2), _f(c.get("latency_s"), 3),
+                         ", ".join(t.revealed) or "", "; ".join(t.warnings)])
+    return rows
+
+
+LIVE_HEADER = ["call", "#", "speaker", "start s", "end s", "latency s", "facts revealed", "notes"]
+
+
+def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
+    lines = ["## Live call", "",
+             f"- calls: {live['calls']}; patient voice-to-voice latency (end of agent speech to first patient "
+             f"audio) p50 {_f(live.get('patient_latency_p50_s'), 3)} s, p95 {_f(live.get('patient_latency_p95_s'), 3)} s "
+             f"over {live.get('patient_replies', 0)} replies",
+             f"- agent response latency (end of patient speech to first agent audio) p50 "
+             f"{_f(live.get('agent_latency_p50_s'), 3)} s, p95 {_f(live.get('agent_latency_p95_s'), 3)} s "
+             f"over {live.get('agent_replies', 0)} replies",
+             f"- overlaps {live['overlaps']} ({live['overlap_s']:.1f} s), interruptions (a side stopped talking) "
+             f"{live['interruptions']}, silences of 2 s or more {live['long_silences']} (longest "
+             f"{live['max_silence_s']:.1f} s)", "",
+             "| " + " | ".join(LIVE_HEADER) + " |", "|" + "---|" * len(LIVE_HEADER)]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in live_rows(records)]
+    return lines + [""]

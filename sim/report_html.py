@@ -282,6 +282,19 @@ def _enc_anchor_for(summary: Summary, scenario_id: str) -> str:
     return "scenarios"
 
 
+def _live(summary: Summary, records: Records) -> str:
+    live = _get(summary, "live", None)
+    if not live:
+        return ""
+    from sim.report import LIVE_HEADER, live_lines, live_rows
+
+    facts = "".join(f"<li>{_e(line[2:])}</li>" for line in live_lines(live, {})[2:5])
+    head = "".join(f"<th>{_e(h)}</th>" for h in LIVE_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in live_rows(records))
+    return _section("live", "Live call", f'<ul>{facts}</ul><table class="compact"><thead><tr>{head}</tr></thead>'
+                                         f"<tbody>{body}</tbody></table>")
+
+
 def _suites(summary: Summary) -> str:
     rows = []
     for s in summary.suites:
@@ -1087,6 +1100,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
     sections = [
         ("gate", "Gate", _gate_panel(summary)),
         ("suites", "Suites", _suites(summary)),
+        ("live", "Live call", _live(summary, records)),
         ("distributions", "Distributions", _distributions(summary, records)),
         ("worst-of-k", "Worst of K", _worst_bars(summary)),
         ("scenarios", "Scenarios", _scenario_table(summary)),

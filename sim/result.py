@@ -7,12 +7,12 @@ re-scored later without re-running the encounter.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Speaker = Literal["patient", "agent", "harness"]
-Termination = Literal["assessment", "max_turns", "reply", "error"]
+Termination = Literal["assessment", "max_turns", "reply", "error", "hangup", "time_limit"]
 
 
 class TokenUsage(BaseModel):
@@ -68,6 +68,8 @@ class ConversationResult(BaseModel):
     ended_at: float
     errors: list[str] = []
     artifacts: dict[str, str] = Field(default={}, description="per-encounter files, e.g. the call recording")
+    interaction: dict[str, Any] | None = Field(default=None, description="live calls: latencies, overlaps, "
+                                                                          "silence gaps, per-turn timeline")
 
     @property
     def ok(self) -> bool:

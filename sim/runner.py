@@ -15,8 +15,9 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
-from scenarios import LoadedScenario
+from scenarios import LoadedScenario, Scenario
 from scorers import (
     Judge,
     Summary,
@@ -62,6 +63,7 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
         summary.disagreements = disagreements({key: (c.composite, judge_path_score(c.judge))
                                                for key, c in cards.items() if c.judge is not None})
     summary.voice = voice_metrics([r.result for r in records.values() if r.result is not None])
+    summary.live = live_metrics([r.result for r in records.values() if r.result is not None])
     store.write_summary(summary)
     store.write_report(render_report(meta, summary, records))
     write_html_report(store.root, meta, summary, records)
@@ -88,12 +90,69 @@ def voice_metrics(results: list[ConversationResult]) -> dict[str, float] | None:
     return out
 
 
+def live_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
+    """Run-level interaction metrics of live calls (None when the run has none)."""
+    calls = [r.interaction for r in results if r.interaction]
+    if not calls:
+        return None
+
+    def pooled(key: str) -> list[float]:
+        return [v for c in calls for v in c.get(key, [])]
+
+    def pct(values: list[float], q: int) -> float | None:
+        if not values:
+            return None
+        values = sorted(values)
+        return values[min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))]
+
+    out: dict[str, Any] = {"calls": len(calls)}
+    for side in ("patient", "agent"):
+        values = pooled(f"{side}_latency_s")
+        out[f"{side}_latency_p50_s"] = pct(values, 50)
+        out[f"{side}_latency_p95_s"] = pct(values, 95)
+        out[f"{side}_latency_mean_s"] = statistics.fmean(values) if values else None
+        out[f"{side}_replies"] = len(values)
+    out["interruptions"] = sum(c.get("interruptions", 0) for c in calls)
+    out["overlaps"] = sum(len(c.get("overlaps", [])) for c in calls)
+    out["overlap_s"] = sum(c.get("overlap_s", 0.0) for c in calls)
+    out["long_silences"] = sum(c.get("long_silences", 0) for c in calls)
+    out["max_silence_s"] = max(c.get("max_silence_s", 0.0) for c in calls)
+    return out
+
+
 def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
     if rec.score is None:
         what = f"ERROR {rec.error}"
     else:
         what = "unscored (rubric only: needs a judge)" if rec.score.composite is None else f"composite {rec.score.composite:.2f}"
     print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}: {what}", file=sys.stderr, flush=True)
+
+
+async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
+                     judges: list[Judge] | None, profile: Profile) -> EncounterRecord:
+    """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record;
+    an encounter that ended in an error is recorded as an error, never scored."""
+    if not result.ok:
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
+                               error="; ".join(result.errors) or result.termination, recorded_at=time.time())
+    card = score_encounter(result, scenario)
+    card.evaluators = await asyncio.to_thread(run_evaluators, result, scenario, evaluator_names)
+    if judges:  # a judge that fails gives "no verdict", never an error for the encounter
+        card.judge = await judge_encounter(result, scenario, judges)
+    card.combined = combine(
+        profile, deterministic=card.composite,
+        judge=judge_path_score(card.judge) if card.judge else None,
+        evaluators=[e for e in card.evaluators if e.details.get("applicable", True)])
+    return EncounterRecord(scenario_id=scenario.id, k=result.k, status="ok", result=result, score=card,
+                           recorded_at=time.time())
+
+
+def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
+    if rec.score is not None:
+        return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=rec.score.composite,
+                                 termination=rec.result.termination if rec.result else "",
+                                 safety_failures=rec.score.safety_failures)
+    return EncounterFailed(scenario_id=rec.scenario_id, k=rec.k, error=rec.error or "")
 
 
 async def run_batch(
@@ -139,28 +198,11 @@ async def run_batch(
                 rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
                                       error=f"{type(exc).__name__}: {exc}")
             else:
-                if result.ok:
-                    card = score_encounter(result, scenario)
-                    card.evaluators = await asyncio.to_thread(run_evaluators, result, scenario, evaluator_names)
-                    if judges:  # a judge that fails gives "no verdict", never an error for the encounter
-                        card.judge = await judge_encounter(result, scenario, judges)
-                    card.combined = combine(
-                        profile, deterministic=card.composite,
-                        judge=judge_path_score(card.judge) if card.judge else None,
-                        evaluators=[e for e in card.evaluators if e.details.get("applicable", True)])
-                    rec = EncounterRecord(scenario_id=scenario.id, k=k, status="ok", result=result, score=card,
-                                          recorded_at=time.time())
-                else:
-                    rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", result=result,
-                                          error="; ".join(result.errors) or result.termination, recorded_at=time.time())
+                rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges,
+                                       profile=profile)
             await asyncio.to_thread(store.append, rec)  # fsync off the event loop
             finished += 1
-            if rec.score is not None:
-                events(EncounterFinished(scenario_id=scenario.id, k=k, composite=rec.score.composite,
-                                         termination=rec.result.termination if rec.result else "",
-                                         safety_failures=rec.score.safety_failures))
-            else:
-                events(EncounterFailed(scenario_id=scenario.id, k=k, error=rec.error or ""))
+            events(finished_event(rec))
             if progress:
                 progress(finished, total, rec)
 

@@ -23,7 +23,7 @@ class AgentRequest(BaseModel):
     temperature: float
     max_tokens: int
     seed: int
-    scenario: Scenario
+    scenario: Scenario | None = None
     agent_turn: int
 
 

@@ -18,6 +18,7 @@ import math
 
 from scenarios.schema import Fact, Scenario
 from sim.agents.base import AgentReply, AgentRequest
+from sim.errors import AgentError
 
 FACTS_PER_TURN = 3
 
@@ -66,11 +67,18 @@ def assessment(level: int | None, escalation: str | None, diagnoses: list[str], 
     return "\n".join(lines)
 
 
+def _scenario_of(request: AgentRequest, name: str) -> Scenario:
+    if request.scenario is None:  # a live call where nobody said which scenario is being played
+        raise AgentError(f"{name} plays a scripted part and must know the scenario: pass --scenario ID "
+                         "(e.g. `encsim serve-agent --model scripted:reference --scenario acs_chest_pain`).")
+    return request.scenario
+
+
 class ReferenceAgent:
     name = "scripted:reference"
 
     async def respond(self, request: AgentRequest) -> AgentReply:
-        scenario = request.scenario
+        scenario = _scenario_of(request, self.name)
         batches = question_batches(scenario)
         if request.agent_turn <= len(batches):
             return AgentReply(text=ask(batches[request.agent_turn - 1]))
@@ -91,7 +99,7 @@ class UndertriageAgent:
     name = "scripted:undertriage"
 
     async def respond(self, request: AgentRequest) -> AgentReply:
-        scenario = request.scenario
+        scenario = _scenario_of(request, self.name)
         if request.agent_turn == 1:
             minor = [f for f in scenario.information_tree if not f.critical] or scenario.information_tree
             return AgentReply(text=ask(minor[:1]))

@@ -1,0 +1,1107 @@
+"""Live voice calls: real-time pipecat pipelines for the voiced patient and for a built-in voice agent.
+
+A live call streams audio both ways in 20 ms frames over a websocket (pipecat's protobuf wire format:
+one ``pipecat.Frame`` per binary message, 16 kHz mono int16 PCM both ways) and takes turns by voice
+activity, as a real phone triage call does. Each side is one pipecat pipeline::
+
+    transport in -> InputTap -> Silero VAD -> Whisper STT -> brain -> PiperSpeaker -> RealtimePacer -> transport out
+
+* ``InputTap`` stamps the other side's audio into the call recording as it arrives.
+* ``WhisperSegmentSTT`` transcribes each VAD segment with the process-wide faster-whisper model.
+* the brain takes turns: ``PatientBrain`` answers through the information-tree simulator it is handed
+  (the same code as batch runs); ``AgentBrain`` asks the agent under test (one stateless call per turn).
+* ``PiperSpeaker`` speaks sentence by sentence with the process-wide Piper voice (deterministic).
+* ``RealtimePacer`` is the playout clock: it sends exactly one 20 ms frame per 20 ms, silence when
+  there is nothing to say, so the far end hears a continuous stream and its VAD sees real pauses.
+
+Timing. Every time is seconds since the call started (``CallClock``). The pacer knows exactly when
+this side's speech starts and ends. The other side's speech is bounded by VAD events corrected for
+the VAD's own confirmation delays (``start_secs`` / ``stop_secs``). From those, ``interaction_metrics``
+derives the per-turn latencies, overlaps (who talked over whom and whether the other yielded) and
+silence gaps. The recording (``call.wav``) is stereo: left this side (the patient), right the far end.
+
+Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
+speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
+with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause.
+
+This module imports only types from ``sim`` (events, result); ``sim.live`` wires it to the store,
+the scorers and the agents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.audio.vad.vad_analyzer import VADParams
+from pipecat.frames.frames import (
+    CancelFrame,
+    DataFrame,
+    EndFrame,
+    Frame,
+    InputAudioRawFrame,
+    InputTransportMessageFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    OutputTransportMessageUrgentFrame,
+    StartFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.audio.vad_processor import VADProcessor
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.serializers.protobuf import ProtobufFrameSerializer
+from pipecat.services.settings import STTSettings
+from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.utils.time import time_now_iso8601
+from pipecat.workers.runner import WorkerRunner
+from pydantic import BaseModel, Field
+
+from audio import stt as _stt
+from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
+from sim.events import LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, TurnRecorded
+from sim.result import Turn
+
+__all__ = [
+    "LIVE_RATE",
+    "AgentBrain",
+    "CallClock",
+    "CallOutcome",
+    "CallRecorder",
+    "LiveError",
+    "LiveSettings",
+    "PatientBrain",
+    "interaction_metrics",
+    "run_agent_bot",
+    "run_patient_call",
+    "speakable",
+]
+
+LIVE_RATE = 16_000
+FRAME_S = 0.020
+FRAME_BYTES = int(LIVE_RATE * FRAME_S) * 2
+Side = Literal["patient", "agent"]
+EventSink = Callable[[Any], None]
+
+
+class LiveError(Exception):
+    """A live call could not be set up or run (bad endpoint, port taken, ...); the message says why."""
+
+
+class LiveSettings(BaseModel):
+    """Turn-taking and limits of one side of a live call (keyword-only, frozen)."""
+
+    model_config = {"frozen": True}
+
+    vad_start_s: float = Field(default=0.2, gt=0, description="speech this long before VAD confirms a start")
+    vad_stop_s: float = Field(default=0.3, gt=0, description="silence this long before VAD confirms a stop")
+    turn_wait_s: float = Field(default=0.7, ge=0, description="after a segment that does not end in a question, "
+                                                               "wait this much longer for the speaker to go on")
+    vad_confidence: float = Field(default=0.7, gt=0, lt=1)
+    beam_size: int = Field(default=5, ge=1, description="Whisper beam; 5 is far better than 1 on drug names")
+    assessment_grace_s: float = Field(default=1.2, ge=0, description="wait after an assessment for its rest")
+    time_limit_s: float = Field(default=600.0, gt=0)
+    opening_delay_s: float = Field(default=0.5, ge=0, description="pause before the patient's first line")
+    yield_on_overlap: bool = True
+    barge_in_after_s: float | None = Field(default=None, gt=0)
+
+
+class CallClock:
+    """Seconds since the call started; one clock per call, shared by every processor of a side."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.wall0 = time.time()
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+
+# --------------------------------------------------------------------------------------------- recording
+
+class CallRecorder:
+    """Both sides of the call on one timeline: left channel this side, right channel the far end.
+
+    Our own audio is written frame by frame by the pacer (exact). The far end's audio is placed where
+    it arrived: at ``max(write cursor, arrival time)``, so bursts faster than real time stay in order.
+    """
+
+    def __init__(self, clock: CallClock) -> None:
+        self.clock = clock
+        self._tracks: dict[str, list[tuple[int, np.ndarray]]] = {"own": [], "far": []}
+        self._cursor = {"own": 0, "far": 0}
+
+    def add(self, track: Literal["own", "far"], pcm: bytes, *, rate: int = LIVE_RATE) -> None:
+        samples = np.frombuffer(pcm, dtype=np.int16)
+        if rate != LIVE_RATE:
+            samples = _resample_int16(samples, rate, LIVE_RATE)
+        at = max(self._cursor[track], int(round(self.clock.now() * LIVE_RATE)) - len(samples))
+        self._tracks[track].append((at, samples))
+        self._cursor[track] = at + len(samples)
+
+    def stereo(self) -> np.ndarray:
+        n = max(self._cursor.values())
+        out = np.zeros((n, 2), dtype=np.int16)
+        for ch, track in enumerate(("own", "far")):
+            for at, samples in self._tracks[track]:
+                out[at:at + len(samples), ch] = samples
+        return out
+
+    def write(self, path: Path) -> Path:
+        import soundfile as sf
+
+        sf.write(str(path), self.stereo(), LIVE_RATE, subtype="PCM_16")
+        return path
+
+
+def _resample_int16(samples: np.ndarray, rate_from: int, rate_to: int) -> np.ndarray:
+    from scipy.signal import resample_poly
+
+    g = int(np.gcd(rate_from, rate_to))
+    y = resample_poly(samples.astype(np.float32), rate_to // g, rate_from // g)
+    return np.clip(np.round(y), -32768, 32767).astype(np.int16)
+
+
+class InputTap(FrameProcessor):
+    """Copies the far end's audio into the recording as it arrives, then passes every frame on."""
+
+    def __init__(self, *, recorder: CallRecorder, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._recorder = recorder
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InputAudioRawFrame):
+            self._recorder.add("far", frame.audio, rate=frame.sample_rate)
+        await self.push_frame(frame, direction)
+
+
+# --------------------------------------------------------------------------------------------- STT / TTS
+
+QUIET_RMS = 300          # int16 RMS below this (about -40 dBFS) counts as a pause
+SPECULATE_AFTER_S = 0.12  # a pause this long starts a speculative transcription
+
+
+class WhisperSegmentSTT(SegmentedSTTService):
+    """pipecat's segmented STT on our process-wide faster-whisper model (never downloads, one load).
+
+    Speculative transcription: once the speaker has been quiet for ``SPECULATE_AFTER_S`` the segment so
+    far is transcribed in the background. If the VAD then confirms the stop and nothing but quiet
+    audio came after that point, the speculative transcript is used, so most of the VAD's stop wait
+    overlaps with Whisper's work. If speech resumes, the speculation is simply discarded.
+    """
+
+    def __init__(self, *, beam_size: int = 5, vocabulary: Sequence[str] | None = None,
+                 on_transcribed: Callable[[str, float, float], None] | None = None, speculate: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(sample_rate=LIVE_RATE, trailing_silence_secs=0.2, ttfs_p99_latency=1.0,
+                         settings=STTSettings(model="faster-whisper", language=None), **kwargs)
+        self._beam = beam_size
+        self._vocabulary = list(vocabulary or [])
+        self._on_transcribed = on_transcribed
+        self._speculate = speculate
+        self._quiet_bytes = 0
+        self._spec: tuple[int, asyncio.Task[Any]] | None = None  # (buffer length it covers, transcription)
+        self.speculative_hits = 0
+        self.speculations = 0
+
+    @property
+    def wants_wav_segments(self) -> bool:
+        return False
+
+    def can_generate_metrics(self) -> bool:
+        return False
+
+    def _transcribe(self, pcm: bytes) -> Any:
+        return _stt.transcribe(np.frombuffer(pcm, dtype=np.int16), sample_rate=LIVE_RATE, beam_size=self._beam,
+                               vocabulary=self._vocabulary or None)
+
+    async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection) -> None:
+        await super().process_audio_frame(frame, direction)
+        if not self._speculate or not self._user_speaking:
+            self._quiet_bytes = 0
+            return
+        samples = np.frombuffer(frame.audio, dtype=np.int16).astype(np.float32)
+        if samples.size and float(np.sqrt(np.mean(samples ** 2))) >= QUIET_RMS:
+            self._quiet_bytes = 0
+            return
+        self._quiet_bytes += len(frame.audio)
+        covered = len(self._audio_buffer)
+        if self._quiet_bytes >= SPECULATE_AFTER_S * LIVE_RATE * 2 and (self._spec is None or
+                                                                        self._spec[0] < covered - self._quiet_bytes):
+            pcm = bytes(self._audio_buffer) + self._trailing_silence()
+            self.speculations += 1
+            self._spec = (covered, asyncio.create_task(asyncio.to_thread(self._transcribe, pcm)))
+
+    def _quiet_after(self, audio: bytes, offset: int) -> bool:
+        rest = np.frombuffer(audio[offset:len(audio) - len(self._trailing_silence())], dtype=np.int16)
+        return rest.size == 0 or float(np.sqrt(np.mean(rest.astype(np.float32) ** 2))) < QUIET_RMS
+
+    async def run_stt(self, audio: bytes):  # type: ignore[override]
+        started = time.monotonic()
+        spec, self._spec = self._spec, None
+        transcript = None
+        if spec is not None and spec[0] <= len(audio) and self._quiet_after(audio, spec[0]):
+            try:
+                transcript = await spec[1]
+                self.speculative_hits += 1
+            except Exception:  # a failed speculation is retried the ordinary way below
+                transcript = None
+        if transcript is None:
+            transcript = await asyncio.to_thread(self._transcribe, audio)
+        text = transcript.text.strip()
+        if self._on_transcribed is not None:
+            self._on_transcribed(text, started, time.monotonic())
+        if text:
+            yield TranscriptionFrame(text=text, user_id="", timestamp=time_now_iso8601())
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])(?<![0-9]\.)\s+")  # "Diagnoses: 1. X" stays one sentence
+
+
+def speakable(text: str) -> str:
+    """What a voice should read: markdown and list markers dropped, each line ending as a sentence."""
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"[*#`>]+", "", line).replace("_", " ").strip()
+        line = re.sub(r"^\s*[-•]\s+", "", line)
+        if not line:
+            continue
+        lines.append(line if line[-1] in ".!?:;," else line + ".")
+    return " ".join(lines)
+
+
+SENTENCE_GAP_S = 0.12  # pause between two sentences of one line: well under any VAD stop setting
+_EDGE_SILENCE = 0.01
+
+
+def _to_wire_pcm(samples: np.ndarray, rate: int, *, gap_before_s: float = 0.0) -> bytes:
+    """16 kHz int16 bytes of one sentence, with Piper's own leading and trailing silence trimmed to
+    30 ms so the pause between sentences is ``gap_before_s`` and never long enough to end a turn."""
+    x = np.asarray(samples, dtype=np.float32)
+    loud = np.flatnonzero(np.abs(x) > _EDGE_SILENCE)
+    if loud.size:
+        pad = int(0.03 * rate)
+        x = x[max(0, loud[0] - pad):loud[-1] + pad]
+    if gap_before_s > 0:
+        x = np.concatenate([np.zeros(int(gap_before_s * rate), dtype=np.float32), x])
+    if rate != LIVE_RATE:
+        from scipy.signal import resample_poly
+
+        g = int(np.gcd(rate, LIVE_RATE))
+        x = resample_poly(x, LIVE_RATE // g, rate // g)
+    return (np.clip(x, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+
+
+@dataclass
+class SpeakFrame(DataFrame):
+    """Internal: ask the next ``PiperSpeaker`` to say ``text`` (it never reaches a transport)."""
+
+    text: str = ""
+    turn: int = 0
+
+
+class PiperSpeaker(FrameProcessor):
+    """Speaks ``SpeakFrame`` text sentence by sentence, pushing 16 kHz audio as soon as each is ready."""
+
+    def __init__(self, *, tts: PiperTTS, style: VoiceStyle | None, on_first_audio: Callable[[int], None],
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._tts = tts
+        self._style = style
+        self._on_first_audio = on_first_audio
+        self._task: asyncio.Task[None] | None = None
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, SpeakFrame):
+            self._cancel()
+            self._task = asyncio.create_task(self._speak(frame.text, frame.turn))
+            return
+        if isinstance(frame, (InterruptionFrame, EndFrame, CancelFrame)):
+            self._cancel()
+        await self.push_frame(frame, direction)
+
+    def _cancel(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+
+    async def _speak(self, text: str, turn: int) -> None:
+        first = True
+        for sentence in (s for s in _SENTENCE.split(text.strip()) if s.strip()):
+            speech = await self._tts.synthesize_async(sentence, settings=DETERMINISTIC, style=self._style)
+            pcm = await asyncio.to_thread(_to_wire_pcm, speech.samples, speech.sample_rate,
+                                          gap_before_s=0.0 if first else SENTENCE_GAP_S)
+            if first:
+                self._on_first_audio(turn)
+                first = False
+            await self.push_frame(OutputAudioRawFrame(audio=pcm, sample_rate=LIVE_RATE, num_channels=1))
+
+
+class RealtimePacer(FrameProcessor):
+    """The playout clock: one 20 ms frame every 20 ms on absolute deadlines, silence between lines.
+
+    ``on_speech(start: bool, at: float)`` fires when this side starts and stops being audible.
+    """
+
+    def __init__(self, *, clock: CallClock, recorder: CallRecorder,
+                 on_speech: Callable[[bool, float], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._clock = clock
+        self._recorder = recorder
+        self._on_speech = on_speech
+        self._buffer = bytearray()
+        self._task: asyncio.Task[None] | None = None
+        self.speaking = False
+
+    @property
+    def pending_s(self) -> float:
+        return len(self._buffer) / 2 / LIVE_RATE
+
+    def clear(self) -> None:
+        self._buffer.clear()
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, OutputAudioRawFrame) and direction == FrameDirection.DOWNSTREAM:
+            self._buffer += frame.audio
+            return
+        if isinstance(frame, InterruptionFrame):
+            self.clear()
+        await self.push_frame(frame, direction)
+        if isinstance(frame, StartFrame) and self._task is None:
+            self._task = asyncio.create_task(self._tick())
+        elif isinstance(frame, (EndFrame, CancelFrame)) and self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _tick(self) -> None:
+        silence = bytes(FRAME_BYTES)
+        start = time.monotonic()
+        n = 0
+        while True:
+            n += 1
+            await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
+            if self._buffer:
+                chunk = bytes(self._buffer[:FRAME_BYTES]).ljust(FRAME_BYTES, b"\0")
+                del self._buffer[:FRAME_BYTES]
+                if not self.speaking:
+                    self.speaking = True
+                    self._on_speech(True, self._clock.now())
+            else:
+                chunk = silence
+                if self.speaking:
+                    self.speaking = False
+                    self._on_speech(False, self._clock.now())
+            self._recorder.add("own", chunk)
+            await self.push_frame(OutputAudioRawFrame(audio=chunk, sample_rate=LIVE_RATE, num_channels=1))
+
+
+# --------------------------------------------------------------------------------------------- timeline
+
+@dataclass
+class TurnTiming:
+    """Stage times (call seconds) of one reply by this side; None where the stage did not happen."""
+
+    turn: int
+    heard_end: float | None = None       # the far end stopped speaking (VAD stop minus stop_secs)
+    vad_stop: float | None = None        # VAD confirmed the stop
+    transcribed: float | None = None     # the (last) transcript arrived
+    decided: float | None = None         # the reply text was ready
+    first_audio: float | None = None     # the first synthesized frame reached the pacer
+    audible: float | None = None         # the pacer sent the first frame of the reply
+    interrupted: bool = False
+
+
+@dataclass
+class Timeline:
+    """Everything ``interaction_metrics`` needs, collected by a brain as the call runs."""
+
+    own: Side
+    own_speech: list[list[float]] = field(default_factory=list)   # [start, end] pairs (end may be open)
+    far_speech: list[list[float]] = field(default_factory=list)
+    turns: list[TurnTiming] = field(default_factory=list)
+    overlaps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = 2.0) -> dict[str, Any]:
+    """Latencies, overlaps and silence gaps of a call, from this side's point of view.
+
+    * ``own_latency``: far end's speech end -> our first audible frame, per reply (voice to voice);
+    * ``far_latency``: our speech end -> the far end's next speech start (VAD start minus start_secs);
+    * ``overlaps``: intervals where both talk, with who started talking over whom and who yielded;
+    * ``gaps``: intervals where nobody talks, between the first and the last speech of the call.
+    """
+    own = [(s, e) for s, e in tl.own_speech if e is not None]
+    far = [(s, e) for s, e in tl.far_speech if e is not None]
+    own_lat = [t.audible - t.heard_end for t in tl.turns
+               if t.audible is not None and t.heard_end is not None and not t.interrupted]
+    far_lat = []
+    for _, end in own:
+        nxt = [s for s, _ in far if s >= end - 0.05]
+        if nxt:
+            far_lat.append(min(nxt) - end)
+    spans = sorted(own + far)
+    gaps: list[tuple[float, float]] = []
+    if spans:
+        reach = spans[0][1]
+        for s, e in spans[1:]:
+            if s > reach:
+                gaps.append((reach, s))
+            reach = max(reach, e)
+    long_gaps = [g for g in gaps if g[1] - g[0] >= gap_threshold_s]
+    stages: dict[str, list[float]] = {"vad_stop": [], "stt": [], "decide": [], "first_tts": [], "playout": []}
+    for t in tl.turns:
+        if t.interrupted:
+            continue
+        for name, a, b in (("vad_stop", t.heard_end, t.vad_stop), ("stt", t.vad_stop, t.transcribed),
+                           ("decide", t.transcribed, t.decided), ("first_tts", t.decided, t.first_audio),
+                           ("playout", t.first_audio, t.audible)):
+            if a is not None and b is not None:
+                stages[name].append(b - a)
+    own_side = tl.own
+    far_side = "agent" if own_side == "patient" else "patient"
+    return {
+        f"{own_side}_latency_s": own_lat,
+        f"{far_side}_latency_s": far_lat,
+        f"{own_side}_latency_p50_s": _pct(own_lat, 50),
+        f"{own_side}_latency_p95_s": _pct(own_lat, 95),
+        f"{far_side}_latency_p50_s": _pct(far_lat, 50),
+        f"{far_side}_latency_p95_s": _pct(far_lat, 95),
+        "stages_p50_s": {k: _pct(v, 50) for k, v in stages.items()},
+        "overlaps": tl.overlaps,
+        "interruptions": sum(1 for o in tl.overlaps if o.get("yielded")),
+        "overlap_s": float(sum(o.get("duration_s", 0.0) for o in tl.overlaps)),
+        "silence_gaps": len(gaps),
+        "long_silences": len(long_gaps),
+        "max_silence_s": max((b - a for a, b in gaps), default=0.0),
+        "mean_silence_s": float(np.mean([b - a for a, b in gaps])) if gaps else 0.0,
+        f"{own_side}_speech_s": float(sum(e - s for s, e in own)),
+        f"{far_side}_speech_s": float(sum(e - s for s, e in far)),
+        "timeline": [vars(t) for t in tl.turns],
+    }
+
+
+# --------------------------------------------------------------------------------------------- brains
+
+class TurnTaker(FrameProcessor):
+    """Shared turn-taking: collect what the far end said, reply once it has stopped, yield on overlap.
+
+    Subclasses implement ``decide(heard) -> str | None`` (None: say nothing) and may override
+    ``after_reply``. Frames from the transport pass through untouched.
+    """
+
+    def __init__(self, *, own: Side, clock: CallClock, settings: LiveSettings, sink: EventSink,
+                 scenario_id: str, k: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.own: Side = own
+        self.far: Side = "agent" if own == "patient" else "patient"
+        self.clock = clock
+        self.settings = settings
+        self.sink = sink
+        self.scenario_id, self.k = scenario_id, k
+        self.timeline = Timeline(own=own)
+        self.turns: list[Turn] = []
+        self.pacer: RealtimePacer | None = None
+        self.ended = asyncio.Event()
+        self.end_reason: str | None = None
+        self._heard: list[str] = []
+        self._far_speaking = False
+        self._reply_task: asyncio.Task[None] | None = None
+        self._barge_task: asyncio.Task[None] | None = None
+        self._timing: TurnTiming | None = None        # the far end's latest turn, from its VAD stop
+        self._reply_timing: TurnTiming | None = None  # the reply being spoken
+        self._replies = 0
+        self._speaking_turn: Turn | None = None
+
+    # -- wiring --
+    def attach(self, pacer: RealtimePacer) -> None:
+        self.pacer = pacer
+
+    def on_own_speech(self, start: bool, at: float) -> None:
+        """Called by the pacer when this side becomes audible or silent."""
+        if start:
+            self.timeline.own_speech.append([at, None])  # type: ignore[list-item]
+            t = self._reply_timing
+            if t is not None and t.audible is None:
+                t.audible = at
+                self._emit_latency(t)
+            if self._speaking_turn is not None:
+                self._speaking_turn.channel["speech_start_s"] = round(at, 3)
+            if self._far_speaking:
+                self._overlap(at, talker=self.own)
+        elif self.timeline.own_speech and self.timeline.own_speech[-1][1] is None:
+            self.timeline.own_speech[-1][1] = at
+            if self._speaking_turn is not None:
+                self._speaking_turn.channel["speech_end_s"] = round(at, 3)
+        self.sink((SpeechStarted if start else SpeechStopped)(scenario_id=self.scenario_id, k=self.k,
+                                                              speaker=self.own, at=at))
+
+    def on_first_audio(self, turn: int) -> None:
+        t = self._reply_timing
+        if t is not None and t.turn == turn and t.first_audio is None:
+            t.first_audio = self.clock.now()
+
+    def on_transcribed(self, text: str, started: float, ended: float) -> None:
+        return None
+
+    # -- frames --
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            await self._far_started(frame.start_secs or self.settings.vad_start_s)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._far_stopped(frame.stop_secs or self.settings.vad_stop_s)
+        elif isinstance(frame, TranscriptionFrame):
+            self._heard.append(frame.text)
+            self._note_far_segment(frame.text)
+            if self._timing is not None:
+                self._timing.transcribed = self.clock.now()
+            if not self._far_speaking:
+                self._schedule_reply()
+            return
+        elif isinstance(frame, InputTransportMessageFrame):
+            message = frame.message if isinstance(frame.message, dict) else {}
+            if message.get("type") == "hangup":
+                await self.end_call("hangup")
+            return
+        await self.push_frame(frame, direction)
+
+    async def _far_started(self, start_secs: float) -> None:
+        at = self.clock.now() - start_secs
+        self._far_speaking = True
+        self.timeline.far_speech.append([at, None])  # type: ignore[list-item]
+        self.sink(SpeechStarted(scenario_id=self.scenario_id, k=self.k, speaker=self.far, at=at))
+        if self._reply_task is not None and not self._reply_task.done() and self._timing is not None \
+                and self._timing.decided is None:
+            self._reply_task.cancel()  # the far end went on talking: wait for the rest of its turn
+        if self.pacer is not None and self.pacer.speaking:
+            self._overlap(at, talker=self.far)
+            if self.settings.yield_on_overlap:
+                await self._yield()
+        if self.settings.barge_in_after_s is not None and self.own == "patient":
+            if self._barge_task is not None:
+                self._barge_task.cancel()
+            self._barge_task = asyncio.create_task(self._barge_in_later(self.settings.barge_in_after_s))
+
+    def _far_stopped(self, stop_secs: float) -> None:
+        now = self.clock.now()
+        self._far_speaking = False
+        if self._barge_task is not None:
+            self._barge_task.cancel()
+            self._barge_task = None
+        if self.timeline.far_speech and self.timeline.far_speech[-1][1] is None:
+            self.timeline.far_speech[-1][1] = now - stop_secs
+        self.sink(SpeechStopped(scenario_id=self.scenario_id, k=self.k, speaker=self.far, at=now - stop_secs))
+        self._timing = TurnTiming(turn=self._replies + 1, heard_end=now - stop_secs, vad_stop=now)
+        if self._heard:  # a transcript that arrived while the far end was still talking
+            self._schedule_reply()
+
+    def _note_far_segment(self, text: str) -> None:
+        """Record a transcribed segment of the far end with the speech interval it came from."""
+        heard = self.record(self.far, text)
+        if self.timeline.far_speech:
+            start, end = self.timeline.far_speech[-1]
+            heard.channel.setdefault("speech_start_s", round(start, 3))
+            if end is not None:
+                heard.channel["speech_end_s"] = round(end, 3)
+
+    def _overlap(self, at: float, *, talker: Side) -> None:
+        """``talker`` started while the other side was audible."""
+        self.timeline.overlaps.append({"at": round(at, 3), "by": talker, "yielded": False, "duration_s": 0.0})
+        self.sink(OverlapDetected(scenario_id=self.scenario_id, k=self.k, by=talker, at=at))
+
+    async def _yield(self) -> None:
+        """Stop talking now: drop queued audio, tell the far end to flush what it has buffered."""
+        if self.pacer is not None:
+            self.pacer.clear()
+        if self.timeline.overlaps:
+            last = self.timeline.overlaps[-1]
+            last["yielded"] = True
+            last["duration_s"] = round(max(0.0, self.clock.now() - last["at"]), 3)
+        if self._reply_timing is not None:
+            self._reply_timing.interrupted = True
+        if self._speaking_turn is not None:
+            self._speaking_turn.warnings.append("interrupted: stopped talking when the other side spoke")
+        await self.push_frame(InterruptionFrame())  # downstream only: the far end's audio must still reach STT
+
+    async def _barge_in_later(self, after: float) -> None:
+        await asyncio.sleep(after)
+        if self._far_speaking and not self.ended.is_set():
+            line = self.barge_in_line()
+            self._overlap(self.clock.now(), talker=self.own)
+            await self.say(line, revealed=[], interjection=True)
+
+    def barge_in_line(self) -> str:
+        return "Sorry to cut in, but it's really bad."
+
+    def _schedule_reply(self) -> None:
+        if self.ended.is_set():
+            return
+        if self._reply_task is None or self._reply_task.done():
+            self._reply_task = asyncio.create_task(self._reply())
+
+    async def _reply(self) -> None:
+        if not self._heard:
+            return
+        if not self._heard[-1].rstrip().endswith("?") and self.settings.turn_wait_s > 0:
+            await asyncio.sleep(self.settings.turn_wait_s)  # cancelled if the far end goes on talking
+        heard = " ".join(self._heard)
+        self._heard = []
+        if self._timing is None:
+            self._timing = TurnTiming(turn=self._replies + 1)
+        self._timing.transcribed = self._timing.transcribed or self.clock.now()
+        try:
+            await self.decide_and_say(heard)
+        except asyncio.CancelledError:
+            self._heard.insert(0, heard)
+            raise
+
+    async def decide_and_say(self, heard: str) -> None:
+        raise NotImplementedError
+
+    async def say(self, text: str, *, revealed: list[str], interjection: bool = False) -> Turn:
+        self._replies += 0 if interjection else 1
+        if self._timing is not None and not interjection:
+            self._timing.turn = self._replies
+            self._timing.decided = self.clock.now()
+            self.timeline.turns.append(self._timing)
+            self._reply_timing, self._timing = self._timing, None
+        else:
+            self._reply_timing = None
+        turn = self.record(self.own, text, revealed=revealed)
+        if self._reply_timing is not None:
+            turn.channel.update({"reply_to_s": round(self._reply_timing.heard_end or 0.0, 3)})
+        self._speaking_turn = turn
+        await self.push_frame(SpeakFrame(text=text, turn=self._replies))
+        return turn
+
+    def record(self, speaker: Side, text: str, *, revealed: list[str] | None = None) -> Turn:
+        """Add a message; a far-side segment that follows another (no reply between) extends it."""
+        now = time.time()
+        last = self.turns[-1] if self.turns else None
+        if speaker == self.far and last is not None and last.speaker == speaker:
+            last.text = f"{last.text} {text}"
+            last.ended_at = now
+            turn = last
+        else:
+            turn = Turn(index=len(self.turns), speaker=speaker, text=text, started_at=now, ended_at=now,
+                        revealed=revealed or [], agent_turn=None)
+            self.turns.append(turn)
+        text = turn.text
+        self.sink(TurnRecorded(scenario_id=self.scenario_id, k=self.k, index=turn.index, speaker=speaker,
+                               text=text, revealed=turn.revealed))
+        return turn
+
+    def _emit_latency(self, t: TurnTiming) -> None:
+        if t.heard_end is None or t.audible is None:
+            return
+        stages = {name: round(b - a, 4) for name, a, b in (
+            ("vad_stop", t.heard_end, t.vad_stop), ("stt", t.vad_stop, t.transcribed),
+            ("decide", t.transcribed, t.decided), ("first_tts", t.decided, t.first_audio),
+            ("playout", t.first_audio, t.audible)) if a is not None and b is not None}
+        self.sink(LatencyMeasured(scenario_id=self.scenario_id, k=self.k, side=self.own, turn=t.turn,
+                                  total_s=t.audible - t.heard_end, stages=stages))
+        if self._speaking_turn is not None:
+            self._speaking_turn.channel.update({"latency_s": round(t.audible - t.heard_end, 4)}
+                                               | {f"{name}_s": v for name, v in stages.items()})
+
+    async def wait_until_quiet(self) -> None:
+        """Until everything this side queued has been played out."""
+        me = asyncio.current_task()
+        for _ in range(int(30 / FRAME_S)):
+            replying = self._reply_task is not None and not self._reply_task.done() and self._reply_task is not me
+            if self.pacer is None or (not self.pacer.speaking and self.pacer.pending_s == 0 and not replying):
+                return
+            await asyncio.sleep(FRAME_S)
+
+    async def end_call(self, reason: str) -> None:
+        if self.ended.is_set():
+            return
+        self.end_reason = reason
+        self.ended.set()
+        await self.push_frame(OutputTransportMessageUrgentFrame(message={"type": "call_ended", "reason": reason}))
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        """A JSON message to the far end (the web page shows transcripts and status from these)."""
+        await self.push_frame(OutputTransportMessageUrgentFrame(message=message))
+
+
+class LivePatient(Protocol):
+    """What the patient brain needs from the information-tree simulator (sim.patient.PatientSimulator)."""
+
+    @property
+    def opening_line(self) -> str: ...
+
+    gathered_info: list[str]
+
+    def reply(self, message: str) -> tuple[str, list[str]]: ...
+
+
+NUDGE_LINE = "Sorry, I have to go soon. What do you think I should do?"
+GOODBYE_LINE = "Okay, I need to go now. Thank you."
+
+
+class PatientBrain(TurnTaker):
+    """The simulated patient: opens the call, answers from the information tree, ends on the assessment."""
+
+    def __init__(self, *, patient: LivePatient, turn_limit: int,
+                 is_assessment: Callable[[str], bool], **kwargs: Any) -> None:
+        super().__init__(own="patient", **kwargs)
+        self.patient = patient
+        self.turn_limit = turn_limit
+        self.is_assessment = is_assessment
+        self.agent_turns = 0
+        self.final_assessment: str | None = None
+        self._previous = ""
+        self._assessment_task: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        await asyncio.sleep(self.settings.opening_delay_s)
+        self._timing = None
+        await self.say(self.patient.opening_line, revealed=[])
+        await self.notify({"type": "transcript", "speaker": "patient", "text": self.patient.opening_line})
+
+    def barge_in_line(self) -> str:
+        return "Sorry to cut in, but it's really bad. What should I do?"
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        if isinstance(frame, TranscriptionFrame) and self.final_assessment is not None:
+            await FrameProcessor.process_frame(self, frame, direction)
+            self.final_assessment += " " + frame.text  # the rest of a spoken assessment
+            self._note_far_segment(frame.text)
+            self._restart_assessment_timer()
+            return
+        if isinstance(frame, VADUserStartedSpeakingFrame) and self.final_assessment is not None:
+            if self._assessment_task is not None:
+                self._assessment_task.cancel()
+        await super().process_frame(frame, direction)
+
+    async def decide_and_say(self, heard: str) -> None:
+        self.agent_turns += 1
+        await self.notify({"type": "transcript", "speaker": "agent", "text": heard})
+        spoken = f"{self._previous} {heard}" if "assessment" in self._previous.lower() else heard
+        self._previous = heard
+        if self.is_assessment(spoken):  # an assessment may span two segments the agent paused between
+            self.final_assessment = spoken
+            self._restart_assessment_timer()
+            return
+        answer, revealed = self.patient.reply(heard)
+        remaining = self.turn_limit - self.agent_turns
+        if remaining <= 0:
+            await self.say(GOODBYE_LINE, revealed=revealed)
+            await self.wait_until_quiet()
+            await self.end_call("max_turns")
+            return
+        if remaining == 1:  # the spoken form of the harness nudge: one more agent turn is left
+            answer = f"{answer} {NUDGE_LINE}"
+        await self.say(answer, revealed=revealed)
+        await self.notify({"type": "transcript", "speaker": "patient", "text": answer})
+
+    def _restart_assessment_timer(self) -> None:
+        if self._assessment_task is not None:
+            self._assessment_task.cancel()
+        self._assessment_task = asyncio.create_task(self._finish_after_grace())
+
+    async def _finish_after_grace(self) -> None:
+        await asyncio.sleep(self.settings.assessment_grace_s)
+        await self.end_call("assessment")
+
+
+Respond = Callable[[list[tuple[str, str]], int], Awaitable[str]]
+
+
+class AgentBrain(TurnTaker):
+    """The built-in voice agent: hears the patient, asks ``respond(history, agent_turn)``, speaks."""
+
+    def __init__(self, *, respond: Respond, **kwargs: Any) -> None:
+        super().__init__(own="agent", **kwargs)
+        self.respond = respond
+        self.history: list[tuple[str, str]] = []
+        self.errors: list[str] = []
+
+    async def decide_and_say(self, heard: str) -> None:
+        self.history.append(("patient", heard))
+        try:
+            text = await self.respond(list(self.history), self._replies + 1)
+        except Exception as exc:  # an agent failure ends this call, it must not kill the server
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            await self.end_call("error")
+            return
+        self.history.append(("agent", text))
+        await self.say(speakable(text), revealed=[])
+
+
+# --------------------------------------------------------------------------------------------- pipelines
+
+@dataclass
+class CallOutcome:
+    """What one side of a live call produced (``sim.live`` turns it into a ConversationResult)."""
+
+    turns: list[Turn]
+    termination: str
+    interaction: dict[str, Any]
+    recording: Path | None
+    started_at: float
+    ended_at: float
+    errors: list[str] = field(default_factory=list)
+    final_assessment: str | None = None
+    gathered_info: list[str] = field(default_factory=list)
+    agent_turns: int = 0
+
+
+def _transport_params(serializer: ProtobufFrameSerializer) -> dict[str, Any]:
+    return dict(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=LIVE_RATE,
+                audio_out_sample_rate=LIVE_RATE, audio_out_10ms_chunks=2, serializer=serializer, add_wav_header=False)
+
+
+def _check_loopback(host: str, option: str) -> None:
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise LiveError(f"{option} {host}: live servers bind to the loopback interface only. Use 127.0.0.1 "
+                        "(put a reverse proxy in front of it if another machine must reach it).")
+
+
+def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,
+                recorder: CallRecorder, vocabulary: Sequence[str] | None) -> tuple[Pipeline, RealtimePacer]:
+    s = brain.settings
+    vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(sample_rate=LIVE_RATE, params=VADParams(
+        confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.vad_stop_s)))
+    stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed)
+    speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
+    pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
+    brain.attach(pacer)
+    pipeline = Pipeline([transport.input(), InputTap(recorder=recorder), vad, stt, brain, speaker, pacer,
+                         transport.output()])
+    return pipeline, pacer
+
+
+def _worker(pipeline: Pipeline) -> PipelineWorker:
+    return PipelineWorker(pipeline, params=PipelineParams(audio_in_sample_rate=LIVE_RATE,
+                                                          audio_out_sample_rate=LIVE_RATE),
+                          idle_timeout_secs=None, enable_rtvi=False, enable_turn_tracking=False,
+                          check_dangling_tasks=False)
+
+
+def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
+    """Load Whisper and Piper and run each once, so the first turn of a call is not the slow one."""
+    speech = tts.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
+    _stt.transcribe(speech.samples, sample_rate=speech.sample_rate, beam_size=beam_size)
+
+
+async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
+                           connected: asyncio.Event, connect_timeout_s: float | None) -> None:
+    runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
+    await runner.add_workers(worker)
+    run = asyncio.create_task(runner.run())
+
+    async def watchdog() -> None:
+        if connect_timeout_s is not None:
+            try:
+                await asyncio.wait_for(connected.wait(), connect_timeout_s)
+            except TimeoutError:
+                await brain.end_call("no_connection")
+                return
+        else:
+            await connected.wait()
+        try:
+            await asyncio.wait_for(brain.ended.wait(), time_limit_s)
+        except TimeoutError:
+            await brain.end_call("time_limit")
+
+    dog = asyncio.create_task(watchdog())
+    done, _ = await asyncio.wait({run, dog}, return_when=asyncio.FIRST_COMPLETED)
+    if dog in done:
+        await brain.wait_until_quiet()
+        await asyncio.sleep(0.3)  # let the call_ended message and the last frames leave
+        await worker.cancel(reason=brain.end_reason)
+    else:
+        dog.cancel()
+        await brain.end_call(brain.end_reason or "hangup")
+    try:
+        await asyncio.wait_for(run, 15)
+    except TimeoutError:
+        run.cancel()
+    exc = run.exception() if run.done() and not run.cancelled() else None
+    if exc is not None:
+        raise LiveError(f"the live pipeline failed: {type(exc).__name__}: {exc}") from exc
+
+
+async def run_patient_call(
+    *,
+    patient: LivePatient,
+    scenario_id: str,
+    k: int = 0,
+    turn_limit: int,
+    is_assessment: Callable[[str], bool],
+    style: VoiceStyle | None,
+    connect: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    settings: LiveSettings = LiveSettings(),
+    sink: EventSink = lambda _e: None,
+    recording: Path | None = None,
+    vocabulary: Sequence[str] | None = None,
+    tts: PiperTTS | None = None,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    connect_timeout_s: float | None = 30.0,
+) -> CallOutcome:
+    """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
+
+    With ``connect`` the patient dials that websocket URL (an external voice agent, the agent under
+    test); otherwise it serves one caller on ``ws://host:port`` (a program, or a person through the web
+    page) and waits up to ``connect_timeout_s`` (None: forever) for them. ``on_ready(url)`` is called
+    once the server listens.
+    """
+    from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
+    from pipecat.transports.websocket.server import (
+        SingleClientWebsocketServerParams,
+        SingleClientWebsocketServerTransport,
+    )
+
+    tts = tts or PiperTTS()
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    clock = CallClock()
+    recorder = CallRecorder(clock)
+    brain = PatientBrain(patient=patient, turn_limit=turn_limit, is_assessment=is_assessment, clock=clock,
+                         settings=settings, sink=sink, scenario_id=scenario_id, k=k)
+    connected = asyncio.Event()
+    serializer = ProtobufFrameSerializer()
+    started = time.time()
+
+    async def begin() -> None:
+        if not connected.is_set():
+            connected.set()
+            clock.t0, clock.wall0 = time.monotonic(), time.time()
+            asyncio.create_task(brain.open())
+
+    if connect is not None:
+        transport: Any = WebsocketClientTransport(connect, WebsocketClientParams(**_transport_params(serializer)))
+
+        @transport.event_handler("on_connected")
+        async def _on_connected(_t: Any, _ws: Any) -> None:
+            await begin()
+
+        @transport.event_handler("on_disconnected")
+        async def _on_disconnected(_t: Any, _ws: Any) -> None:
+            await brain.end_call("hangup")
+    else:
+        _check_loopback(host, "--host")
+        transport = SingleClientWebsocketServerTransport(
+            SingleClientWebsocketServerParams(allowed_origins=[], **_transport_params(serializer)),
+            host=host, port=port)
+
+        @transport.event_handler("on_websocket_ready")
+        async def _on_ready(_t: Any) -> None:
+            if on_ready is not None:
+                maybe = on_ready(f"ws://{host}:{port}")
+                if asyncio.iscoroutine(maybe):
+                    await maybe
+
+        @transport.event_handler("on_client_connected")
+        async def _on_client(_t: Any, _ws: Any) -> None:
+            await begin()
+
+        @transport.event_handler("on_client_disconnected")
+        async def _on_gone(_t: Any, _ws: Any) -> None:
+            await brain.end_call("hangup")
+
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
+    worker = _worker(pipeline)
+    errors: list[str] = []
+    try:
+        await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
+                               connect_timeout_s=connect_timeout_s)
+    except LiveError as exc:
+        errors.append(str(exc))
+    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
+        else None
+    termination = brain.end_reason or "hangup"
+    if termination == "no_connection":
+        errors.append(f"nobody connected within {connect_timeout_s:.0f} s" if connect is None else
+                      f"could not connect to {connect}")
+    if brain.final_assessment is not None:
+        termination = "assessment"
+    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction_metrics(brain.timeline),
+                       recording=path, started_at=started, ended_at=time.time(), errors=errors,
+                       final_assessment=brain.final_assessment, gathered_info=list(patient.gathered_info),
+                       agent_turns=brain.agent_turns)
+
+
+async def run_agent_bot(
+    *,
+    respond: Respond,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    settings: LiveSettings = LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0),
+    style: VoiceStyle | None = None,
+    sink: EventSink = lambda _e: None,
+    tts: PiperTTS | None = None,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    connect_timeout_s: float | None = None,
+    recording: Path | None = None,
+) -> CallOutcome:
+    """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
+
+    The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
+    between two sentences does not cut its answer in half.
+    """
+    from pipecat.transports.websocket.server import (
+        SingleClientWebsocketServerParams,
+        SingleClientWebsocketServerTransport,
+    )
+
+    _check_loopback(host, "--host")
+    tts = tts or PiperTTS()
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    clock = CallClock()
+    recorder = CallRecorder(clock)
+    brain = AgentBrain(respond=respond, clock=clock, settings=settings, sink=sink, scenario_id="", k=0)
+    connected = asyncio.Event()
+    transport = SingleClientWebsocketServerTransport(
+        SingleClientWebsocketServerParams(allowed_origins=[], **_transport_params(ProtobufFrameSerializer())),
+        host=host, port=port)
+    started = time.time()
+
+    @transport.event_handler("on_websocket_ready")
+    async def _on_ready(_t: Any) -> None:
+        if on_ready is not None:
+            maybe = on_ready(f"ws://{host}:{port}")
+            if asyncio.iscoroutine(maybe):
+                await maybe
+
+    @transport.event_handler("on_client_connected")
+    async def _on_client(_t: Any, _ws: Any) -> None:
+        clock.t0, clock.wall0 = time.monotonic(), time.time()
+        connected.set()
+
+    @transport.event_handler("on_client_disconnected")
+    async def _on_gone(_t: Any, _ws: Any) -> None:
+        await brain.end_call("hangup")
+
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
+    worker = _worker(pipeline)
+    errors = list(brain.errors)
+    try:
+        await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
+                               connect_timeout_s=connect_timeout_s)
+    except LiveError as exc:
+        errors.append(str(exc))
+    path = await asyncio.to_thread(recorder.write, recording) if recording is not None else None
+    return CallOutcome(turns=brain.turns, termination=brain.end_reason or "hangup",
+                       interaction=interaction_metrics(brain.timeline), recording=path, started_at=started,
+                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain._replies)
