@@ -109,6 +109,8 @@ class LiveSettings(BaseModel):
                                                                "wait this much longer for the speaker to go on")
     vad_confidence: float = Field(default=0.7, gt=0, lt=1)
     beam_size: int = Field(default=5, ge=1, description="Whisper beam; 5 is far better than 1 on drug names")
+    speculative_stt: bool = Field(default=True, description="start transcribing at the first pause (see "
+                                                             "WhisperSegmentSTT)")
     assessment_grace_s: float = Field(default=1.2, ge=0, description="wait after an assessment for its rest")
     time_limit_s: float = Field(default=600.0, gt=0)
     opening_delay_s: float = Field(default=0.5, ge=0, description="pause before the patient's first line")
@@ -881,7 +883,8 @@ def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: Voice
     s = brain.settings
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(sample_rate=LIVE_RATE, params=VADParams(
         confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.vad_stop_s)))
-    stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed)
+    stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed,
+                            speculate=s.speculative_stt)
     speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
     pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
     brain.attach(pacer)
@@ -959,13 +962,15 @@ async def run_patient_call(
     tts: PiperTTS | None = None,
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     connect_timeout_s: float | None = 30.0,
+    allowed_origins: Sequence[str] = (),
 ) -> CallOutcome:
     """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
 
     With ``connect`` the patient dials that websocket URL (an external voice agent, the agent under
     test); otherwise it serves one caller on ``ws://host:port`` (a program, or a person through the web
     page) and waits up to ``connect_timeout_s`` (None: forever) for them. ``on_ready(url)`` is called
-    once the server listens.
+    once the server listens. ``allowed_origins`` (e.g. the call page's origin) makes the server refuse
+    websocket clients from any other origin, and clients that send none.
     """
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
     from pipecat.transports.websocket.server import (
@@ -1002,7 +1007,7 @@ async def run_patient_call(
     else:
         _check_loopback(host, "--host")
         transport = SingleClientWebsocketServerTransport(
-            SingleClientWebsocketServerParams(allowed_origins=[], **_transport_params(serializer)),
+            SingleClientWebsocketServerParams(allowed_origins=list(allowed_origins), **_transport_params(serializer)),
             host=host, port=port)
 
         @transport.event_handler("on_websocket_ready")

@@ -6,6 +6,8 @@ scorers together. User errors print one paragraph and exit 2; Ctrl-C exits 130 w
     encsim report DIR
     encsim scenarios list [--suite S]
     encsim scenarios validate PATH...
+    encsim live SCENARIO [--connect ws://HOST:PORT/PATH | --serve] [--port N] [--out DIR]
+    encsim serve-agent --model local|scripted:reference|<endpoint model> [--scenario ID] [--port N]
     encsim demo
 """
 
@@ -127,7 +129,49 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder for the <id>.yaml files (created if missing; same-name files are overwritten)")
 
     sub.add_parser("demo", help="the README's demo: scripted controls on the library, the local model on a subset")
+
+    live = sub.add_parser("live", help="one live voice call with a scenario's patient, scored into a run directory")
+    live.add_argument("scenario", metavar="SCENARIO", help="scenario id, or a scenario YAML file")
+    how = live.add_mutually_exclusive_group()
+    how.add_argument("--connect", metavar="URL", help="call an external voice agent's websocket (ws://HOST:PORT/...)")
+    how.add_argument("--serve", action="store_true",
+                     help="also serve a web page on 127.0.0.1 so a person can make the call from a browser")
+    live.add_argument("--port", type=_port("--port"), default=8765,
+                      help="websocket port the patient listens on (default 8765); the page uses PORT+1")
+    live.add_argument("--out", type=Path, help="run directory (default runs/<time>-live-<scenario>)")
+    live.add_argument("--time-limit", type=_positive("--time-limit"), default=600, metavar="SECONDS",
+                      help="end the call after this long (default 600)")
+    live.add_argument("--max-turns", type=_positive("--max-turns"), help="override the scenario's turn limit")
+    live.add_argument("--wait", type=_positive("--wait"), default=300, metavar="SECONDS",
+                      help="how long to wait for the caller or the connection (default 300)")
+    live.add_argument("--barge-in-after", type=float, metavar="SECONDS",
+                      help="the patient cuts in when the agent talks this long without a pause")
+    live.add_argument("--no-yield", action="store_true",
+                      help="the patient keeps talking when the agent talks over it (default: it stops)")
+    live.add_argument("--seed", type=int, default=0)
+
+    sa = sub.add_parser("serve-agent", help="a built-in voice agent (Whisper ears, Piper voice) answering calls")
+    sa.add_argument("--model", default="scripted:reference",
+                    help="local, scripted:reference, scripted:undertriage, or an endpoint's model name")
+    sa.add_argument("--base-url", help="with an endpoint model: OpenAI-compatible endpoint URL")
+    sa.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
+    sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
+    sa.add_argument("--port", type=_port("--port"), default=8766, help="websocket port (default 8766)")
+    sa.add_argument("--calls", type=_positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
     return p
+
+
+def _port(flag: str):  # noqa: ANN202 - argparse type factory
+    def parse(value: str) -> int:
+        try:
+            port = int(value)
+        except ValueError:
+            port = -1
+        if not 1 <= port <= 65535:
+            raise argparse.ArgumentTypeError(f"{flag} {value!r}: give a TCP port number between 1 and 65535")
+        return port
+
+    return parse
 
 
 class _Bar:
@@ -402,17 +446,130 @@ def cmd_demo(_: argparse.Namespace) -> int:
 def _audio_errors() -> tuple[type[Exception], ...]:
     """The audio package's user-facing errors (it may not import sim.errors, so they are its own)."""
     from audio.effects import EffectsError
+    from audio.live import LiveError
     from audio.stt import STTError
     from audio.tts import TTSError
+    from audio.webpage import CallPagePortError
 
-    return (TTSError, STTError, EffectsError)
+    return (TTSError, STTError, EffectsError, LiveError, CallPagePortError)
+
+
+def _quiet_pipecat() -> None:
+    """pipecat logs every frame-level event through loguru; a user wants warnings about their call only."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR", format="{level}: {message}")
+
+
+def _one_scenario(spec: str) -> LoadedScenario:
+    try:
+        found = resolve([spec])
+    except ScenarioError as exc:
+        raise ConfigError(str(exc).replace("--scenarios ", "SCENARIO ", 1)) from None
+    if len(found) != 1:
+        raise ConfigError(f"SCENARIO {spec!r} names {len(found)} scenarios; a live call plays exactly one. Give a "
+                          "scenario id (`encsim scenarios list`) or one YAML file.")
+    return found[0]
+
+
+def _check_ws_url(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise ConfigError(f"--connect {url!r}: not a websocket URL. Give the agent's endpoint as "
+                          "ws://HOST:PORT/PATH (or wss://...).")
+    try:
+        parts.port
+    except ValueError:
+        raise ConfigError(f"--connect {url!r}: the port is not a number between 1 and 65535.") from None
+
+
+def _port_free(port: int, flag: str) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            raise ConfigError(f"{flag} {port}: that port on 127.0.0.1 is already in use (another call or server?). "
+                              f"Stop it or choose another port with {flag}.") from None
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    from sim.live import run_live
+
+    loaded = _one_scenario(args.scenario)
+    if args.connect:
+        _check_ws_url(args.connect)
+    else:
+        _port_free(args.port, "--port")
+        if args.serve:
+            _port_free(args.port + 1, "--port (the page uses PORT+1)")
+    if args.barge_in_after is not None and args.barge_in_after <= 0:
+        raise ConfigError(f"--barge-in-after {args.barge_in_after}: give a positive number of seconds.")
+    out = args.out or Path("runs") / new_run_id(f"live-{loaded.scenario.id}")
+    if (out / "run.json").exists():
+        raise ConfigError(f"--out {out}: a run already exists there; choose another --out.")
+    _quiet_pipecat()
+    try:
+        rec, root = asyncio.run(run_live(
+            loaded, out=out, connect=args.connect, port=args.port, page=args.serve, time_limit_s=args.time_limit,
+            turn_limit=args.max_turns, barge_in_after_s=args.barge_in_after,
+            yield_on_overlap=False if args.no_yield else None, connect_timeout_s=args.wait, seed=args.seed))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; the call was not scored (its events so far are in {out}/events.jsonl).",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    result = rec.result
+    live = (result.interaction or {}) if result else {}
+    print(f"call ended: {result.termination if result else rec.error}; "
+          f"{len(result.gathered_info) if result else 0} facts gathered; "
+          + (f"composite {rec.score.composite:.3f}" if rec.score and rec.score.composite is not None
+             else f"not scored ({rec.error})"))
+    p50 = live.get("patient_latency_p50_s")
+    if p50 is not None:
+        print(f"patient voice-to-voice latency p50 {p50:.3f} s; agent response latency p50 "
+              f"{live.get('agent_latency_p50_s') or float('nan'):.3f} s; interruptions {live.get('interruptions', 0)}")
+    wav = root / "audio" / "call.wav"
+    print(f"run directory: {root}" + (f"  (recording: {wav})" if wav.exists() else ""))
+    return 0 if rec.status == "ok" else 1
+
+
+def cmd_serve_agent(args: argparse.Namespace) -> int:
+    from sim.live import serve_agent
+
+    scenario = _one_scenario(args.scenario).scenario if args.scenario else None
+    if args.model.startswith("scripted:") and scenario is None:
+        raise ConfigError(f"--model {args.model} plays a scripted part and must know the scenario: add "
+                          "--scenario ID (the same scenario the patient plays).")
+    check_model_spec(args.model, args.base_url, args.api_key_env)
+    _port_free(args.port, "--port")
+    _quiet_pipecat()
+
+    async def go() -> None:
+        agent = await make_agent(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+        try:
+            await serve_agent(agent, scenario=scenario, port=args.port, calls=args.calls)
+        finally:
+            await agent.aclose()
+
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        print("\nvoice agent stopped.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    _quiet_pipecat()
     try:
         args = build_parser().parse_args(argv)
         handlers = {"run": cmd_run, "report": cmd_report, "compare": cmd_compare, "pairwise": cmd_pairwise,
-                    "scenarios": cmd_scenarios, "demo": cmd_demo, "import": cmd_import}
+                    "scenarios": cmd_scenarios, "demo": cmd_demo, "import": cmd_import, "live": cmd_live,
+                    "serve-agent": cmd_serve_agent}
         handler = handlers[args.command]
         return handler(args)
     except (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors()) as exc:

@@ -133,6 +133,7 @@ async def run_live(
     events(EncounterStarted(scenario_id=scenario.id, k=k))
     (store.root / "audio").mkdir(exist_ok=True)
     page_server = None
+    the_page_port = page_port if page_port is not None else port + 1
 
     async def ready(ws_url: str) -> None:
         nonlocal page_server
@@ -140,7 +141,7 @@ async def run_live(
             from audio.webpage import start_call_page
 
             page_server = await start_call_page(ws_url=ws_url, title=f"encounter-sim: {scenario.title}",
-                                                host=host, port=page_port if page_port is not None else port + 1)
+                                                host=host, port=the_page_port)
             announce(f"open {page_server.url} in a browser to talk with the patient ({scenario.id})")
         else:
             announce(f"the patient ({scenario.id}) is waiting for a call on {ws_url}")
@@ -155,7 +156,8 @@ async def run_live(
             settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
                                    yield_on_overlap=yield_on_overlap),
             sink=events, recording=store.root / "audio" / "call.wav", vocabulary=scenario_vocabulary(scenario),
-            on_ready=ready, connect_timeout_s=connect_timeout_s)
+            on_ready=ready, connect_timeout_s=connect_timeout_s,
+            allowed_origins=[f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost")] if page else ())
     finally:
         if page_server is not None:
             await page_server.close()

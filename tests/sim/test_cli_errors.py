@@ -71,3 +71,55 @@ def test_api_key_never_reaches_run_dir(tmp_path: Path) -> None:
         assert secret not in f.read_text(), f
     assert secret not in done.stdout + done.stderr
     assert "HTTP 401" in (tmp_path / "r" / "results.jsonl").read_text()
+
+
+LIVE_CASES = [
+    (["live", "no_such_scenario"], "SCENARIO 'no_such_scenario': not a scenario file"),
+    (["live", "triage"], "a live call plays exactly one"),
+    (["live", "viral_uri", "--connect", "http://127.0.0.1:9000"], "not a websocket URL"),
+    (["live", "viral_uri", "--connect", "ws://127.0.0.1:99999/x"], "port is not a number"),
+    (["live", "viral_uri", "--port", "0"], "--port '0': give a TCP port number"),
+    (["live", "viral_uri", "--serve", "--connect", "ws://127.0.0.1:9000"], "not allowed with argument"),
+    (["live", "viral_uri", "--barge-in-after", "-1", "--port", "18901"], "--barge-in-after -1.0"),
+    (["serve-agent"], "must know the scenario: add --scenario ID"),
+    (["serve-agent", "--model", "scripted:nobody", "--scenario", "viral_uri"], "unknown scripted control"),
+    (["serve-agent", "--model", "gpt-x"], "needs --base-url"),
+]
+
+
+@pytest.mark.parametrize(("args", "fragment"), LIVE_CASES, ids=[" ".join(a)[:50] for a, _ in LIVE_CASES])
+def test_live_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str) -> None:
+    test_user_error_is_one_clear_paragraph(tmp_path, args, fragment)
+
+
+def test_live_port_in_use_is_named(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for args in (["live", "viral_uri", "--port", str(port)], ["serve-agent", "--model", "scripted:reference",
+                                                                   "--scenario", "viral_uri", "--port", str(port)]):
+            done = encsim(*args, cwd=tmp_path)
+            assert done.returncode == 2, done.stderr
+            assert f"--port {port}: that port on 127.0.0.1 is already in use" in done.stderr
+            assert "Traceback" not in done.stderr
+
+
+def test_live_call_nobody_calls_is_recorded_as_error(tmp_path: Path) -> None:
+    """No caller within --wait: exit 1, the encounter is recorded as an error, never scored."""
+    import json
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "live"
+    done = encsim("live", "viral_uri", "--port", str(port), "--wait", "1", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "nobody connected within 1 s" in done.stdout
+    (rec,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert rec["status"] == "error" and rec["score"] is None
+    assert json.loads((out / "summary.json").read_text())["errors"] == 1
+    assert json.loads((out / "run.json").read_text())["channel"] == "live"

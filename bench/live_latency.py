@@ -1,0 +1,147 @@
+"""Live-call latency: a 10-turn call between the voiced patient and the built-in scripted agent.
+
+Both sides run as real pipecat pipelines in this process and talk over a loopback websocket in real
+time (Silero VAD, Whisper tiny.en, Piper joe). The agent asks one question per turn, so the patient
+replies ten times, then the agent gives its assessment. Printed per configuration:
+
+* the patient side's voice-to-voice latency (end of the agent's speech -> first patient audio), p50
+  and p95, with the per-stage breakdown (VAD stop wait, STT, simulator, first TTS frame, playout);
+* the same-run baseline ratio: the call is made twice, with speculative transcription (the default)
+  and without it; ``ratio`` is plain / speculative for each figure.
+
+Goals on 2 cores: p50 <= 0.800 s and p95 <= 1.500 s for the default configuration. The Piper cache is
+off so that every patient line is synthesised during the call.
+
+    .venv/bin/python bench/live_latency.py [--scenario acs_chest_pain] [--turns 10] [--only speculative]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from loguru import logger  # noqa: E402
+
+from audio.channel import CLINICIAN_STYLE  # noqa: E402
+from audio.live import LiveSettings, run_agent_bot, run_patient_call  # noqa: E402
+from audio.tts import PiperTTS, style_for_profile  # noqa: E402
+from scenarios import load_library  # noqa: E402
+from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
+from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
+from sim.assessment import is_spoken_assessment  # noqa: E402
+from sim.live import make_respond, scenario_vocabulary  # noqa: E402
+from sim.patient import PatientSimulator  # noqa: E402
+
+GOAL_P50, GOAL_P95 = 0.800, 1.500
+
+
+class OneQuestionAgent:
+    """Asks about one fact per turn for ``turns`` turns, then gives the reference assessment."""
+
+    name = "bench:one-question"
+
+    def __init__(self, turns: int) -> None:
+        self.turns = turns
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        s = request.scenario
+        assert s is not None
+        facts = ordered_facts(s)
+        if request.agent_turn <= self.turns:
+            return AgentReply(text=ask([facts[(request.agent_turn - 1) % len(facts)]]))
+        exp = s.expected
+        return AgentReply(text=assessment(exp.triage_level, exp.escalation.value if exp.escalation else None,
+                                          [d.name for d in exp.diagnoses[:2]], "Please follow this advice."))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def one_call(scenario_id: str, turns: int, speculative: bool) -> dict:
+    scenario = {s.scenario.id: s for s in load_library()}[scenario_id].scenario
+    port = _free_port()
+    ready = asyncio.Event()
+    tts = PiperTTS(disk_cache=False, memory_cache_size=0)
+    bot = asyncio.create_task(run_agent_bot(
+        respond=make_respond(OneQuestionAgent(turns), scenario), port=port, style=CLINICIAN_STYLE, tts=tts,
+        on_ready=lambda _url: ready.set()))
+    await asyncio.wait_for(ready.wait(), 60)
+    started = time.perf_counter()
+    try:
+        outcome = await run_patient_call(
+            patient=PatientSimulator(scenario, seed=0), scenario_id=scenario.id, turn_limit=turns + 3,
+            is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
+            connect=f"ws://127.0.0.1:{port}", settings=LiveSettings(speculative_stt=speculative, time_limit_s=600),
+            vocabulary=scenario_vocabulary(scenario), tts=tts)
+    finally:
+        agent_side = await asyncio.wait_for(bot, 60)
+    metrics = outcome.interaction
+    return {"metrics": metrics, "termination": outcome.termination, "seconds": time.perf_counter() - started,
+            "replies": len(metrics["patient_latency_s"]), "agent_p50": agent_side.interaction.get("agent_latency_p50_s"),
+            "facts": len(outcome.gathered_info)}
+
+
+def _stage_p(metrics: dict, q: int) -> dict[str, float]:
+    out = {}
+    for name in ("vad_stop", "stt", "decide", "first_tts", "playout"):
+        values = [t[f_b] - t[f_a] for t in metrics["timeline"] if not t["interrupted"]
+                  for f_a, f_b in [_STAGE_FIELDS[name]] if t[f_a] is not None and t[f_b] is not None]
+        out[name] = float(np.percentile(values, q)) if values else float("nan")
+    return out
+
+
+_STAGE_FIELDS = {"vad_stop": ("heard_end", "vad_stop"), "stt": ("vad_stop", "transcribed"),
+                 "decide": ("transcribed", "decided"), "first_tts": ("decided", "first_audio"),
+                 "playout": ("first_audio", "audible")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenario", default="acs_chest_pain")
+    ap.add_argument("--turns", type=int, default=10)
+    ap.add_argument("--only", choices=["speculative", "plain"])
+    args = ap.parse_args()
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR")
+    configs = [c for c in ("speculative", "plain") if args.only in (None, c)]
+    results = {}
+    for config in configs:
+        r = asyncio.run(one_call(args.scenario, args.turns, config == "speculative"))
+        results[config] = r
+        m = r["metrics"]
+        print(f"\n[{config}] {args.scenario}: {r['replies']} patient replies, call {r['seconds']:.1f} s, ended "
+              f"{r['termination']}, {r['facts']} facts revealed")
+        print(f"  patient voice-to-voice latency  p50 {m['patient_latency_p50_s']:.3f} s   "
+              f"p95 {m['patient_latency_p95_s']:.3f} s")
+        for q in (50, 95):
+            stages = _stage_p(m, q)
+            print(f"  stages p{q}: " + "  ".join(f"{k} {v:.3f}" for k, v in stages.items()))
+        print(f"  agent side (built-in agent) response latency p50 {r['agent_p50'] or float('nan'):.3f} s; "
+              f"overlaps {len(m['overlaps'])}, long silences {m['long_silences']}")
+    if len(results) == 2:
+        s, p = results["speculative"]["metrics"], results["plain"]["metrics"]
+        print("\nratio plain / speculative (same run): "
+              f"p50 {p['patient_latency_p50_s'] / s['patient_latency_p50_s']:.2f}, "
+              f"p95 {p['patient_latency_p95_s'] / s['patient_latency_p95_s']:.2f}")
+    default = results.get("speculative")
+    if default is not None:
+        m = default["metrics"]
+        ok50, ok95 = m["patient_latency_p50_s"] <= GOAL_P50, m["patient_latency_p95_s"] <= GOAL_P95
+        print(f"goals: p50 <= {GOAL_P50:.3f} s {'met' if ok50 else 'NOT met'}; "
+              f"p95 <= {GOAL_P95:.3f} s {'met' if ok95 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

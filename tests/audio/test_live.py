@@ -1,0 +1,608 @@
+"""Live voice calls (audio.live, sim.live) with real parts only: real Piper, real Whisper, real pipecat
+pipelines talking protobuf frames over websockets on 127.0.0.1 (free ports).
+
+* a headless end-to-end call between the simulated patient and the built-in scripted reference agent;
+* a hand-written websocket caller that streams WAV / FLAC speech to a served patient and hangs up;
+* a barge-in call: the patient cuts into a long agent monologue and the agent yields;
+* fast unit tests of the timing maths, the recorder, ``speakable`` and the spoken-assessment parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+from loguru import logger
+
+from audio.live import (
+    LIVE_RATE,
+    CallClock,
+    CallRecorder,
+    Timeline,
+    TurnTiming,
+    interaction_metrics,
+    speakable,
+)
+from scenarios import LoadedScenario
+from sim.agents.base import AgentReply, AgentRequest
+from sim.agents.scripted import ReferenceAgent
+from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
+from sim.events import read_events
+from sim.result import ConversationResult
+from sim.runner import live_metrics
+
+REPO = Path(__file__).resolve().parents[2]
+JFK = REPO.parent / "shared" / "data" / "speech" / "whisper_jfk.flac"
+LOUD_RMS = 500.0  # int16 RMS; audio.live treats < 300 as a pause
+
+
+@pytest.fixture(autouse=True)
+def quiet_pipecat() -> Iterator[None]:
+    """pipecat logs every frame type it meets at DEBUG through loguru; mute it for the test only."""
+    logger.disable("pipecat")
+    try:
+        yield
+    finally:
+        logger.enable("pipecat")
+
+
+@pytest.fixture(scope="module")
+def viral_uri() -> LoadedScenario:
+    from scenarios.loader import load_library
+
+    return next(s for s in load_library() if s.scenario.id == "viral_uri")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _stop(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a server task (if it has not finished) and wait for it; its own exception is not ours."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    try:
+        await asyncio.wait_for(task, 20)
+    except (asyncio.CancelledError, TimeoutError, Exception):  # noqa: BLE001 - cleanup only
+        pass
+
+
+def _rms(x: np.ndarray) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    return float(np.sqrt(np.mean(x ** 2))) if x.size else 0.0
+
+
+def _spans(events: list[Any], speaker: str) -> list[tuple[float, float]]:
+    """(start, stop) speech intervals of one speaker from speech_started / speech_stopped events."""
+    out, start = [], None
+    for e in events:
+        if getattr(e, "speaker", None) != speaker:
+            continue
+        if e.type == "speech_started":
+            start = e.at
+        elif e.type == "speech_stopped" and start is not None:
+            out.append((start, e.at))
+            start = None
+    return out
+
+
+def _to_pcm16(samples: np.ndarray, rate: int) -> bytes:
+    from scipy.signal import resample_poly
+
+    x = np.asarray(samples, dtype=np.float32)
+    if x.ndim == 2:
+        x = x.mean(axis=1)
+    if rate != LIVE_RATE:
+        g = int(np.gcd(rate, LIVE_RATE))
+        x = resample_poly(x, LIVE_RATE // g, rate // g)
+    return (np.clip(x, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+
+
+# ============================================================================================ unit tests
+
+def test_interaction_metrics_on_a_hand_built_timeline() -> None:
+    tl = Timeline(
+        own="patient",
+        own_speech=[[0.0, 2.0], [5.0, 7.0], [14.0, None]],  # the last one is still open: not counted
+        far_speech=[[2.6, 4.0], [6.5, 10.0], [12.5, 13.0]],
+        turns=[
+            TurnTiming(turn=1, heard_end=4.0, vad_stop=4.3, transcribed=4.5, decided=4.6, first_audio=4.8,
+                       audible=5.0),
+            TurnTiming(turn=2, heard_end=10.0, vad_stop=10.3, transcribed=10.4, decided=10.5, first_audio=10.6),
+            # an interrupted reply counts in no latency and no stage
+            TurnTiming(turn=3, heard_end=13.0, vad_stop=14.0, transcribed=15.0, decided=16.0, first_audio=18.0,
+                       audible=20.0, interrupted=True),
+        ],
+        overlaps=[{"at": 6.5, "by": "agent", "yielded": True, "duration_s": 0.5},
+                  {"at": 9.0, "by": "patient", "yielded": False, "duration_s": 0.0}],
+    )
+    m = interaction_metrics(tl)
+    approx = pytest.approx
+    # own: far speech end -> our first audible frame; only turn 1 has both and is not interrupted
+    assert m["patient_latency_s"] == approx([1.0])
+    assert m["patient_latency_p50_s"] == approx(1.0) and m["patient_latency_p95_s"] == approx(1.0)
+    # far: our speech end -> the far end's next start at or after it (2.0 -> 2.6; 7.0 -> 12.5)
+    assert m["agent_latency_s"] == approx([0.6, 5.5])
+    assert m["agent_latency_p50_s"] == approx(3.05)
+    assert m["agent_latency_p95_s"] == approx(0.6 + 0.95 * 4.9)
+    # gaps between the first and the last speech: 2.0-2.6, 4.0-5.0, 10.0-12.5 (6.5-7.0 is an overlap)
+    assert m["silence_gaps"] == 3
+    assert m["long_silences"] == 1
+    assert m["max_silence_s"] == approx(2.5)
+    assert m["mean_silence_s"] == approx((0.6 + 1.0 + 2.5) / 3)
+    assert m["overlaps"] == tl.overlaps and m["interruptions"] == 1 and m["overlap_s"] == approx(0.5)
+    assert m["patient_speech_s"] == approx(4.0) and m["agent_speech_s"] == approx(1.4 + 3.5 + 0.5)
+    assert m["stages_p50_s"] == {"vad_stop": approx(0.3), "stt": approx(0.15), "decide": approx(0.1),
+                                 "first_tts": approx(0.15), "playout": approx(0.2)}
+    assert [t["turn"] for t in m["timeline"]] == [1, 2, 3]
+    json.dumps(m)  # it goes into results.jsonl as is
+
+    # the gap threshold is a parameter; and the keys follow the side the timeline belongs to
+    assert interaction_metrics(tl, gap_threshold_s=0.9)["long_silences"] == 2
+    agent_view = interaction_metrics(Timeline(own="agent", own_speech=[[0.0, 1.0]], far_speech=[[1.4, 2.0]]))
+    assert agent_view["patient_latency_s"] == approx([0.4]) and agent_view["agent_latency_s"] == []
+    assert agent_view["agent_latency_p50_s"] is None
+
+
+def test_interaction_metrics_of_an_empty_call() -> None:
+    m = interaction_metrics(Timeline(own="patient"))
+    assert m["patient_latency_s"] == [] and m["patient_latency_p50_s"] is None
+    assert m["silence_gaps"] == 0 and m["max_silence_s"] == 0.0 and m["mean_silence_s"] == 0.0
+    assert m["interruptions"] == 0 and m["overlap_s"] == 0.0
+
+
+class _SetClock(CallClock):
+    def __init__(self) -> None:
+        super().__init__()
+        self.at = 0.0
+
+    def now(self) -> float:
+        return self.at
+
+
+def test_call_recorder_keeps_bursts_in_order_and_writes_stereo(tmp_path: Path) -> None:
+    clock = _SetClock()
+    rec = CallRecorder(clock)
+    frame = 320  # 20 ms at 16 kHz
+
+    def chunk(value: int, n: int = frame) -> bytes:
+        return np.full(n, value, dtype=np.int16).tobytes()
+
+    clock.at = 1.0
+    for v in (1, 2, 3):  # three far-end frames arriving at the same instant (a network burst)
+        rec.add("far", chunk(v))
+    clock.at = 1.01  # the next frame arrives "early": it still goes after the burst, never over it
+    rec.add("far", chunk(4))
+    clock.at = 2.0
+    rec.add("own", chunk(7))
+    rec.add("far", chunk(5, 160), rate=8000)  # another rate is resampled to 16 kHz (320 samples)
+
+    st = rec.stereo()
+    assert st.dtype == np.int16 and st.ndim == 2 and st.shape[1] == 2
+    first = 16000 - frame  # a frame that arrived at t ended at t
+    assert st.shape[0] == 32000
+    for i, v in enumerate((1, 2, 3, 4)):
+        seg = st[first + i * frame:first + (i + 1) * frame, 1]
+        assert (seg == v).all(), (i, np.unique(seg))
+    assert (st[:first, 1] == 0).all()
+    assert (st[:31680, 0] == 0).all() and (st[31680:32000, 0] == 7).all()
+    # the resampled frame is 320 samples and ends at the arrival time (2.0 s)
+    tail = st[31680:32000, 1]
+    assert np.median(tail) == pytest.approx(5, abs=1)
+
+    path = rec.write(tmp_path / "call.wav")
+    data, rate = sf.read(str(path), dtype="int16")
+    assert rate == LIVE_RATE and data.shape == (32000, 2)
+    assert (data == st).all()
+
+
+def test_speakable_strips_markdown_and_makes_sentences() -> None:
+    text = "**ASSESSMENT:**\n- Triage_level: ESI 5\n\n# Advice\n* Rest at home\n> drink `fluids`!\nCall back"
+    assert speakable(text) == "ASSESSMENT: Triage level: ESI 5. Advice. Rest at home. drink fluids! Call back."
+    assert speakable("") == ""
+    assert speakable("Already a sentence?") == "Already a sentence?"
+
+
+def test_spoken_assessments_from_whisper_transcripts() -> None:
+    heard = ("Thank you. That helps. Assessment, triage level, ESI2 escalation, emergency diagnosis, one, acute "
+             "coronary syndrome, two, aortic dissection advice, call an ambulance")
+    assert is_spoken_assessment(heard)
+    block = from_speech(heard)
+    assert block.startswith("Thank you. That helps.\nASSESSMENT:")
+    parsed = parse_assessment(block)
+    assert parsed.triage_level == 2 and parsed.escalation == "emergency"
+    assert [d.lower() for d in parsed.diagnoses] == ["acute coronary syndrome", "aortic dissection"]
+
+    # Whisper's spelling of a spoken "ESI" varies: the number after "level" is what counts
+    se5 = "Okay. Assessment. Triage level, SE5. Escalation, self care. Diagnosis, common cold."
+    assert is_spoken_assessment(se5)
+    parsed = parse_assessment(from_speech(se5))
+    assert parsed.triage_level == 5 and parsed.escalation == "self_care"
+    assert [d.lower() for d in parsed.diagnoses] == ["common cold"]
+    assert parse_assessment(from_speech("Assessment: triage level E.S.I. two, escalation urgent")).triage_level == 2
+
+    # the word alone does not make an assessment
+    assert not is_spoken_assessment("I will make an assessment of your symptoms after a few more questions.")
+    assert not is_spoken_assessment("Thanks. Can you tell me about your breathing?")
+    assert from_speech("Can you tell me about your cough?") == "Can you tell me about your cough?"
+
+
+def _result(interaction: dict[str, Any] | None) -> ConversationResult:
+    return ConversationResult(scenario_id="viral_uri", k=0, seed=0, harness_version="test", model="test", turns=[],
+                              gathered_info=[], termination="hangup", agent_turns=0, turn_limit=8, started_at=0.0,
+                              ended_at=1.0, interaction=interaction)
+
+
+def test_live_metrics_pools_calls() -> None:
+    a = {"patient_latency_s": [0.5, 1.0, 2.0], "agent_latency_s": [3.0], "interruptions": 1,
+         "overlaps": [{"by": "patient"}, {"by": "agent"}], "overlap_s": 0.4, "long_silences": 1, "max_silence_s": 2.5}
+    b = {"patient_latency_s": [0.7], "agent_latency_s": [], "interruptions": 0, "overlaps": [{"by": "patient"}],
+         "overlap_s": 0.25, "long_silences": 0, "max_silence_s": 3.5}
+    out = live_metrics([_result(a), _result(b), _result(None)])
+    assert out is not None
+    assert out["calls"] == 2
+    # pooled over both calls: [0.5, 0.7, 1.0, 2.0]
+    assert out["patient_replies"] == 4
+    assert out["patient_latency_p50_s"] == pytest.approx(1.0)
+    assert out["patient_latency_p95_s"] == pytest.approx(2.0)
+    assert out["patient_latency_mean_s"] == pytest.approx(4.2 / 4)
+    assert out["agent_replies"] == 1 and out["agent_latency_p50_s"] == pytest.approx(3.0)
+    assert out["interruptions"] == 1 and out["overlaps"] == 3
+    assert out["overlap_s"] == pytest.approx(0.65)
+    assert out["long_silences"] == 1 and out["max_silence_s"] == pytest.approx(3.5)
+    assert live_metrics([_result(None)]) is None
+    assert live_metrics([]) is None
+
+
+# ============================================================================================ live calls
+
+async def test_headless_live_call_with_the_reference_agent(tmp_path: Path, viral_uri: LoadedScenario) -> None:
+    """The patient dials the built-in voice agent (scripted reference) and the call ends on its assessment."""
+    from sim.live import run_live, serve_agent
+
+    scenario = viral_uri.scenario
+    port = free_port()
+    ready = asyncio.Event()
+    bot = asyncio.create_task(serve_agent(ReferenceAgent(), scenario=scenario, port=port, calls=1,
+                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None))
+    try:
+        await asyncio.wait_for(ready.wait(), 90)
+        rec, root = await asyncio.wait_for(
+            run_live(viral_uri, out=tmp_path / "run", connect=f"ws://127.0.0.1:{port}", time_limit_s=240,
+                     announce=lambda _m: None), 300)
+        outcomes = await asyncio.wait_for(bot, 30)
+    finally:
+        await _stop(bot)
+
+    r = rec.result
+    assert r is not None
+    transcript = "\n".join(f"{t.speaker}: {t.text} {t.revealed} {t.channel}" for t in r.turns)
+    assert rec.status == "ok", (rec.error, transcript)
+    assert r.termination == "assessment", transcript
+    assert r.errors == []
+    assert r.assessment.triage_level == scenario.expected.triage_level, (r.final_assessment, r.assessment)
+    assert r.assessment.escalation == scenario.expected.escalation.value, (r.final_assessment, r.assessment)
+    critical = {f.id for f in scenario.information_tree if f.critical}
+    assert critical and critical <= set(r.gathered_info), transcript
+    assert rec.score is not None and not rec.score.information.critical_missed
+
+    # per-turn voice-to-voice latency of every patient answer (the opening line answers nothing)
+    answers = [t for t in r.turns if t.speaker == "patient"][1:]
+    assert len(answers) >= 2, transcript
+    assert all(0 < t.channel["latency_s"] < 5 for t in answers), [t.channel for t in answers]
+    assert len(r.interaction["patient_latency_s"]) == len(answers)
+
+    # the stereo recording: left the patient, right the agent, both with speech where the events put it
+    wav = root / "audio" / "call.wav"
+    assert wav.is_file() and r.artifacts["recording"] == "audio/call.wav"
+    data, rate = sf.read(str(wav), dtype="int16")
+    assert rate == LIVE_RATE and data.ndim == 2 and data.shape[1] == 2
+    duration = len(data) / rate
+    events, skipped = read_events(root / "events.jsonl")
+    assert skipped == 0
+    patient_spans, agent_spans = _spans(events, "patient"), _spans(events, "agent")
+    assert patient_spans and agent_spans
+    last_speech = max(e for _, e in patient_spans + agent_spans)
+    assert last_speech - 0.5 <= duration <= last_speech + 8, (duration, last_speech)
+    assert duration <= r.ended_at - r.started_at
+    left, right = data[:, 0].astype(np.float64), data[:, 1].astype(np.float64)
+    assert _rms(left) > 300 and _rms(right) > 300
+
+    def window(x: np.ndarray, a: float, b: float) -> np.ndarray:
+        return x[int(a * rate):int(b * rate)]
+
+    longest_p = max(patient_spans, key=lambda s: s[1] - s[0])
+    longest_a = max(agent_spans, key=lambda s: s[1] - s[0])
+    assert _rms(window(left, *longest_p)) > LOUD_RMS
+    assert _rms(window(right, *longest_a)) > LOUD_RMS
+    # the patient's own channel is silent whenever the patient was not speaking (exact pacer timing)
+    mask = np.ones(len(left), dtype=bool)
+    for a, b in patient_spans:
+        mask[max(0, int((a - 0.1) * rate)):int((b + 0.1) * rate)] = False
+    assert _rms(left[mask]) < 50
+
+    # the event log: speech of both sides, latencies, transcripts with the facts they revealed
+    kinds = {e.type for e in events}
+    assert {"run_started", "encounter_started", "encounter_finished", "run_finished"} <= kinds
+    for kind in ("speech_started", "speech_stopped"):
+        assert {e.speaker for e in events if e.type == kind} == {"patient", "agent"}
+    latencies = [e for e in events if e.type == "latency"]
+    assert latencies and all(e.side == "patient" and 0 < e.total_s < 5 for e in latencies)
+    assert len(latencies) == len(answers)
+    turn_events = [e for e in events if e.type == "turn"]
+    assert {e.speaker for e in turn_events} == {"patient", "agent"}
+    assert critical <= {f for e in turn_events for f in e.revealed}
+
+    summary = json.loads((root / "summary.json").read_text())
+    live = summary["live"]
+    assert live["calls"] == 1 and live["patient_latency_p50_s"] is not None
+    assert 0 < live["patient_latency_p50_s"] < 5 and live["patient_replies"] == len(answers)
+    assert live["agent_latency_p50_s"] is not None
+    assert json.loads((root / "run.json").read_text())["channel"] == "live"
+    assert "## Live call" in (root / "report.md").read_text()
+    assert (root / "report.html").is_file()
+    assert len((root / "results.jsonl").read_text().splitlines()) == 1
+
+    # the agent's side of the same call
+    assert len(outcomes) == 1
+    agent = outcomes[0]
+    assert agent.ended_at >= agent.started_at and agent.termination in {"hangup", "assessment"}
+    assert agent.errors == []
+    said = [t for t in agent.turns if t.speaker == "agent"]
+    heard = [t for t in agent.turns if t.speaker == "patient"]
+    assert len(said) >= 2 and heard and agent.agent_turns == len(said)
+    assert "triage level" in said[-1].text.lower(), said[-1].text
+    assert "antibiotic" in heard[0].text.lower(), heard[0].text  # Whisper heard the opening line
+    assert agent.interaction["agent_latency_p50_s"] is not None
+
+
+class _Caller:
+    """A phone line written from scratch: 20 ms protobuf audio frames at real-time pace both ways."""
+
+    FRAME = int(LIVE_RATE * 0.02) * 2
+
+    def __init__(self, ws: Any) -> None:
+        from pipecat.serializers.protobuf import ProtobufFrameSerializer
+
+        self.ws = ws
+        self.ser = ProtobufFrameSerializer()
+        self.t0 = time.monotonic()
+        self.out = bytearray()
+        self.frames: list[tuple[float, float]] = []  # (time, rms) of every audio frame received
+        self.messages: list[tuple[float, dict[str, Any]]] = []
+        self.sent_frames = 0
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    async def send_loop(self) -> None:
+        from pipecat.frames.frames import OutputAudioRawFrame
+
+        start, n = time.monotonic(), 0
+        while True:
+            n += 1
+            await asyncio.sleep(max(0.0, start + n * 0.02 - time.monotonic()))
+            chunk = bytes(self.out[:self.FRAME]).ljust(self.FRAME, b"\0")  # silence when nothing to say
+            del self.out[:self.FRAME]
+            await self.ws.send(await self.ser.serialize(
+                OutputAudioRawFrame(audio=chunk, sample_rate=LIVE_RATE, num_channels=1)))
+            self.sent_frames += 1
+
+    async def recv_loop(self) -> None:
+        from pipecat.frames.frames import InputAudioRawFrame, InputTransportMessageFrame
+
+        async for data in self.ws:
+            frame = await self.ser.deserialize(data)
+            if isinstance(frame, InputAudioRawFrame):
+                assert frame.sample_rate == LIVE_RATE
+                self.frames.append((self.now(), _rms(np.frombuffer(frame.audio, dtype=np.int16))))
+            elif isinstance(frame, InputTransportMessageFrame):
+                self.messages.append((self.now(), dict(frame.message)))
+
+    async def play(self, pcm: bytes) -> float:
+        """Queue speech and wait until its last frame has been sent; returns that time."""
+        self.out += pcm
+        while self.out:
+            await asyncio.sleep(0.02)
+        return self.now()
+
+    async def send_message(self, message: dict[str, Any]) -> None:
+        from pipecat.frames.frames import OutputTransportMessageUrgentFrame
+
+        await self.ws.send(await self.ser.serialize(OutputTransportMessageUrgentFrame(message=message)))
+
+    def patient_transcripts(self, after: float = 0.0) -> list[tuple[float, str]]:
+        return [(t, m["text"]) for t, m in self.messages
+                if t > after and m.get("type") == "transcript" and m.get("speaker") == "patient"]
+
+    def loud_s(self, after: float = 0.0) -> float:
+        return 0.02 * sum(1 for t, r in self.frames if t > after and r > LOUD_RMS)
+
+    async def patient_answered(self, after: float, *, quiet_s: float = 1.0) -> float:
+        """Wait for a patient transcript after ``after``, its audio, and then ``quiet_s`` of quiet."""
+        while True:
+            said = self.patient_transcripts(after)
+            if said:
+                loud = [t for t, r in self.frames if t > said[0][0] and r > LOUD_RMS]
+                if loud and self.now() - loud[-1] >= quiet_s:
+                    return said[0][0]
+            await asyncio.sleep(0.05)
+
+
+async def test_a_websocket_caller_streams_speech_files_to_the_patient(tmp_path: Path,
+                                                                      viral_uri: LoadedScenario) -> None:
+    """A caller program speaks a WAV file (Piper, written and read back) and a real recording to the served
+    patient over pipecat's protobuf wire format, hears the answers, and hangs up."""
+    from scipy.signal import resample_poly
+    from websockets.asyncio.client import connect
+
+    from audio.tts import DETERMINISTIC, PiperTTS
+    from sim.live import run_live
+
+    scenario = viral_uri.scenario
+    fever = next(f for f in scenario.information_tree if f.id == "fever")
+    assert "fever" in fever.triggers
+    question = "Have you had a fever in the last few days?"
+
+    speech = PiperTTS(disk_cache=False).synthesize(question, settings=DETERMINISTIC)
+    samples = np.asarray(speech.samples, dtype=np.float32)
+    if speech.sample_rate != 22050:
+        g = int(np.gcd(speech.sample_rate, 22050))
+        samples = resample_poly(samples, 22050 // g, speech.sample_rate // g).astype(np.float32)
+    wav = tmp_path / "question.wav"
+    sf.write(str(wav), samples, 22050)
+    read, rate = sf.read(str(wav), dtype="float32")
+    assert rate == 22050
+    question_pcm = _to_pcm16(read, rate)
+    jfk, jfk_rate = sf.read(str(JFK), dtype="float32")
+    jfk_pcm = _to_pcm16(jfk, jfk_rate)
+
+    port = free_port()
+    listening = asyncio.Event()
+    patient = asyncio.create_task(run_live(viral_uri, out=tmp_path / "run", connect=None, port=port,
+                                           connect_timeout_s=30, time_limit_s=120,
+                                           on_ready=lambda _url: listening.set(), announce=lambda _m: None))
+    sender = receiver = None
+    try:
+        await asyncio.wait_for(listening.wait(), 90)
+        async with connect(f"ws://127.0.0.1:{port}", max_size=None) as ws:
+            caller = _Caller(ws)
+            sender = asyncio.create_task(caller.send_loop())
+            receiver = asyncio.create_task(caller.recv_loop())
+            # the patient opens the call; let it finish before asking
+            await asyncio.wait_for(caller.patient_answered(0.0), 60)
+            opening = caller.patient_transcripts()[0][1]
+            assert opening == scenario.opening_line
+            assert caller.loud_s() > 3.0  # we heard the opening line as audio, not just as a message
+
+            asked = await caller.play(question_pcm)
+            answered_at = await asyncio.wait_for(caller.patient_answered(asked - 0.5), 40)
+            answer = caller.patient_transcripts(asked - 0.5)[0][1]
+            assert answer == fever.answer
+            assert caller.loud_s(answered_at) > 2.0
+
+            spoke = await caller.play(jfk_pcm)  # a real recording that asks nothing clinical
+            await asyncio.wait_for(caller.patient_answered(spoke - 0.5, quiet_s=1.5), 40)
+            await asyncio.sleep(1.0)  # any second reply to the last segment would have started by now
+
+            await caller.send_message({"type": "hangup"})
+            async def ended() -> dict[str, Any]:
+                while True:
+                    for _, m in caller.messages:
+                        if m.get("type") == "call_ended":
+                            return m
+                    await asyncio.sleep(0.05)
+            goodbye = await asyncio.wait_for(ended(), 10)
+            assert goodbye["reason"] == "hangup"
+            assert not receiver.done() or receiver.exception() is None
+        rec, root = await asyncio.wait_for(patient, 60)
+    finally:
+        await _stop(sender)
+        await _stop(receiver)
+        await _stop(patient)
+
+    r = rec.result
+    assert r is not None
+    transcript = "\n".join(f"{t.speaker}: {t.text} {t.revealed}" for t in r.turns)
+    assert r.termination == "hangup" and r.final_assessment is None, transcript
+    assert r.gathered_info == ["fever"], transcript  # the fever question, and nothing from the speech
+    agent_turns = [t for t in r.turns if t.speaker == "agent"]
+    assert "fever" in agent_turns[0].text.lower(), transcript  # what Whisper heard from the WAV file
+    patient_turns = [t for t in r.turns if t.speaker == "patient"]
+    assert patient_turns[0].text == scenario.opening_line
+    assert patient_turns[1].revealed == ["fever"] and patient_turns[1].text == fever.answer
+    # Whisper heard the recording, and the patient's reply to it revealed nothing
+    later = r.turns[patient_turns[1].index + 1:]
+    assert any("country" in t.text.lower() for t in later if t.speaker == "agent"), transcript
+    later_answers = [t for t in later if t.speaker == "patient"]
+    assert later_answers and all(t.revealed == [] for t in later_answers), transcript
+    assert all(t.text in scenario.fallback_lines for t in later_answers), transcript
+
+    wav_path = root / "audio" / "call.wav"
+    data, rate = sf.read(str(wav_path), dtype="int16")
+    assert rate == LIVE_RATE and data.ndim == 2 and data.shape[1] == 2
+    assert _rms(data[:, 0]) > 300 and _rms(data[:, 1]) > 300  # the patient left, our speech right
+    # the caller's speech lasted about 2.3 s + 11 s; the far channel has at least that much loud audio
+    frames = data[: len(data) // 320 * 320, 1].reshape(-1, 320).astype(np.float64)
+    loud_far_s = 0.02 * int((np.sqrt((frames ** 2).mean(axis=1)) > LOUD_RMS).sum())
+    assert loud_far_s > 6.0, loud_far_s
+
+
+class _LongTalker:
+    """An agent that answers the opening with one long monologue, then gives the reference assessment."""
+
+    name = "test:long-talker"
+    MONOLOGUE = ("I understand, and before we go any further I would really like to hear much more about exactly "
+                 "how this whole cold of yours started and how it has been changing from one day to the next, "
+                 "including whether anything at all that you have tried so far has made it feel any better or "
+                 "any worse for you, so could you please walk me through all of that slowly and in detail?")
+
+    def __init__(self) -> None:
+        self.turns: list[int] = []
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        self.turns.append(request.agent_turn)
+        if request.agent_turn == 1:
+            return AgentReply(text=self.MONOLOGUE)
+        return await ReferenceAgent().respond(request.model_copy(update={"agent_turn": 99}))
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_barge_in_the_patient_cuts_in_and_the_agent_yields(tmp_path: Path,
+                                                                 viral_uri: LoadedScenario) -> None:
+    from sim.live import run_live, serve_agent
+
+    port = free_port()
+    ready = asyncio.Event()
+    talker = _LongTalker()
+    bot = asyncio.create_task(serve_agent(talker, scenario=viral_uri.scenario, port=port, calls=1,
+                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None))
+    try:
+        await asyncio.wait_for(ready.wait(), 90)
+        rec, root = await asyncio.wait_for(
+            run_live(viral_uri, out=tmp_path / "run", connect=f"ws://127.0.0.1:{port}", time_limit_s=60,
+                     barge_in_after_s=1.5, announce=lambda _m: None), 150)
+        outcomes = await asyncio.wait_for(bot, 30)
+    finally:
+        await _stop(bot)
+
+    r = rec.result
+    assert r is not None
+    transcript = "\n".join(f"{t.speaker}: {t.text} {t.warnings}" for t in r.turns)
+    pi = r.interaction
+    patient_overlaps = [o for o in pi["overlaps"] if o["by"] == "patient"]
+    assert patient_overlaps, (pi["overlaps"], transcript)
+    # the patient cut in after about 1.5 s of the monologue, which started after the opening line
+    agent_spans = _spans(read_events(root / "events.jsonl")[0], "agent")
+    assert agent_spans
+    first_agent = agent_spans[0]
+    assert first_agent[0] + 1.0 < patient_overlaps[0]["at"] < first_agent[0] + 4.0, (first_agent, pi["overlaps"])
+    # the monologue (about 20 s of speech) was cut short
+    assert first_agent[1] - first_agent[0] < 10, first_agent
+    events, _ = read_events(root / "events.jsonl")
+    assert any(e.type == "overlap" and e.by == "patient" for e in events)
+
+    agent = outcomes[0]
+    ai = agent.interaction
+    assert ai["interruptions"] >= 1, ai["overlaps"]
+    yielded = [o for o in ai["overlaps"] if o["yielded"]]
+    assert yielded and yielded[0]["by"] == "patient"
+    said = [t for t in agent.turns if t.speaker == "agent"]
+    assert any(w.startswith("interrupted") for w in said[0].warnings), said[0]
+    # the interrupted reply has no voice-to-voice latency of its own... but the call went on
+    assert r.termination in {"assessment", "time_limit"}, transcript
+    assert (root / "audio" / "call.wav").is_file()
