@@ -576,10 +576,10 @@ class _Patient:
             self.closed.set()
 
 
-async def _start_chromium(user_dir: Path) -> tuple[asyncio.subprocess.Process, int]:
+async def _start_chromium(user_dir: Path, *, extra: list[str] | None = None) -> tuple[asyncio.subprocess.Process, int]:
     assert CHROMIUM is not None
     proc = await asyncio.create_subprocess_exec(
-        CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        CHROMIUM, *(extra or []), "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
         "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={user_dir}", "--remote-debugging-port=0",
