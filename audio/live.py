@@ -175,16 +175,28 @@ def _resample_int16(samples: np.ndarray, rate_from: int, rate_to: int) -> np.nda
 
 
 class InputTap(FrameProcessor):
-    """Copies the far end's audio into the recording as it arrives, then passes every frame on."""
+    """Copies the far end's audio into the recording as it arrives and notes when it was last voiced.
 
-    def __init__(self, *, recorder: CallRecorder, **kwargs: Any) -> None:
+    An ``InterruptionFrame`` coming in from the far end is dropped: it tells the far end's *own*
+    playback to flush (it stopped talking), and must not cut this side's speech.
+    """
+
+    def __init__(self, *, recorder: CallRecorder, on_voice: Callable[[float], None] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._recorder = recorder
+        self._on_voice = on_voice
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
+        if isinstance(frame, InterruptionFrame) and direction == FrameDirection.DOWNSTREAM:
+            return
         if isinstance(frame, InputAudioRawFrame):
             self._recorder.add("far", frame.audio, rate=frame.sample_rate)
+            if self._on_voice is not None:
+                samples = np.frombuffer(frame.audio, dtype=np.int16).astype(np.float32)
+                if samples.size and float(np.sqrt(np.mean(samples ** 2))) >= QUIET_RMS:
+                    self._on_voice(self._recorder.clock.now())
         await self.push_frame(frame, direction)
 
 
@@ -216,6 +228,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
         self._spec: tuple[int, asyncio.Task[Any]] | None = None  # (buffer length it covers, transcription)
         self.speculative_hits = 0
         self.speculations = 0
+        self.pending = 0  # segments the VAD closed that are not transcribed yet
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -245,6 +258,11 @@ class WhisperSegmentSTT(SegmentedSTTService):
             self.speculations += 1
             self._spec = (covered, asyncio.create_task(asyncio.to_thread(self._transcribe, pcm)))
 
+    async def _handle_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
+        if self.is_usable:
+            self.pending += 1  # the base class queues the segment for run_stt
+        await super()._handle_user_stopped_speaking(frame)
+
     def _quiet_after(self, audio: bytes, offset: int) -> bool:
         rest = np.frombuffer(audio[offset:len(audio) - len(self._trailing_silence())], dtype=np.int16)
         return rest.size == 0 or float(np.sqrt(np.mean(rest.astype(np.float32) ** 2))) < QUIET_RMS
@@ -259,8 +277,11 @@ class WhisperSegmentSTT(SegmentedSTTService):
                 self.speculative_hits += 1
             except Exception:  # a failed speculation is retried the ordinary way below
                 transcript = None
-        if transcript is None:
-            transcript = await asyncio.to_thread(self._transcribe, audio)
+        try:
+            if transcript is None:
+                transcript = await asyncio.to_thread(self._transcribe, audio)
+        finally:
+            self.pending = max(0, self.pending - 1)
         text = transcript.text.strip()
         if self._on_transcribed is not None:
             self._on_transcribed(text, started, time.monotonic())
@@ -520,6 +541,10 @@ class TurnTaker(FrameProcessor):
         self.timeline = Timeline(own=own)
         self.turns: list[Turn] = []
         self.pacer: RealtimePacer | None = None
+        self.stt: WhisperSegmentSTT | None = None
+        self._far_voiced_at = -1.0
+        self._barge_ins = 0
+        self._barged_this_turn = False
         self.ended = asyncio.Event()
         self.end_reason: str | None = None
         self._heard: list[str] = []
@@ -532,8 +557,22 @@ class TurnTaker(FrameProcessor):
         self._speaking_turn: Turn | None = None
 
     # -- wiring --
-    def attach(self, pacer: RealtimePacer) -> None:
+    def attach(self, pacer: RealtimePacer, stt: WhisperSegmentSTT | None = None) -> None:
         self.pacer = pacer
+        self.stt = stt
+
+    def on_far_voice(self, at: float) -> None:
+        """Called by the input tap for every voiced frame of the far end."""
+        self._far_voiced_at = at
+
+    @property
+    def _transcribing(self) -> bool:
+        return self.stt is not None and self.stt.pending > 0
+
+    @property
+    def _far_done(self) -> bool:
+        """The far end has stopped and everything it said has been transcribed."""
+        return not self._far_speaking and not self._transcribing
 
     def on_own_speech(self, start: bool, at: float) -> None:
         """Called by the pacer when this side becomes audible or silent."""
@@ -560,7 +599,9 @@ class TurnTaker(FrameProcessor):
             t.first_audio = self.clock.now()
 
     def on_transcribed(self, text: str, started: float, ended: float) -> None:
-        return None
+        """Every transcription, even an empty one; a non-empty one also arrives as a TranscriptionFrame."""
+        if not text and self._heard and self._far_done:
+            self._schedule_reply()
 
     # -- frames --
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
@@ -574,7 +615,7 @@ class TurnTaker(FrameProcessor):
             self._note_far_segment(frame.text)
             if self._timing is not None:
                 self._timing.transcribed = self.clock.now()
-            if not self._far_speaking:
+            if self._far_done:
                 self._schedule_reply()
             return
         elif isinstance(frame, InputTransportMessageFrame):
@@ -596,10 +637,11 @@ class TurnTaker(FrameProcessor):
             self._overlap(at, talker=self.far)
             if self.settings.yield_on_overlap:
                 await self._yield()
-        if self.settings.barge_in_after_s is not None and self.own == "patient":
+        if self.settings.barge_in_after_s is not None and self.own == "patient" and not self._barged_this_turn:
             if self._barge_task is not None:
                 self._barge_task.cancel()
-            self._barge_task = asyncio.create_task(self._barge_in_later(self.settings.barge_in_after_s))
+            self._barge_task = asyncio.create_task(
+                self._barge_in_later(max(0.0, self.settings.barge_in_after_s - start_secs)))
 
     def _far_stopped(self, stop_secs: float) -> None:
         now = self.clock.now()
@@ -611,8 +653,7 @@ class TurnTaker(FrameProcessor):
             self.timeline.far_speech[-1][1] = now - stop_secs
         self.sink(SpeechStopped(scenario_id=self.scenario_id, k=self.k, speaker=self.far, at=now - stop_secs))
         self._timing = TurnTiming(turn=self._replies + 1, heard_end=now - stop_secs, vad_stop=now)
-        if self._heard:  # a transcript that arrived while the far end was still talking
-            self._schedule_reply()
+        # the reply waits for this segment's transcript (see on_transcribed and the TranscriptionFrame)
 
     def _note_far_segment(self, text: str) -> None:
         """Record a transcribed segment of the far end with the speech interval it came from."""
@@ -642,12 +683,17 @@ class TurnTaker(FrameProcessor):
             self._speaking_turn.warnings.append("interrupted: stopped talking when the other side spoke")
         await self.push_frame(InterruptionFrame())  # downstream only: the far end's audio must still reach STT
 
+    MAX_BARGE_INS = 2
+
     async def _barge_in_later(self, after: float) -> None:
+        """Cut in if the far end is still talking ``after`` seconds into its speech (once per turn,
+        at most ``MAX_BARGE_INS`` a call); the overlap is recorded when this side becomes audible."""
         await asyncio.sleep(after)
-        if self._far_speaking and not self.ended.is_set():
-            line = self.barge_in_line()
-            self._overlap(self.clock.now(), talker=self.own)
-            await self.say(line, revealed=[], interjection=True)
+        voiced_now = self.clock.now() - self._far_voiced_at <= 0.1
+        if self._far_speaking and voiced_now and not self.ended.is_set() and self._barge_ins < self.MAX_BARGE_INS:
+            self._barge_ins += 1
+            self._barged_this_turn = True
+            await self.say(self.barge_in_line(), revealed=[], interjection=True)
 
     def barge_in_line(self) -> str:
         return "Sorry to cut in, but it's really bad."
@@ -663,6 +709,9 @@ class TurnTaker(FrameProcessor):
             return
         if not self._heard[-1].rstrip().endswith("?") and self.settings.turn_wait_s > 0:
             await asyncio.sleep(self.settings.turn_wait_s)  # cancelled if the far end goes on talking
+        if not self._far_done:  # more speech or a transcript is on its way; its arrival reschedules
+            return
+        self._barged_this_turn = False
         heard = " ".join(self._heard)
         self._heard = []
         if self._timing is None:
@@ -789,9 +838,6 @@ class PatientBrain(TurnTaker):
             self._note_far_segment(frame.text)
             self._restart_assessment_timer()
             return
-        if isinstance(frame, VADUserStartedSpeakingFrame) and self.final_assessment is not None:
-            if self._assessment_task is not None:
-                self._assessment_task.cancel()
         await super().process_frame(frame, direction)
 
     async def decide_and_say(self, heard: str) -> None:
@@ -822,6 +868,8 @@ class PatientBrain(TurnTaker):
 
     async def _finish_after_grace(self) -> None:
         await asyncio.sleep(self.settings.assessment_grace_s)
+        while not self._far_done:  # the rest of the assessment is still being spoken or transcribed
+            await asyncio.sleep(0.05)
         await self.end_call("assessment")
 
 
@@ -887,9 +935,9 @@ def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: Voice
                             speculate=s.speculative_stt)
     speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
     pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
-    brain.attach(pacer)
-    pipeline = Pipeline([transport.input(), InputTap(recorder=recorder), vad, stt, brain, speaker, pacer,
-                         transport.output()])
+    brain.attach(pacer, stt)
+    pipeline = Pipeline([transport.input(), InputTap(recorder=recorder, on_voice=brain.on_far_voice), vad, stt,
+                         brain, speaker, pacer, transport.output()])
     return pipeline, pacer
 
 

@@ -135,12 +135,20 @@ def _spoken_level(match: re.Match[str]) -> str:
 
 
 def is_spoken_assessment(text: str) -> bool:
-    """True when a transcript announces an assessment and gives a triage level or an escalation."""
+    """True when a transcript announces an assessment and gives a triage level or an escalation value.
+
+    A question that mentions the assessment ("to finish my assessment, how would you rate your pain
+    level?") is not one: the sentence that says "assessment" must not end in a question mark.
+    """
     m = _SPOKEN_START.search(text)
     if m is None:
         return False
-    rest = from_speech(text[m.start():])
-    return bool(_LEVEL_RE.search(rest) or _ESCALATION_FIELD.search(rest))
+    sentence_end = re.search(r"[.!?](?:\s|$)", text[m.start():])
+    if sentence_end is not None and sentence_end.group(0).startswith("?"):
+        return False
+    parsed = parse_assessment(from_speech(text[m.start():]))
+    field = _ESCALATION_FIELD.search(from_speech(text[m.start():]))
+    return parsed.triage_level is not None or bool(field and _escalation_from(field.group("value")))
 
 
 def from_speech(text: str) -> str:
@@ -149,11 +157,11 @@ def from_speech(text: str) -> str:
     if m is None:
         return text
     head, body = text[:m.start()], text[m.end():]
-    body = re.sub(r"\b(E\.?\s?S\.?\s?I\.?|CTAS|level)\s*-?\s*(\d|one|two|three|four|five|to|too|for|won)\b",
+    body = re.sub(r"\b(E[.\-\s]?S[.\-\s]?I\.?|CTAS|level)\s*-?\s*(\d|one|two|three|four|five|to|too|for|won)\b",
                   _spoken_level, body, flags=re.IGNORECASE)
-    body = re.sub(r"\bE\.\s?S\.\s?I\.?", "ESI", body, flags=re.IGNORECASE)
+    body = re.sub(r"\bE[.\-]\s?S[.\-]\s?I\.?", "ESI", body, flags=re.IGNORECASE)
     # "triage level, SE5": Whisper's spelling of a spoken "ESI" varies; keep the number after "level"
-    body = re.sub(r"\b(level)\b[\s,.:;\-]*(?:[a-z.]{1,5}\s?)?(\d|one|two|three|four|five)\b",
+    body = re.sub(r"\b(level)\b[\s,.:;\-]*(?:[a-z.\-]{1,7}[\s\-]?)?(\d|one|two|three|four|five)\b",
                   lambda m: f"level ESI {_NUMBER_WORDS.get(m.group(2).lower(), m.group(2))}", body, flags=re.IGNORECASE)
     for name, pattern in _SPOKEN_FIELDS:
         body = re.sub(rf"[\s,.;:]*\b(?:{pattern})\b[\s,.;:]*", f"\n{name}: ", body, count=1, flags=re.IGNORECASE)
