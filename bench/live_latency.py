@@ -30,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loguru import logger  # noqa: E402
 
+logger.remove()  # before pipecat is imported: it logs a banner and every frame-level event
+logger.add(sys.stderr, level="ERROR")
+
 from audio.channel import CLINICIAN_STYLE  # noqa: E402
 from audio.live import LiveSettings, run_agent_bot, run_patient_call  # noqa: E402
 from audio.tts import PiperTTS, style_for_profile  # noqa: E402
@@ -112,8 +115,6 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=10)
     ap.add_argument("--only", choices=["speculative", "plain"])
     args = ap.parse_args()
-    logger.remove()
-    logger.add(sys.stderr, level="ERROR")
     configs = [c for c in ("speculative", "plain") if args.only in (None, c)]
     results = {}
     for config in configs:
