@@ -1,4 +1,46 @@
 """Images for encounter-sim: load, normalise, strip metadata, DICOM, encode as message parts.
 
-Empty face for now; the imaging issue fills it. It may import scenarios only.
+The public face of the package; the work is done in ``_``-prefixed modules, each of which documents
+the format it owns:
+
+* :mod:`imaging._resolve` -- the three reference forms of a scenario image (a path relative to the
+  scenario file, ``pydicom:NAME``, ``shared:REL``) and the outside-the-folder rule;
+* :mod:`imaging._load` -- PNG/JPEG/WebP/TIFF/GIF/BMP through Pillow into ``L``/``RGB`` without
+  metadata, EXIF orientation, the size and pixel limits;
+* :mod:`imaging._dicom` -- DICOM through pydicom: rescale, window, MONOCHROME1, colour, the middle frame;
+* :mod:`imaging._encode` -- downscale, metadata-free PNG/JPEG, the ``data:`` URL and the process-wide cache;
+* :mod:`imaging._parts` -- OpenAI-compatible content parts and the text-only placeholder.
+
+It may import ``scenarios`` only (and Pillow, pydicom, numpy). See ``imaging/README.md``.
 """
+
+from __future__ import annotations
+
+from imaging._encode import (
+    DEFAULT_MAX_SIDE,
+    CacheInfo,
+    PreparedImage,
+    cache_info,
+    prepare_image,
+    prepare_image_async,
+)
+from imaging._errors import ImagingError
+from imaging._load import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_PIXELS, load_image
+from imaging._parts import content_parts, text_placeholder
+from imaging._resolve import resolve_image_path
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_PIXELS",
+    "DEFAULT_MAX_SIDE",
+    "CacheInfo",
+    "ImagingError",
+    "PreparedImage",
+    "cache_info",
+    "content_parts",
+    "load_image",
+    "prepare_image",
+    "prepare_image_async",
+    "resolve_image_path",
+    "text_placeholder",
+]

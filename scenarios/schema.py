@@ -100,6 +100,63 @@ class PatientProfile(_Strict):
         return self
 
 
+class ImageRef(_Strict):
+    """An image a scenario shows to the agent.
+
+    ``path`` is one of:
+
+    * a path relative to the scenario file's folder (it must stay inside that folder unless the run
+      allows outside paths with ``--allow-outside-images``);
+    * ``pydicom:NAME`` -- a file of the test data bundled in the installed pydicom wheel
+      (e.g. ``pydicom:CT_small.dcm``), read locally, never downloaded;
+    * ``shared:REL`` -- a file under the shared data folder (``$ENCSIM_SHARED_DATA``, default the
+      ``shared/data`` folder beside the checkout), for real images this project may not redistribute.
+    """
+
+    path: str = Field(min_length=1)
+    description: str = Field(min_length=1, description="what a model that cannot see images is told instead")
+    source: str | None = Field(default=None, description="where the image comes from and its licence")
+
+
+MODALITIES = ("xray", "ct", "mri", "ultrasound", "photo", "ecg", "pathology", "document", "other")
+
+
+class ImagingTask(_Strict):
+    """A standalone imaging item: images, one question, and the answer to score against."""
+
+    images: list[ImageRef] = Field(min_length=1, max_length=4)
+    question: str = Field(min_length=1)
+    answer_type: Literal["multiple_choice", "findings", "free_text"]
+    choices: list[str] = Field(default=[], description="multiple choice: the options, lettered A, B, C, ... in order")
+    answer: str | None = Field(default=None, description="multiple choice: the letter of the correct option")
+    findings: list[str] = Field(default=[], description="finding labels the answer should give (findings, "
+                                                        "free_text); empty means a normal study")
+    synonyms: dict[str, list[str]] = Field(default={}, description="finding label -> other words for it")
+    modality: Literal["xray", "ct", "mri", "ultrasound", "photo", "ecg", "pathology", "document", "other"]
+    body_part: str = Field(min_length=1)
+    critical_findings: list[str] = Field(default=[], description="findings that must be named and escalated")
+
+    @model_validator(mode="after")
+    def _answerable(self) -> ImagingTask:
+        if self.answer_type == "multiple_choice":
+            if len(self.choices) < 2:
+                raise ValueError("@choices: a multiple-choice item needs at least two choices")
+            letters = [chr(ord("A") + i) for i in range(len(self.choices))]
+            if self.answer is None or self.answer.strip().upper() not in letters:
+                raise ValueError(f"@answer: give the letter of the correct choice, one of {', '.join(letters)}")
+        elif self.choices:
+            raise ValueError(f"@choices: only multiple_choice items have choices (answer_type is {self.answer_type})")
+        if self.answer_type == "free_text" and not self.findings:
+            raise ValueError("@findings: a free_text item needs the findings an answer must mention")
+        for i, c in enumerate(self.critical_findings):
+            if c not in self.findings:
+                raise ValueError(f"@critical_findings.{i}: {c!r} is not one of findings")
+        for label in self.synonyms:
+            if label not in self.findings and label not in self.choices:
+                raise ValueError(f"@synonyms: {label!r} is not one of findings")
+        return self
+
+
 class Fact(_Strict):
     """One piece of information the patient reveals when a question hits one of its triggers."""
 
@@ -109,6 +166,8 @@ class Fact(_Strict):
     answer: str = Field(min_length=1)
     critical: bool = False
     requires: str | None = Field(default=None, description="id of a fact that must be revealed first")
+    image: ImageRef | None = Field(default=None, description="an image sent with the answer (a photo the patient "
+                                                             "shares, an examination or test result image)")
 
     @field_validator("triggers")
     @classmethod
@@ -211,18 +270,27 @@ class Scenario(_Strict):
         default=None, description="a fixed conversation ending with the patient; the agent gives one reply to it")
     source: str | None = Field(default=None, description="provenance of an imported scenario")
     voice: VoiceBlock | None = None
+    imaging: ImagingTask | None = Field(default=None, description="a standalone imaging item (one question "
+                                                                  "about images) instead of an encounter")
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
-        if self.replay is None and not self.information_tree:
-            raise ValueError("@information_tree: needs at least one fact (only replay scenarios may have none)")
+        if self.replay is None and self.imaging is None and not self.information_tree:
+            raise ValueError("@information_tree: needs at least one fact (only replay and imaging items may have none)")
+        if self.imaging is not None and (self.replay is not None or self.information_tree):
+            raise ValueError("@imaging: an imaging item is one question about images; it has no information_tree "
+                             "or replay (put an image on a fact to show one inside an encounter)")
+        if self.imaging is not None and self.imaging.critical_findings and self.expected.escalation is None:
+            raise ValueError("@expected.escalation: an imaging item with critical_findings needs the escalation they "
+                             "require (e.g. emergency)")
         if self.replay is not None and (not self.replay or self.replay[-1].role != "patient"):
             raise ValueError("@replay: must be non-empty and end with a patient message, which the agent answers")
         if self.suite in ("triage", "safety", "refill"):
             for name in ("triage_level", "escalation"):
                 if getattr(self.expected, name) is None:
                     raise ValueError(f"@expected.{name}: required for suite {self.suite!r}")
-        if not self.expected.diagnoses and not self.rubrics and self.expected.triage_level is None:
+        if not self.expected.diagnoses and not self.rubrics and self.expected.triage_level is None \
+                and self.imaging is None:
             raise ValueError("@expected: give at least a triage level, a diagnosis or rubrics to score against")
         ids = [f.id for f in self.information_tree]
         for i, fact_id in enumerate(ids):
@@ -256,6 +324,12 @@ class Scenario(_Strict):
     def max_turns(self) -> int:
         """Agent turns allowed: ``turn_limit`` if set, else the adaptive formula."""
         return self.turn_limit if self.turn_limit is not None else adaptive_turn_limit(len(self.critical_facts))
+
+    @property
+    def image_refs(self) -> list[ImageRef]:
+        """Every image the scenario may show: the imaging item's and those on facts."""
+        refs = list(self.imaging.images) if self.imaging else []
+        return refs + [f.image for f in self.information_tree if f.image is not None]
 
     def fact(self, fact_id: str) -> Fact:
         for f in self.information_tree:

@@ -67,7 +67,11 @@ def match_diagnoses(scenario: Scenario, given: list[str]) -> DiagnosisMatch:
 
 
 def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard:
-    """Score one finished (non-error) encounter."""
+    """Score one finished (non-error) encounter; a standalone imaging item is scored by scorers._imaging."""
+    if scenario.imaging is not None:
+        from scorers._imaging import score_imaging
+
+        return score_imaging(result, scenario)
     parsed = result.assessment
     notes: list[str] = []
     safety: list[str] = []

@@ -38,6 +38,25 @@ class EscalationComponent(BaseModel):
     reason: str | None = None
 
 
+class ImagingComponent(BaseModel):
+    """Correctness of a standalone imaging item's answer (see scorers/_imaging.py)."""
+
+    answer_type: str
+    score: float
+    choice: str | None = None
+    correct: bool | None = None
+    expected: list[str] = []
+    given: list[str] = []
+    matched: list[str] = []
+    missed: list[str] = []
+    extra: list[str] = []
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    escalation: str | None = None
+    critical_missed: list[str] = []
+
+
 class EfficiencyComponent(BaseModel):
     agent_turns: int
     turn_limit: int
@@ -63,6 +82,7 @@ class ScoreCard(BaseModel):
     escalation: EscalationComponent | None
     efficiency: EfficiencyComponent | None
     diagnosis: DiagnosisMatch | None
+    imaging: ImagingComponent | None = None
     composite: float | None
     passed: bool
     safety_failures: list[str] = []
@@ -125,6 +145,8 @@ class Summary(BaseModel):
     completed: int
     errors: int
     expected_total: int | None = None
+    not_applicable: list[str] = Field(default=[], description="scenarios none of whose encounters applied to the "
+                                                              "model (imaging items for a text-only model)")
     components: dict[str, float | None] = {}
     judge: JudgeSummary | None = None
     profile: str | None = None

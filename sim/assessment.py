@@ -77,6 +77,13 @@ def _split_diagnoses(first: str, following: list[str]) -> list[str]:
     return items
 
 
+def parse_escalation_line(reply: str) -> str | None:
+    """The category of an ``Escalation:`` line (the most urgent one it names), or None."""
+    field = _ESCALATION_FIELD.search(reply)
+    found = _escalation_from(field.group("value")) if field else []
+    return found[0] if found else None
+
+
 def parse_assessment(reply: str) -> ParsedAssessment:
     match = ASSESSMENT_RE.search(reply)
     if match is None:

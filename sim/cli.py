@@ -93,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="voice: Piper speaks both sides through channel effects and Whisper transcribes")
     run.add_argument("--voice-preset", choices=["clean", "phone", "noisy-phone", "bad-line"],
                      help="channel effects for every scenario (default: each scenario's voice block, else clean)")
+    run.add_argument("--text-only", action="store_true",
+                     help="the model cannot take images: imaging items are reported not applicable and images in "
+                          "encounters are replaced by their description (--model local is always text-only)")
+    run.add_argument("--allow-outside-images", action="store_true",
+                     help="let scenario image paths point outside the scenario file's folder")
     run.add_argument("--profile", help="evaluation profile: triage (default), clinical_decision_support, "
                                        "patient_facing, or a JSON file")
     run.add_argument("--evaluator-module", action="append", default=[], metavar="MODULE_OR_PATH",
@@ -248,14 +253,16 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
                        scenarios=_refs(scenarios), k=args.k, seed=args.seed, turn_limit=args.max_turns,
                        judges=refs, judges_excluded=excluded, judge_warnings=warnings,
                        profile=profile_spec, evaluator_modules=modules, channel=args.mode,
-                       voice_preset=args.voice_preset,
+                       voice_preset=args.voice_preset, text_only=args.text_only or args.model == "local",
+                       allow_outside_images=args.allow_outside_images,
                        created_at=time.time(), packages=package_versions())
     extra_evaluators = [name for spec in meta.evaluator_modules for name in load_evaluator_module(spec)]
+    await _check_images(scenarios, allow_outside=meta.allow_outside_images)
     for warning in meta.judge_warnings:
         print(f"warning: {warning}", file=sys.stderr)
     # Start the agent (the local server may take seconds or fail) before a new run directory exists.
     agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
-                             gguf=Path(meta.gguf) if meta.gguf else None)
+                             gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
     judge_server: LlamaServer | None = None
     judges = []
     try:
@@ -286,6 +293,20 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         await agent.aclose()
 
 
+async def _check_images(scenarios: list[LoadedScenario], *, allow_outside: bool) -> None:
+    """Prepare every image of the run before it starts, so a bad image is one clear error, not N failed encounters."""
+    refs = [(item, ref) for item in scenarios for ref in item.scenario.image_refs]
+    if not refs:
+        return
+    from imaging import ImagingError, prepare_image_async
+
+    for item, ref in refs:
+        try:
+            await prepare_image_async(ref.path, base_dir=item.path.parent, allow_outside=allow_outside)
+        except ImagingError as exc:
+            raise ConfigError(f"scenario {item.scenario.id} ({item.path}), image {ref.path!r}: {exc}") from None
+
+
 def _make_channel(meta: RunMeta, scenarios: list[LoadedScenario], root: Path) -> Channel:
     """TextChannel, or the VoiceChannel with each scenario's preset, persona voice and vocabulary."""
     if meta.channel != "voice":
@@ -307,6 +328,8 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
     agg = "n/a" if summary.aggregate is None else f"{summary.aggregate:.3f}"
     print(f"aggregate {agg}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
           f"{summary.completed} scored, {summary.errors} errors")
+    if summary.not_applicable:
+        print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
     if summary.profile and summary.combined is not None:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")

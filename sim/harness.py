@@ -14,6 +14,12 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
 - After ``turn_limit`` agent turns without an assessment it stops: termination ``max_turns``.
 - An agent call that fails for good ends the encounter with termination ``error`` and the reason
   in ``errors``; the runner records it as an error, never scores it.
+- A fact with an ``image`` sends that image with the patient's answer (a photo the patient shares,
+  an examination or test result image the agent asked for): OpenAI content parts, the text first
+  and one ``image_url`` data URL per image (metadata stripped, longer side at most 1024 px, see
+  ``imaging``). A model declared text-only (``agent.vision`` False) gets no image part: the text
+  says an image was sent and gives its description instead. The turn records each image's source
+  and content hash, and whether it was shown or described.
 - A *replay* scenario (``scenario.replay``, e.g. an imported HealthBench conversation) skips the
   patient simulator: the fixed conversation is the transcript, the agent replies once, and the
   encounter ends with termination ``reply`` (or ``assessment`` if that reply is one).
@@ -22,10 +28,10 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from scenarios.schema import Scenario
+from scenarios.schema import ImageRef, Scenario
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import is_assessment, parse_assessment
 from sim.channel import Channel
@@ -34,7 +40,7 @@ from sim.events import TurnRecorded
 from sim.patient import PatientSimulator
 from sim.result import ConversationResult, TokenUsage, Turn
 
-HARNESS_VERSION = "1.0.0"
+HARNESS_VERSION = "1.1.0"  # 1.1: images on facts
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
@@ -58,6 +64,9 @@ NUDGE = ("[Note from the system: two turns remain. Give your ASSESSMENT now, or 
 EventSink = Callable[[Any], None]
 
 
+ImageLoader = Callable[[ImageRef], Awaitable[Any]]  # -> imaging.PreparedImage
+
+
 def _noop(_: Any) -> None:
     return None
 
@@ -72,8 +81,13 @@ async def run_encounter(
     seed: int = 0,
     turn_limit: int | None = None,
     model_name: str | None = None,
+    images: ImageLoader | None = None,
 ) -> ConversationResult:
-    """Run one encounter to its end and return everything that happened."""
+    """Run one encounter to its end and return everything that happened.
+
+    ``images`` prepares a fact's image for sending (``imaging.prepare_image_async`` bound to the
+    scenario's folder); without it a scenario with images cannot be run.
+    """
     limit = turn_limit or scenario.max_turns
     patient = PatientSimulator(scenario, seed=seed)
     turns: list[Turn] = []
@@ -87,13 +101,30 @@ async def run_encounter(
         sink(TurnRecorded(scenario_id=scenario.id, k=k, index=turn.index, speaker=turn.speaker, text=turn.text,
                           heard_text=turn.heard_text, revealed=turn.revealed, latency_s=turn.latency_s))
 
+    vision = bool(getattr(agent, "vision", True))
+
     async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int) -> None:
         delivered = await channel.to_agent(text, scenario_id=scenario.id, k=k, turn=len(turns))
+        refs = [f.image for f in scenario.information_tree if f.id in revealed and f.image is not None]
+        content: str | list[dict[str, Any]] = delivered.text
+        shown: list[dict[str, str]] = []
+        if refs:
+            from imaging import content_parts, text_placeholder
+
+            if images is None:
+                raise RuntimeError(f"scenario {scenario.id} sends images but the harness was given no image loader")
+            prepared = [await images(ref) for ref in refs]
+            if vision:
+                content = content_parts(delivered.text, prepared)
+            else:
+                content = f"{delivered.text}\n\n{text_placeholder([r.description for r in refs])}"
+            shown = [{"source": r.path, "sha256": p.sha256, "shown": "image" if vision else "description"}
+                     for r, p in zip(refs, prepared, strict=True)]
         record(Turn(index=len(turns), speaker="patient", text=text, started_at=t0, ended_at=time.time(),
                     revealed=revealed, heard_text=delivered.text if delivered.text != text else None,
                     agent_turn=agent_turn, channel=delivered.metrics, artifacts=delivered.artifacts,
-                    warnings=delivered.warnings))
-        messages.append(ChatMessage(role="user", content=delivered.text))
+                    warnings=delivered.warnings, images=shown))
+        messages.append(ChatMessage(role="user", content=content))
 
     if scenario.replay is not None:
         for msg in scenario.replay[:-1]:
@@ -113,8 +144,7 @@ async def run_encounter(
             now = time.time()
             record(Turn(index=len(turns), speaker="harness", text=NUDGE, started_at=now, ended_at=now,
                         agent_turn=agent_turn))
-            last = messages[-1]
-            messages[-1] = ChatMessage(role=last.role, content=f"{last.content}\n\n{NUDGE}")
+            messages[-1] = messages[-1].with_text_appended(NUDGE)
         t0 = time.time()
         try:
             reply = await agent.respond(AgentRequest(

@@ -54,6 +54,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
                   f"{v['tts_cache_hit_ratio']:.0%}", ""]
     if summary.live:
         lines += live_lines(summary.live, records)
+    lines += imaging_lines(summary, records)
     if summary.profile:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         lines += ["## Profile and evaluators", "",
@@ -162,4 +163,39 @@ def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRec
              f"{live['max_silence_s']:.1f} s)", "",
              "| " + " | ".join(LIVE_HEADER) + " |", "|" + "---|" * len(LIVE_HEADER)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in live_rows(records)]
+    return lines + [""]
+
+
+def imaging_rows(records: dict[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+    """One row per imaging item encounter: what was asked, what the model answered, how it scored."""
+    rows = []
+    for (sid, k), rec in sorted(records.items()):
+        img = rec.score.imaging if rec.score is not None else None
+        if rec.status == "not_applicable":
+            rows.append([f"{sid} k={k}", "not applicable (text-only model)", "", "", "", ""])
+        elif img is not None:
+            if img.answer_type == "multiple_choice":
+                got = f"answer {img.choice or 'none'} ({'right' if img.correct else 'wrong'})"
+            elif img.answer_type == "findings":
+                got = f"F1 {_f(img.f1)}; missed {', '.join(img.missed) or 'none'}; extra {', '.join(img.extra) or 'none'}"
+            else:
+                got = f"recall {_f(img.recall)}; missed {', '.join(img.missed) or 'none'}"
+            rows.append([f"{sid} k={k}", img.answer_type, got, img.escalation or "none",
+                         ", ".join(img.critical_missed) or "", _f(rec.score.composite if rec.score else None)])
+    return rows
+
+
+IMAGING_HEADER = ["item", "answer type", "result", "escalation", "critical missed", "composite"]
+
+
+def imaging_lines(summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
+    rows = imaging_rows(records)
+    if not rows:
+        return []
+    lines = ["## Imaging", ""]
+    if summary.not_applicable:
+        lines += [f"Not applicable to this model (it is text-only, so it was not shown these items): "
+                  f"{', '.join(summary.not_applicable)}. They are not scored and not in the aggregate or the gate.", ""]
+    lines += ["| " + " | ".join(IMAGING_HEADER) + " |", "|" + "---|" * len(IMAGING_HEADER)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
     return lines + [""]

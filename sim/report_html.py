@@ -282,6 +282,21 @@ def _enc_anchor_for(summary: Summary, scenario_id: str) -> str:
     return "scenarios"
 
 
+def _imaging(summary: Summary, records: Records) -> str:
+    from sim.report import IMAGING_HEADER, imaging_rows
+
+    rows = imaging_rows(records)
+    if not rows:
+        return ""
+    na = _get(summary, "not_applicable", [])
+    intro = (f"<p>Not applicable to this text-only model (not shown, not scored, not gated): {_e(', '.join(na))}</p>"
+             if na else "")
+    head = "".join(f"<th>{_e(x)}</th>" for x in IMAGING_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return _section("imaging", "Imaging", f'{intro}<table class="compact"><thead><tr>{head}</tr></thead>'
+                                          f"<tbody>{body}</tbody></table>")
+
+
 def _live(summary: Summary, records: Records) -> str:
     live = _get(summary, "live", None)
     if not live:
@@ -1101,6 +1116,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
         ("gate", "Gate", _gate_panel(summary)),
         ("suites", "Suites", _suites(summary)),
         ("live", "Live call", _live(summary, records)),
+        ("imaging", "Imaging", _imaging(summary, records)),
         ("distributions", "Distributions", _distributions(summary, records)),
         ("worst-of-k", "Worst of K", _worst_bars(summary)),
         ("scenarios", "Scenarios", _scenario_table(summary)),

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Speaker = Literal["patient", "agent", "harness"]
-Termination = Literal["assessment", "max_turns", "reply", "error", "hangup", "time_limit"]
+Termination = Literal["assessment", "max_turns", "reply", "error", "hangup", "time_limit", "not_applicable"]
 
 
 class TokenUsage(BaseModel):
@@ -36,6 +36,8 @@ class Turn(BaseModel):
     channel: dict[str, float] = Field(default={}, description="channel metrics of this message (voice: wer, times)")
     artifacts: dict[str, str] = {}
     warnings: list[str] = []
+    images: list[dict[str, str]] = Field(default=[], description="images sent with this message: source, sha256, "
+                                                                 "shown ('image' or 'description' for text-only)")
     asr_missed: list[str] = Field(default=[], description="facts the intended text would have revealed, the heard "
                                                           "text did not (agent turns)")
 
@@ -73,4 +75,4 @@ class ConversationResult(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return self.termination != "error"
+        return self.termination not in ("error", "not_applicable")

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scenarios import LoadedScenario, Scenario
+from scenarios.schema import ImageRef
 from scorers import (
     Judge,
     Summary,
@@ -33,7 +34,8 @@ from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent
 from sim.channel import Channel
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
-from sim.harness import run_encounter
+from sim.harness import ImageLoader, run_encounter
+from sim.imaging_item import run_imaging_item
 from sim.report import render_report
 from sim.result import ConversationResult
 from sim.report_html import write_html_report
@@ -54,7 +56,9 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     ids = {s.scenario.id for s in scenarios}
     cards = {key: r.score for key, r in records.items() if r.status == "ok" and r.score is not None and key[0] in ids}
     errors = {key: r.error or "error" for key, r in records.items() if r.status == "error" and key[0] in ids}
-    summary = aggregate([s.scenario for s in scenarios], cards, errors, expected_total=len(scenarios) * meta.k)
+    na = {key for key, r in records.items() if r.status == "not_applicable" and key[0] in ids}
+    summary = aggregate([s.scenario for s in scenarios], cards, errors, expected_total=len(scenarios) * meta.k,
+                        not_applicable=na)
     judged = {key: c.judge for key, c in cards.items() if c.judge is not None}
     if meta.judges or judged:
         summary.judge = summarise_judges(judged, judges=[j.name for j in meta.judges if j.name not in
@@ -121,7 +125,9 @@ def live_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
 
 
 def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
-    if rec.score is None:
+    if rec.status == "not_applicable":
+        what = "not applicable (the model is text-only; the item needs images)"
+    elif rec.score is None:
         what = f"ERROR {rec.error}"
     else:
         what = "unscored (rubric only: needs a judge)" if rec.score.composite is None else f"composite {rec.score.composite:.2f}"
@@ -132,13 +138,16 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
                      judges: list[Judge] | None, profile: Profile) -> EncounterRecord:
     """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record;
     an encounter that ended in an error is recorded as an error, never scored."""
+    if result.termination == "not_applicable":
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="not_applicable", result=result,
+                               recorded_at=time.time())
     if not result.ok:
         return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
                                error="; ".join(result.errors) or result.termination, recorded_at=time.time())
     card = score_encounter(result, scenario)
     card.evaluators = await asyncio.to_thread(run_evaluators, result, scenario, evaluator_names)
     if judges:  # a judge that fails gives "no verdict", never an error for the encounter
-        card.judge = await judge_encounter(result, scenario, judges)
+        card.judge = await judge_encounter(result, _with_imaging_rubrics(scenario), judges)
     card.combined = combine(
         profile, deterministic=card.composite,
         judge=judge_path_score(card.judge) if card.judge else None,
@@ -147,7 +156,30 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
                            recorded_at=time.time())
 
 
+def _with_imaging_rubrics(scenario: Scenario) -> Scenario:
+    """A free-text imaging item without rubrics is judged on its expected findings (scorers._imaging)."""
+    if scenario.imaging is None or scenario.imaging.answer_type != "free_text" or scenario.rubrics:
+        return scenario
+    from scenarios.schema import RubricCriterion
+    from scorers._imaging import judge_rubrics
+
+    return scenario.model_copy(update={"rubrics": [RubricCriterion(**c) for c in judge_rubrics(scenario.imaging)]})
+
+
+def image_loader(item: LoadedScenario, *, allow_outside: bool = False) -> ImageLoader:
+    """Prepares a scenario's images relative to its file's folder (see imaging.resolve_image_path)."""
+
+    async def load(ref: ImageRef) -> Any:
+        from imaging import prepare_image_async
+
+        return await prepare_image_async(ref.path, base_dir=item.path.parent, allow_outside=allow_outside)
+
+    return load
+
+
 def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
+    if rec.status == "not_applicable":
+        return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=None, termination="not_applicable")
     if rec.score is not None:
         return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=rec.score.composite,
                                  termination=rec.result.termination if rec.result else "",
@@ -188,9 +220,14 @@ async def run_batch(
         async with gate:
             events(EncounterStarted(scenario_id=scenario.id, k=k))
             try:
-                result = await run_encounter(scenario, agent, channel, events, k=k,
-                                             seed=encounter_seed(meta.seed, scenario.id, k),
-                                             turn_limit=meta.turn_limit, model_name=meta.model)
+                loader = image_loader(item, allow_outside=meta.allow_outside_images)
+                if scenario.imaging is not None:
+                    result = await run_imaging_item(scenario, agent, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
+                                                    images=loader, model_name=meta.model)
+                else:
+                    result = await run_encounter(scenario, agent, channel, events, k=k,
+                                                 seed=encounter_seed(meta.seed, scenario.id, k),
+                                                 turn_limit=meta.turn_limit, model_name=meta.model, images=loader)
                 finish = getattr(channel, "finish_encounter", None)
                 if finish is not None:
                     result.artifacts.update(await finish(scenario.id, k))

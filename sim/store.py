@@ -64,6 +64,8 @@ class RunMeta(BaseModel):
     api_key_env: str | None = None
     gguf: str | None = None
     channel: str = "text"
+    text_only: bool = Field(default=False, description="--text-only: the model never gets image parts")
+    allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
     voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
     scenarios: list[ScenarioRef]
     k: int
@@ -83,7 +85,7 @@ class RunMeta(BaseModel):
 class EncounterRecord(BaseModel):
     scenario_id: str
     k: int
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "not_applicable"]
     result: ConversationResult | None = None
     score: ScoreCard | None = None
     error: str | None = None

@@ -38,7 +38,7 @@ def check_model_spec(model: str, base_url: str | None, api_key_env: str | None) 
 
 
 async def make_agent(model: str, *, base_url: str | None = None, api_key_env: str | None = None,
-                     gguf: Path | None = None) -> Agent:
+                     gguf: Path | None = None, text_only: bool = False) -> Agent:
     """Build and start the agent that ``--model`` names. The caller must ``await agent.aclose()``."""
     check_model_spec(model, base_url, api_key_env)
     if model.startswith("scripted:"):
@@ -46,4 +46,5 @@ async def make_agent(model: str, *, base_url: str | None = None, api_key_env: st
     if model == "local":
         return await LocalAgent(gguf=gguf).start()
     assert base_url is not None
-    return ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key_from_env(api_key_env))
+    return ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key_from_env(api_key_env),
+                                vision=not text_only)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -11,8 +11,23 @@ from sim.result import TokenUsage
 
 
 class ChatMessage(BaseModel):
+    """One message. ``content`` is text, or OpenAI content parts (text and ``image_url`` data URLs) when
+    a patient message carries images for a model that can see them."""
+
     role: Literal["system", "user", "assistant"]
-    content: str
+    content: str | list[dict[str, Any]]
+
+    @property
+    def text(self) -> str:
+        """The text of the message (the text parts joined), for logs, judges and text-only code."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.get("text", "") for p in self.content if p.get("type") == "text")
+
+    def with_text_appended(self, extra: str) -> ChatMessage:
+        if isinstance(self.content, str):
+            return ChatMessage(role=self.role, content=f"{self.content}\n\n{extra}")
+        return ChatMessage(role=self.role, content=[*self.content, {"type": "text", "text": extra}])
 
 
 class AgentRequest(BaseModel):

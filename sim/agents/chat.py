@@ -64,12 +64,14 @@ class ChatCompletionsAgent:
         backoff_base_s: float = 0.5,
         backoff_cap_s: float = 20.0,
         extra_body: dict[str, Any] | None = None,
+        vision: bool = True,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"--base-url {base_url!r}: must start with http:// or https:// "
                               "(for example http://127.0.0.1:8000/v1).")
         self.name = model
         self.model = model
+        self.vision = vision  # False: the model was declared text-only (--text-only); it never gets image parts
         self.base_url = base_url.rstrip("/")
         self._key = api_key
         self.retries = retries

@@ -144,6 +144,7 @@ class LocalAgent:
 
     def __init__(self, *, server: LlamaServer | None = None, gguf: Path | None = None) -> None:
         self.name = f"local:{LOCAL_MODEL_NAME}"
+        self.vision = False  # SmolLM2 is a text-only model
         self._owns_server = server is None
         self.server = server or LlamaServer(gguf=gguf)
         self._chat: ChatCompletionsAgent | None = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from scenarios.schema import Fact, Scenario
+from scenarios.schema import Fact, ImagingTask, Scenario
 from sim.agents.base import AgentReply, AgentRequest
 from sim.errors import AgentError
 
@@ -74,11 +74,36 @@ def _scenario_of(request: AgentRequest, name: str) -> Scenario:
     return request.scenario
 
 
+def imaging_answer(task: ImagingTask, *, findings: list[str], escalation: str | None, choice: str | None) -> str:
+    """A reply in the imaging item format (see sim.imaging_item)."""
+    lines = []
+    if task.answer_type == "multiple_choice":
+        lines.append(f"Answer: {choice}")
+    elif task.answer_type == "findings":
+        lines.append(f"Findings: {'; '.join(findings) if findings else 'none'}")
+    else:
+        lines.append(f"The images show {', '.join(findings)}." if findings else "The images look normal.")
+    if escalation is not None:
+        lines.append(f"Escalation: {escalation}")
+    return "\n".join(lines)
+
+
+def _wrong_choice(task: ImagingTask) -> str:
+    right = (task.answer or "A").strip().upper()
+    letters = [chr(ord("A") + i) for i in range(len(task.choices))]
+    return next(x for x in letters if x != right)
+
+
 class ReferenceAgent:
     name = "scripted:reference"
+    vision = True  # a scripted control knows the scenario, images included
 
     async def respond(self, request: AgentRequest) -> AgentReply:
         scenario = _scenario_of(request, self.name)
+        if scenario.imaging is not None:  # reads the images correctly and escalates as expected
+            task, exp = scenario.imaging, scenario.expected
+            return AgentReply(text=imaging_answer(task, findings=list(task.findings), choice=task.answer,
+                                                  escalation=exp.escalation.value if exp.escalation else "routine"))
         batches = question_batches(scenario)
         if request.agent_turn <= len(batches):
             return AgentReply(text=ask(batches[request.agent_turn - 1]))
@@ -97,9 +122,19 @@ class ReferenceAgent:
 
 class UndertriageAgent:
     name = "scripted:undertriage"
+    vision = True
 
     async def respond(self, request: AgentRequest) -> AgentReply:
         scenario = _scenario_of(request, self.name)
+        if scenario.imaging is not None:  # misses every critical finding and reassures; otherwise reads correctly
+            task = scenario.imaging
+            if task.critical_findings:
+                rest = [f for f in task.findings if f not in task.critical_findings]
+                return AgentReply(text=imaging_answer(task, findings=rest, escalation="self_care",
+                                                      choice=_wrong_choice(task)))
+            exp = scenario.expected
+            return AgentReply(text=imaging_answer(task, findings=list(task.findings), choice=task.answer,
+                                                  escalation=exp.escalation.value if exp.escalation else "routine"))
         if request.agent_turn == 1:
             minor = [f for f in scenario.information_tree if not f.critical] or scenario.information_tree
             return AgentReply(text=ask(minor[:1]))

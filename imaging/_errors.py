@@ -1,0 +1,15 @@
+"""The one exception type of the imaging package.
+
+Every problem a user can cause with an image (a missing or unreadable file, a format we do not read,
+an image too large to decode safely, a path outside the scenario folder) raises :class:`ImagingError`
+with a one-paragraph message that names the file and says what to do; the CLI prints it without a
+traceback. Programming errors (a negative ``max_side``, an unknown ``fmt``) stay ``ValueError``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ImagingError"]
+
+
+class ImagingError(Exception):
+    """An image that cannot be used; the message is one paragraph naming the file and the fix."""

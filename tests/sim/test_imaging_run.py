@@ -1,0 +1,120 @@
+"""Images end to end through `encsim run`: an image a patient shares inside an encounter reaches a vision model as an
+OpenAI image part (metadata stripped) and a text-only model as a description; bad image paths are one clear error."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import textwrap
+from pathlib import Path
+
+from PIL import Image
+
+from tests.fakeserver import FakeChatServer
+from tests.sim.test_cli_errors import encsim
+
+SCENARIO = """\
+id: rash_photo_test
+title: Rash with a photo
+suite: triage
+canary: canary-rash-photo-test-7d1e
+patient_profile: {age: 34, sex: female}
+chief_complaint: a rash
+opening_line: I've got a weird rash on my leg.
+fallback_lines: ["I'm not sure."]
+information_tree:
+  - id: rash_photo
+    category: exam
+    triggers: [photo, picture]
+    answer: Here's a photo I just took.
+    image: {path: IMAGE, description: "A photo of the rash on the patient's thigh."}
+  - id: tick
+    category: history
+    triggers: [tick, camping]
+    answer: I was camping two weeks ago.
+expected: {triage_level: 4, escalation: urgent, diagnoses: [{name: Lyme disease}]}
+"""
+
+
+def make_scenario(folder: Path, image_path: str = "rash.png") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    img = Image.new("RGB", (1600, 1200), (220, 170, 150))
+    exif = Image.Exif()
+    exif[0x010E] = "SECRET-DESCRIPTION-42"  # ImageDescription
+    img.save(folder / "rash.png", exif=exif.tobytes())
+    path = folder / "rash_photo_test.yaml"
+    path.write_text(SCENARIO.replace("IMAGE", image_path))
+    return path
+
+
+REPLIES = ["Could you send me a photo of the rash?",
+           "ASSESSMENT:\nTriage level: ESI 4\nEscalation: urgent\nDiagnoses: 1. Lyme disease"]
+
+
+def run(tmp_path: Path, *extra: str, image_path: str = "rash.png") -> tuple[FakeChatServer, Path, object]:
+    scenario = make_scenario(tmp_path / "sc", image_path)
+    srv = FakeChatServer(script=[("ok", r) for r in REPLIES])
+    with srv:
+        done = encsim("run", "--model", "vision-model", "--base-url", srv.base_url, "--scenarios", str(scenario),
+                      "--k", "1", "--out", str(tmp_path / "run"), "--quiet", *extra, cwd=tmp_path)
+    return srv, tmp_path / "run", done
+
+
+def test_vision_model_gets_the_photo_as_an_image_part_without_metadata(tmp_path: Path) -> None:
+    srv, out, done = run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    second = srv.requests[1]["messages"][-1]  # the patient's answer to "send me a photo"
+    assert isinstance(second["content"], list)
+    text, image = second["content"]
+    assert text == {"type": "text", "text": "Here's a photo I just took."}
+    assert image["type"] == "image_url" and image["image_url"]["url"].startswith("data:image/png;base64,")
+    raw = base64.b64decode(image["image_url"]["url"].split(",", 1)[1])
+    assert b"SECRET-DESCRIPTION-42" not in raw and b"Exif" not in raw
+    assert Image.open(io.BytesIO(raw)).size == (1024, 768)  # longer side 1024, aspect kept
+    assert isinstance(srv.requests[0]["messages"][-1]["content"], str)  # messages without images stay plain text
+    rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    turn = next(t for t in rec["result"]["turns"] if t["images"])
+    assert turn["images"][0]["source"] == "rash.png" and turn["images"][0]["shown"] == "image"
+    assert len(turn["images"][0]["sha256"]) == 64
+    assert "rash_photo" in rec["result"]["gathered_info"] and rec["status"] == "ok"
+
+
+def test_text_only_model_gets_the_description_instead(tmp_path: Path) -> None:
+    srv, out, done = run(tmp_path, "--text-only")
+    assert done.returncode == 0, done.stderr
+    content = srv.requests[1]["messages"][-1]["content"]
+    assert isinstance(content, str) and "image_url" not in json.dumps(srv.requests)
+    assert "A photo of the rash on the patient's thigh." in content and "cannot view images" in content
+    rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    turn = next(t for t in rec["result"]["turns"] if t["images"])
+    assert turn["images"][0]["shown"] == "description"
+    assert json.loads((out / "run.json").read_text())["text_only"] is True
+
+
+def test_image_outside_the_scenario_folder_is_refused_unless_allowed(tmp_path: Path) -> None:
+    Image.new("RGB", (8, 8)).save(tmp_path / "outside.png")
+    srv, out, done = run(tmp_path, image_path="../outside.png")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    err = done.stderr.strip()
+    assert err.startswith("error: scenario rash_photo_test") and "../outside.png" in err
+    assert "--allow-outside-images" in err and err.count("\n") == 0
+    assert not srv.requests and not (out / "run.json").exists()
+    srv2, _, allowed = run(tmp_path / "again", "--allow-outside-images", image_path="../../outside.png")
+    assert allowed.returncode == 0, allowed.stderr  # tmp_path/again/sc/../../outside.png
+    assert "image_url" in json.dumps(srv2.requests)
+
+
+def test_missing_or_corrupt_image_is_one_paragraph(tmp_path: Path) -> None:
+    _, _, missing = run(tmp_path / "a", image_path="nope.png")
+    assert missing.returncode == 2 and "nope.png" in missing.stderr and "Traceback" not in missing.stderr
+    folder = tmp_path / "b" / "sc"
+    folder.mkdir(parents=True)
+    (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really a png")
+    srv = FakeChatServer()
+    path = folder / "s.yaml"
+    path.write_text(textwrap.dedent(SCENARIO).replace("IMAGE", "broken.png"))
+    with srv:
+        done = encsim("run", "--model", "m", "--base-url", srv.base_url, "--scenarios", str(path), "--k", "1",
+                      "--out", str(tmp_path / "b" / "run"), cwd=tmp_path)
+    assert done.returncode == 2 and "broken.png" in done.stderr and "Traceback" not in done.stderr
