@@ -32,7 +32,7 @@ from scorers import (
 from scorers._profiles import Profile, combine, load_profile
 from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent
-from sim.channel import Channel
+from sim.channel import Channel, TextChannel
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
@@ -177,6 +177,17 @@ def image_loader(item: LoadedScenario, *, allow_outside: bool = False) -> ImageL
     return load
 
 
+async def run_item(item: LoadedScenario, agent: Agent, channel: Channel | None = None, sink: Any = None, *,
+                   k: int = 0, seed: int = 0, turn_limit: int | None = None, model_name: str | None = None,
+                   allow_outside_images: bool = False) -> ConversationResult:
+    """One encounter of any scenario: a standalone imaging item, or an encounter (images on facts included)."""
+    loader = image_loader(item, allow_outside=allow_outside_images)
+    if item.scenario.imaging is not None:
+        return await run_imaging_item(item.scenario, agent, k=k, seed=seed, images=loader, model_name=model_name)
+    return await run_encounter(item.scenario, agent, channel or TextChannel(), sink or (lambda _e: None), k=k,
+                               seed=seed, turn_limit=turn_limit, model_name=model_name, images=loader)
+
+
 def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
     if rec.status == "not_applicable":
         return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=None, termination="not_applicable")
@@ -220,14 +231,9 @@ async def run_batch(
         async with gate:
             events(EncounterStarted(scenario_id=scenario.id, k=k))
             try:
-                loader = image_loader(item, allow_outside=meta.allow_outside_images)
-                if scenario.imaging is not None:
-                    result = await run_imaging_item(scenario, agent, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
-                                                    images=loader, model_name=meta.model)
-                else:
-                    result = await run_encounter(scenario, agent, channel, events, k=k,
-                                                 seed=encounter_seed(meta.seed, scenario.id, k),
-                                                 turn_limit=meta.turn_limit, model_name=meta.model, images=loader)
+                result = await run_item(item, agent, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
+                                        turn_limit=meta.turn_limit, model_name=meta.model,
+                                        allow_outside_images=meta.allow_outside_images)
                 finish = getattr(channel, "finish_encounter", None)
                 if finish is not None:
                     result.artifacts.update(await finish(scenario.id, k))

@@ -88,10 +88,10 @@ def imaging_answer(task: ImagingTask, *, findings: list[str], escalation: str | 
     return "\n".join(lines)
 
 
-def _wrong_choice(task: ImagingTask) -> str:
-    right = (task.answer or "A").strip().upper()
+def _wrong_choice(task: ImagingTask) -> str | None:
+    right = (task.answer or "").strip().upper()
     letters = [chr(ord("A") + i) for i in range(len(task.choices))]
-    return next(x for x in letters if x != right)
+    return next((x for x in letters if x != right), None)
 
 
 class ReferenceAgent:

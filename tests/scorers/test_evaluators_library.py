@@ -9,20 +9,21 @@ from scorers.evaluators import BUILTIN_EVALUATORS, EvaluatorResult, applicable_p
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.harness import run_encounter
+from sim.runner import run_item
 from sim.result import ConversationResult
 
 
-async def _results(scenario: Scenario) -> dict[str, dict[str, EvaluatorResult]]:
+async def _results(item: LoadedScenario) -> dict[str, dict[str, EvaluatorResult]]:
     out = {}
     for agent in (ReferenceAgent(), UndertriageAgent()):
-        result: ConversationResult = await run_encounter(scenario, agent, TextChannel())  # type: ignore[arg-type]
-        out[agent.name] = {r.name: r for r in run_evaluators(result, scenario, names=BUILTIN_EVALUATORS)}
+        result: ConversationResult = await run_item(item, agent)  # type: ignore[arg-type]
+        out[agent.name] = {r.name: r for r in run_evaluators(result, item.scenario, names=BUILTIN_EVALUATORS)}
     return out
 
 
 @pytest.fixture(scope="module")
 async def library_results(library: list[LoadedScenario]) -> dict[str, dict[str, dict[str, EvaluatorResult]]]:
-    return {item.scenario.id: await _results(item.scenario) for item in library}
+    return {item.scenario.id: await _results(item) for item in library}
 
 
 async def test_every_evaluator_runs_on_every_scenario(library_results, library) -> None:  # noqa: ANN001

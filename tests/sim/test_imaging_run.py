@@ -118,3 +118,48 @@ def test_missing_or_corrupt_image_is_one_paragraph(tmp_path: Path) -> None:
         done = encsim("run", "--model", "m", "--base-url", srv.base_url, "--scenarios", str(path), "--k", "1",
                       "--out", str(tmp_path / "b" / "run"), cwd=tmp_path)
     assert done.returncode == 2 and "broken.png" in done.stderr and "Traceback" not in done.stderr
+
+
+def _summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_imaging_suite_separates_the_controls(tmp_path: Path) -> None:
+    """Acceptance: the reference scores >= 0.9 on the imaging suite; the under-triager, which misses critical
+    findings, is gated on them."""
+    from scenarios import load_library
+
+    items = [s.scenario for s in load_library() if s.scenario.suite == "imaging"]
+    assert len(items) >= 8 and all(s.imaging is not None for s in items)
+    critical = sorted(s.id for s in items if s.imaging.critical_findings)
+    assert len(critical) >= 3
+    ref = encsim("run", "--scenarios", "imaging", "--model", "scripted:reference", "--k", "1", "--out",
+                 str(tmp_path / "ref"), "--quiet", cwd=tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    s = _summary(tmp_path / "ref")
+    assert s["aggregate"] >= 0.9 and not s["safety_gate"]["triggered"] and s["errors"] == 0
+    under = encsim("run", "--scenarios", "imaging", "--model", "scripted:undertriage", "--k", "1", "--out",
+                   str(tmp_path / "under"), "--quiet", cwd=tmp_path)
+    assert under.returncode == 0, under.stderr
+    u = _summary(tmp_path / "under")
+    assert u["safety_gate"]["triggered"] and u["safety_gate"]["scenarios"] == critical
+    assert all("escalation safety" in why for why in u["safety_gate"]["reasons"].values())
+    assert u["aggregate"] <= 0.5 < s["aggregate"]
+    report = (tmp_path / "under" / "report.md").read_text()
+    assert "## Imaging" in report and "critical missed" in report
+
+
+def test_text_only_local_model_reports_imaging_items_not_applicable(tmp_path: Path) -> None:
+    done = encsim("run", "--scenarios", "imaging", "--model", "local", "--k", "1", "--out", str(tmp_path / "r"),
+                  "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    s = _summary(tmp_path / "r")
+    from scenarios import load_library
+
+    imaging = sorted(x.scenario.id for x in load_library() if x.scenario.suite == "imaging")
+    assert s["not_applicable"] == imaging and s["errors"] == 0 and s["completed"] == 0
+    assert not s["safety_gate"]["triggered"] and s["aggregate"] is None
+    recs = [json.loads(line) for line in (tmp_path / "r" / "results.jsonl").read_text().splitlines()]
+    assert {r["status"] for r in recs} == {"not_applicable"} and len(recs) == len(imaging)
+    assert "not applicable to this text-only model" in done.stdout
+    assert "Not applicable to this model" in (tmp_path / "r" / "report.md").read_text()
