@@ -33,6 +33,7 @@ PASS_THRESHOLD = 0.75
 CORRECTNESS_WEIGHT = 0.7
 URGENCY = {"emergency": 3, "urgent": 2, "routine": 1, "self_care": 0}
 _NONE = re.compile(r"^\s*(none|no (acute )?(findings?|abnormalit(y|ies))|normal( study)?|nil)\s*\.?$", re.I)
+_NEGATIVE = re.compile(r"^\s*(no|without|absent|negative for)\b", re.I)
 _ANSWER = re.compile(r"^\s*[*_#\s]*(?:final\s+)?answer[*_\s]*[:\-]\s*\(?([A-Za-z])\b", re.I | re.M)
 _FINDINGS = re.compile(r"^\s*[*_#\s]*findings?[*_\s]*[:\-]\s*(?P<value>.*)$", re.I | re.M)
 
@@ -78,7 +79,8 @@ def score_imaging(result: ConversationResult, scenario: Scenario) -> ScoreCard:
         if field is None:
             notes.append("no 'Findings:' line")
         normal = not given or all(_NONE.match(g) for g in given)
-        labels = [] if normal else [g for g in given if not _NONE.match(g)]
+        # "no mediastinal shift" is a pertinent negative, not a finding the model claims
+        labels = [] if normal else [g for g in given if not _NONE.match(g) and not _NEGATIVE.match(g)]
         matched = [f for f in task.findings if any(mentions(g, task, f) for g in labels)]
         extra = [g for g in labels if not any(mentions(g, task, f) for f in task.findings)]
         comp.given, comp.matched, comp.extra = labels, matched, extra

@@ -354,7 +354,8 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
     assert patient_spans and agent_spans
     last_speech = max(e for _, e in patient_spans + agent_spans)
     assert last_speech - 0.5 <= duration <= last_speech + 8, (duration, last_speech)
-    assert duration <= r.ended_at - r.started_at
+    # far-end frames that arrive late are laid end to end, so the file may run a little past the wall clock
+    assert duration <= r.ended_at - r.started_at + 1.0
     left, right = data[:, 0].astype(np.float64), data[:, 1].astype(np.float64)
     assert _rms(left) > 300 and _rms(right) > 300
 

@@ -125,3 +125,9 @@ def test_schema_refuses_inconsistent_items() -> None:
         item("findings", findings=["a"], critical=["b"])
     with pytest.raises(ValueError, match="free_text item needs the findings"):
         item("free_text")
+
+
+def test_pertinent_negatives_are_not_extra_findings() -> None:
+    s = item("findings", **PTX)
+    card = score_encounter(reply(s, "Findings: pneumothorax; rib fracture; no mediastinal shift\nEscalation: emergency"), s)
+    assert card.imaging.extra == [] and card.imaging.f1 == 1.0

@@ -163,3 +163,33 @@ def test_text_only_local_model_reports_imaging_items_not_applicable(tmp_path: Pa
     assert {r["status"] for r in recs} == {"not_applicable"} and len(recs) == len(imaging)
     assert "not applicable to this text-only model" in done.stdout
     assert "Not applicable to this model" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_free_text_imaging_item_is_graded_by_the_judge_path(tmp_path: Path) -> None:
+    """No rubric in the file: the judge path grades the expected findings and the escalation (scorers._imaging)."""
+    import re
+
+    def grader(body: dict) -> str:
+        user = body["messages"][-1]["content"]
+        conversation, criterion = user.rsplit("Criterion", 1)
+        answer = conversation.rsplit("clinician:", 1)[-1].lower() if "clinician:" in conversation else conversation.lower()
+        if "criteria_met" in body["messages"][0]["content"]:
+            m = re.search(r"identifies (.+?) \(also accept: (.+?)\)", criterion)
+            names = [m.group(1), *m.group(2).split(", ")] if m else ["emergency"]
+            return json.dumps({"explanation": "checked", "criteria_met": any(n.lower() in answer for n in names)})
+        return json.dumps({"explanation": "rated", "rating": 2})
+
+    scores = {}
+    for model in ("scripted:reference", "scripted:undertriage"):
+        with FakeChatServer(reply=grader) as judge:
+            done = encsim("run", "--scenarios", "img_ecg_anterior_stemi", "--model", model, "--k", "1", "--out",
+                          str(tmp_path / model.split(":")[1]), "--quiet", "--judge", "judge-m", "--judge-base-url",
+                          judge.base_url, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            prompts = [r["messages"][-1]["content"] for r in judge.requests]
+        assert any("identifies stemi" in p for p in prompts) and any("emergency care" in p for p in prompts)
+        rec = json.loads((tmp_path / model.split(":")[1] / "results.jsonl").read_text().splitlines()[0])
+        rubric = rec["score"]["judge"]["rubric"]
+        assert {c["criterion"].split(" (")[0] for c in rubric} >= {"The answer identifies stemi"}
+        scores[model] = rec["score"]["judge"]["rubric_score"]
+    assert scores["scripted:reference"] == 1.0 and scores["scripted:undertriage"] < 0.5

@@ -56,8 +56,12 @@ def test_undertriage_triggers_gate(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     gate = summary["safety_gate"]
     assert gate["triggered"] and summary["aggregate"] <= 0.5 and gate["cap"] == 0.5
+    from scenarios import load_library
+
+    critical_imaging = {x.scenario.id for x in load_library() if x.scenario.imaging and x.scenario.imaging.critical_findings}
     assert "acs_chest_pain" in gate["scenarios"] and set(gate["scenarios"]) <= {
-        s["id"] for s in summary["scenarios"] if s["suite"] == "safety"}
+        s["id"] for s in summary["scenarios"] if s["suite"] == "safety"} | critical_imaging
+    assert critical_imaging <= set(gate["scenarios"])  # the under-triager misses every critical imaging finding
     report = (out / "report.md").read_text()
     assert "TRIGGERED" in report and "acs_chest_pain" in report
 
