@@ -8,6 +8,8 @@ scorers together. User errors print one paragraph and exit 2; Ctrl-C exits 130 w
     encsim scenarios validate PATH...
     encsim live SCENARIO [--connect ws://HOST:PORT/PATH | --serve] [--port N] [--out DIR]
     encsim serve-agent --model local|scripted:reference|<endpoint model> [--scenario ID] [--port N]
+    encsim watch [RUN_DIR] [--reviewer NAME]
+    encsim annotations export RUN_DIR [--out FILE] [--all] [--format csv|jsonl]
     encsim demo
 """
 
@@ -18,6 +20,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from scenarios import LoadedScenario, Scenario, ScenarioError, load_dir, load_library, load_scenario, resolve
 from scorers import Summary
@@ -88,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-errors", action="store_true", help="with --resume: run errored encounters again")
     run.add_argument("--no-progress", action="store_true", help="print one line per encounter instead of a bar")
     run.add_argument("--quiet", action="store_true", help="no progress output, only the final summary")
+    run.add_argument("--tui", action="store_true", help="watch the run in the terminal dashboard while it runs")
+    run.add_argument("--reviewer", help="with --tui: the name annotations are saved under (default $USER)")
     _add_judge_args(run)
     run.add_argument("--mode", choices=["text", "voice"], default="text",
                      help="voice: Piper speaks both sides through channel effects and Whisper transcribes")
@@ -154,6 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--no-yield", action="store_true",
                       help="the patient keeps talking when the agent talks over it (default: it stops)")
     live.add_argument("--seed", type=int, default=0)
+    live.add_argument("--tui", action="store_true", help="watch the call in the terminal dashboard")
+
+    watch = sub.add_parser("watch", help="the terminal dashboard: follow a run (or live call) as it is written")
+    watch.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="run directory (default: the newest "
+                                                                               "under runs/)")
+    watch.add_argument("--reviewer", help="the name annotations are saved under (default $USER)")
+
+    ann = sub.add_parser("annotations", help="annotations made in the dashboard")
+    anns = ann.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    exp = anns.add_parser("export", help="write the failing annotations (notes, severity) for coding into failure modes")
+    exp.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    exp.add_argument("--out", type=Path, help="output file (default RUN_DIR/annotations_export.csv or .jsonl)")
+    exp.add_argument("--all", action="store_true", help="every annotated encounter, not only the failing ones")
+    exp.add_argument("--format", choices=["csv", "jsonl"], default="csv")
 
     sa = sub.add_parser("serve-agent", help="a built-in voice agent (Whisper ears, Piper voice) answering calls")
     sa.add_argument("--model", default="scripted:reference",
@@ -278,12 +297,13 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         judges = [judge_from_ref(r, local_url) for r in active]
         if store is None:
             store = RunStore.create(out, meta)
-        print(f"run directory: {store.root}", file=sys.stderr)
+        if not args.tui:
+            print(f"run directory: {store.root}", file=sys.stderr)
         channel = _make_channel(meta, scenarios, store.root)
         summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=args.concurrency,
                                   retry_errors=args.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
-                                  progress=None if args.quiet else _Bar(not args.no_progress))
+                                  progress=None if args.quiet or args.tui else _Bar(not args.no_progress))
         return summary, store.root
     finally:
         for j in judges:
@@ -341,6 +361,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--retry-errors only applies with --resume DIR.")
     if args.resume and args.out:
         raise ConfigError("--out cannot be combined with --resume; the run directory is the one given to --resume.")
+    if args.tui:
+        return _run_with_dashboard(args)
     run_dir = args.resume or args.out
     try:
         summary, root = asyncio.run(_run(args))
@@ -350,6 +372,49 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     _print_summary(summary, root)
+    return 0
+
+
+def _run_with_dashboard(args: argparse.Namespace) -> int:
+    """`encsim run --tui`: the batch runs as a worker inside the dashboard's event loop; the dashboard follows
+    the run directory exactly as `encsim watch` does from another terminal."""
+    from tui import DashboardApp
+
+    if not args.resume and args.out is None:
+        args.out = Path("runs") / new_run_id(args.model)
+    run_dir = args.resume or args.out
+    app = DashboardApp(run_dir, job=lambda: _run(args), reviewer=args.reviewer)
+    app.run()
+    if app.job_result is None:
+        print(f"the run did not finish; finished encounters are saved. Continue with: encsim run --resume {run_dir}",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    summary, root = app.job_result
+    _print_summary(summary, root)
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from tui import DashboardApp, RunWatchError, newest_run
+
+    try:
+        run_dir = args.run_dir or newest_run(Path("runs"))
+        app = DashboardApp(run_dir, reviewer=args.reviewer)
+    except RunWatchError as exc:
+        raise ConfigError(str(exc)) from None
+    app.run()
+    return 0
+
+
+def cmd_annotations(args: argparse.Namespace) -> int:
+    from tui import RunWatchError, export_annotations
+
+    out = args.out or args.run_dir / f"annotations_export.{args.format}"
+    try:
+        n = export_annotations(args.run_dir, out, only="all" if args.all else "fail", fmt=args.format)
+    except RunWatchError as exc:
+        raise ConfigError(str(exc)) from None
+    print(f"{n} annotation(s) written to {out}")
     return 0
 
 
@@ -536,11 +601,27 @@ def cmd_live(args: argparse.Namespace) -> int:
     if (out / "run.json").exists():
         raise ConfigError(f"--out {out}: a run already exists there; choose another --out.")
     _quiet_pipecat()
-    try:
-        rec, root = asyncio.run(run_live(
+
+    def call(announce: Any = None) -> Any:
+        extra = {"announce": announce} if announce is not None else {}
+        return run_live(
             loaded, out=out, connect=args.connect, port=args.port, page=args.serve, time_limit_s=args.time_limit,
             turn_limit=args.max_turns, barge_in_after_s=args.barge_in_after,
-            yield_on_overlap=False if args.no_yield else None, connect_timeout_s=args.wait, seed=args.seed))
+            yield_on_overlap=False if args.no_yield else None, connect_timeout_s=args.wait, seed=args.seed, **extra)
+
+    try:
+        if args.tui:
+            from tui import DashboardApp
+
+            app: Any = None
+            app = DashboardApp(out, job=lambda: call(announce=lambda msg: app.notify(msg, timeout=600)))
+            app.run()
+            if app.job_result is None:
+                print(f"the call was not scored (its events so far are in {out}/events.jsonl).", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            rec, root = app.job_result
+        else:
+            rec, root = asyncio.run(call())
     except KeyboardInterrupt:
         print(f"\ninterrupted; the call was not scored (its events so far are in {out}/events.jsonl).",
               file=sys.stderr)
@@ -592,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         handlers = {"run": cmd_run, "report": cmd_report, "compare": cmd_compare, "pairwise": cmd_pairwise,
                     "scenarios": cmd_scenarios, "demo": cmd_demo, "import": cmd_import, "live": cmd_live,
-                    "serve-agent": cmd_serve_agent}
+                    "serve-agent": cmd_serve_agent, "watch": cmd_watch, "annotations": cmd_annotations}
         handler = handlers[args.command]
         return handler(args)
     except (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors()) as exc:
