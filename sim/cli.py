@@ -385,6 +385,9 @@ def _run_with_dashboard(args: argparse.Namespace) -> int:
     run_dir = args.resume or args.out
     app = DashboardApp(run_dir, job=lambda: _run(args), reviewer=args.reviewer)
     app.run()
+    if app.job_result is None and app.job_error:
+        print(f"error: {app.job_error}", file=sys.stderr)
+        return EXIT_USER_ERROR
     if app.job_result is None:
         print(f"the run did not finish; finished encounters are saved. Continue with: encsim run --resume {run_dir}",
               file=sys.stderr)
@@ -616,6 +619,9 @@ def cmd_live(args: argparse.Namespace) -> int:
             app: Any = None
             app = DashboardApp(out, job=lambda: call(announce=lambda msg: app.notify(msg, timeout=600)))
             app.run()
+            if app.job_result is None and app.job_error:
+                print(f"error: {app.job_error}", file=sys.stderr)
+                return EXIT_USER_ERROR
             if app.job_result is None:
                 print(f"the call was not scored (its events so far are in {out}/events.jsonl).", file=sys.stderr)
                 return EXIT_INTERRUPTED

@@ -1,5 +1,22 @@
-"""The Textual dashboard: reads a run's event log, never drives an encounter.
+"""The Textual dashboard: follows a run directory's files, never drives an encounter.
 
-Empty face for now; the dashboard issue fills it. It may import sim.events, sim.result and
-scorers types.
+``DashboardApp(run_dir)`` watches a run another process writes (``encsim watch``), or runs a job
+(a coroutine factory: ``encsim run --tui`` / ``encsim live --tui``) in its own event loop and
+follows the run directory the job writes. ``newest_run`` finds the run to watch by default;
+``export_annotations`` writes the reviewers' notes for open coding. The data layer (``RunState``)
+has no Textual in it and reads only what was appended since the last poll.
+
+May import sim.events, sim.result, sim.store, scorers and scenarios (types and readers) only.
 """
+
+from __future__ import annotations
+
+from tui._annotations import SEVERITIES, Annotation, AnnotationStore, export_annotations
+from tui._app import DashboardApp
+from tui._rundir import RunWatchError, newest_run
+from tui._state import RunState
+
+__all__ = [
+    "SEVERITIES", "Annotation", "AnnotationStore", "DashboardApp", "RunState", "RunWatchError",
+    "export_annotations", "newest_run",
+]

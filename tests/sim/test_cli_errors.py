@@ -123,3 +123,37 @@ def test_live_call_nobody_calls_is_recorded_as_error(tmp_path: Path) -> None:
     assert rec["status"] == "error" and rec["score"] is None
     assert json.loads((out / "summary.json").read_text())["errors"] == 1
     assert json.loads((out / "run.json").read_text())["channel"] == "live"
+
+
+DASHBOARD_CASES = [
+    (["watch", "/nonexistent/run"], "/nonexistent/run: no such run directory"),
+    (["watch"], "runs: no such folder of runs"),
+    (["annotations", "export", "/nonexistent/run"], "no such run directory"),
+    (["annotations", "export"], "the following arguments are required: RUN_DIR"),
+]
+
+
+@pytest.mark.parametrize(("args", "fragment"), DASHBOARD_CASES, ids=[" ".join(a)[:50] for a, _ in DASHBOARD_CASES])
+def test_dashboard_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str) -> None:
+    test_user_error_is_one_clear_paragraph(tmp_path, args, fragment)
+
+
+def test_annotations_export_from_the_cli(tmp_path: Path) -> None:
+    import csv
+    import json
+
+    out = tmp_path / "r"
+    assert encsim("run", "--model", "scripted:undertriage", "--scenarios", "acs_chest_pain,viral_uri", "--k", "1",
+                  "--out", str(out), "--quiet", cwd=tmp_path).returncode == 0
+    lines = [{"trace_id": "acs_chest_pain:0", "verdict": "fail", "notes": "missed the radiation question",
+              "failure_mode": None, "severity": "clinician_would_notice", "reviewer": "dr a", "timestamp": 1.0,
+              "review_pass": 1},
+             {"trace_id": "viral_uri:0", "verdict": "pass", "notes": "", "failure_mode": None, "severity": None,
+              "reviewer": "dr a", "timestamp": 2.0, "review_pass": 1}]
+    (out / "annotations.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + "{torn")
+    done = encsim("annotations", "export", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 annotation(s) written" in done.stdout
+    rows = list(csv.DictReader((out / "annotations_export.csv").open()))
+    assert len(rows) == 1 and rows[0]["notes"] == "missed the radiation question"
+    assert rows[0]["severity"] == "clinician_would_notice"

@@ -1,0 +1,195 @@
+"""Human review notes: ``runs/<id>/annotations.jsonl``, kept apart from the immutable results.
+
+One JSON object per line::
+
+    {"trace_id": "acs_chest_pain:1", "verdict": "fail", "notes": "...", "failure_mode": null,
+     "severity": "subtle_issue", "reviewer": "ana", "timestamp": 1795311108.2, "review_pass": 1}
+
+``verdict`` is "pass", "fail" or null; ``severity`` one of ``SEVERITIES`` or null; ``failure_mode``
+stays null until the notes are open-coded into failure modes (``export_annotations`` writes the
+failing ones for that). Each save appends one line, flushed and fsync'd; when reading, the latest
+line per trace id wins and malformed lines are skipped. ``review_pass`` is the highest pass the
+reviewer already has in the file, or 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from tui._rundir import RunWatchError, check_run_dir
+from tui._state import RunState, parse_trace_id
+
+ANNOTATIONS_FILE = "annotations.jsonl"
+SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
+VERDICTS: tuple[str, ...] = ("pass", "fail")
+
+
+def default_reviewer() -> str:
+    return os.environ.get("USER") or "reviewer"
+
+
+@dataclass(frozen=True)
+class Annotation:
+    trace_id: str
+    verdict: Literal["pass", "fail"] | None = None
+    notes: str = ""
+    failure_mode: str | None = None
+    severity: str | None = None
+    reviewer: str = "reviewer"
+    timestamp: float = 0.0
+    review_pass: int = 1
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> Annotation:
+        """Validate one decoded line; ValueError says what is wrong."""
+        if not isinstance(obj, dict):
+            raise ValueError("not a JSON object")
+        tid = obj.get("trace_id")
+        if not isinstance(tid, str) or parse_trace_id(tid) is None:
+            raise ValueError("trace_id must be '<scenario_id>:<k>'")
+        verdict = obj.get("verdict")
+        if verdict not in (None, *VERDICTS):
+            raise ValueError(f"verdict {verdict!r} is not pass, fail or null")
+        severity = obj.get("severity")
+        if severity not in (None, *SEVERITIES):
+            raise ValueError(f"severity {severity!r} is not one of {', '.join(SEVERITIES)} or null")
+        notes = obj.get("notes") or ""
+        failure_mode = obj.get("failure_mode")
+        reviewer = obj.get("reviewer") or "reviewer"
+        timestamp = obj.get("timestamp", 0.0)
+        review_pass = obj.get("review_pass", 1)
+        if not isinstance(notes, str) or not (failure_mode is None or isinstance(failure_mode, str)) \
+                or not isinstance(reviewer, str):
+            raise ValueError("notes, failure_mode and reviewer must be strings")
+        if not isinstance(timestamp, int | float) or not isinstance(review_pass, int):
+            raise ValueError("timestamp must be a number and review_pass an integer")
+        return cls(trace_id=tid, verdict=verdict, notes=notes, failure_mode=failure_mode, severity=severity,
+                   reviewer=reviewer, timestamp=float(timestamp), review_pass=review_pass)
+
+
+def next_severity(current: str | None) -> str | None:
+    """The severity tag after ``current`` in the cycle SEVERITIES..., None."""
+    cycle: list[str | None] = [*SEVERITIES, None]
+    return cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else SEVERITIES[0]
+
+
+class AnnotationStore:
+    """Reads and appends ``annotations.jsonl`` of one run directory."""
+
+    def __init__(self, run_dir: Path, *, reviewer: str | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.run_dir = Path(run_dir)
+        self.reviewer = reviewer or default_reviewer()
+        self.clock = clock
+        self.skipped = 0
+        self.warnings: list[str] = []
+
+    @property
+    def path(self) -> Path:
+        return self.run_dir / ANNOTATIONS_FILE
+
+    def read_all(self) -> list[Annotation]:
+        """Every well-formed line in file order; malformed ones are counted in ``skipped``."""
+        self.skipped, self.warnings = 0, []
+        out: list[Annotation] = []
+        try:
+            fh = open(self.path, encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return out
+        with fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(Annotation.from_obj(json.loads(line)))
+                except ValueError as exc:  # JSONDecodeError is a ValueError
+                    self.skipped += 1
+                    self.warnings.append(f"{ANNOTATIONS_FILE} line {n}: skipped, {str(exc)[:120]}")
+        return out
+
+    def load(self) -> dict[str, Annotation]:
+        """The latest annotation per trace id."""
+        return {a.trace_id: a for a in self.read_all()}
+
+    def review_pass(self) -> int:
+        """This reviewer's pass: the highest pass they already have in the file, or 1."""
+        return max((a.review_pass for a in self.read_all() if a.reviewer == self.reviewer), default=1)
+
+    def save(self, annotation: Annotation) -> Annotation:
+        """Stamp ``annotation`` with reviewer, time and pass, append it (flush + fsync) and return it."""
+        saved = replace(annotation, reviewer=self.reviewer, timestamp=float(self.clock()),
+                        review_pass=self.review_pass())
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(saved.to_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return saved
+
+
+EXPORT_COLUMNS = ("trace_id", "scenario_id", "k", "verdict", "severity", "notes", "failure_mode", "composite",
+                  "passed", "safety_failures", "termination", "status", "reviewer", "review_pass", "timestamp")
+
+
+def export_annotations(run_dir: Path, out: Path, *, only: Literal["fail", "all"] = "fail",
+                       fmt: Literal["csv", "jsonl"] = "csv") -> int:
+    """Write the latest annotation per trace id, joined with its encounter, to ``out``; returns the rows.
+
+    ``only="fail"`` keeps the annotations whose verdict is fail (the ones to open-code into failure
+    modes); ``"all"`` keeps every one. CSV joins safety failures with "; "; JSONL keeps the list.
+    """
+    run_dir = Path(run_dir)
+    try:
+        check_run_dir(run_dir)
+    except RunWatchError as exc:
+        raise RunWatchError(f"annotations export: {exc}") from None
+    store = AnnotationStore(run_dir)
+    if not store.path.is_file():
+        raise RunWatchError(
+            f"{store.path}: no annotations yet. Review the run first: open it with `encsim watch {run_dir}`, "
+            "press enter on an encounter, 1 (pass) or 2 (fail), n to write a note, s to save; then export again.")
+    if only not in ("fail", "all") or fmt not in ("csv", "jsonl"):
+        raise ValueError(f"only must be 'fail' or 'all' and fmt 'csv' or 'jsonl' (got {only!r}, {fmt!r})")
+    state = RunState(run_dir)
+    state.poll()
+    rows: list[dict[str, Any]] = []
+    latest = store.load()
+    for tid in sorted(latest, key=lambda t: (parse_trace_id(t) or ("", 0))):
+        ann = latest[tid]
+        if only == "fail" and ann.verdict != "fail":
+            continue
+        key = parse_trace_id(tid)
+        enc = state.encounters.get(key) if key is not None else None
+        rows.append({
+            "trace_id": tid, "scenario_id": key[0] if key else None, "k": key[1] if key else None,
+            "verdict": ann.verdict, "severity": ann.severity, "notes": ann.notes, "failure_mode": ann.failure_mode,
+            "composite": enc.composite if enc else None, "passed": enc.passed if enc else None,
+            "safety_failures": list(enc.safety_failures) if enc else [],
+            "termination": enc.termination if enc else None, "status": enc.status if enc else None,
+            "reviewer": ann.reviewer, "review_pass": ann.review_pass, "timestamp": ann.timestamp,
+        })
+    out = Path(out)
+    if out.parent != Path("."):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        if fmt == "jsonl":
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            writer = csv.DictWriter(fh, fieldnames=list(EXPORT_COLUMNS))
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({**row, "safety_failures": "; ".join(row["safety_failures"]),
+                                 "composite": "" if row["composite"] is None else row["composite"],
+                                 "passed": "" if row["passed"] is None else row["passed"]})
+    return len(rows)

@@ -1,0 +1,266 @@
+"""``DashboardApp``: follows a run directory and shows it; optionally runs the run itself as a worker.
+
+Without a job it watches a run another process writes (``encsim watch``). With a job (a coroutine
+factory: an in-process ``encsim run --tui`` or ``encsim live --tui``) it runs the job in its own
+event loop and follows ``run_dir`` exactly the same way; the directory may appear only later. A job
+that raises leaves the app open with the error in the overview; ``job_result`` holds what it returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import App
+from textual.binding import Binding
+
+from tui._annotations import Annotation, AnnotationStore, next_severity
+from tui._catalog import ScenarioCatalog
+from tui._rundir import check_run_dir
+from tui._screens import (
+    EncounterScreen,
+    GateScreen,
+    HelpScreen,
+    LiveScreen,
+    MainScreen,
+    ReliabilityScreen,
+    _Base,
+)
+from tui._state import Key, PollResult, RunState, parse_trace_id
+from tui._widgets import StatusLine, overview_text
+
+
+class DashboardApp(App[Any]):
+    """The encsim dashboard."""
+
+    TITLE = "encsim"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("r", "reliability", "Reliability", show=False),
+        Binding("l", "live", "Live", show=False),
+        Binding("g", "gate", "Gate", show=False),
+        Binding("tab", "focus_next", "Pane", show=False),
+        Binding("shift+tab", "focus_previous", "Pane", show=False),
+    ]
+
+    def __init__(self, run_dir: Path, *, job: Callable[[], Awaitable[Any]] | None = None,
+                 reviewer: str | None = None, poll_interval: float = 0.25,
+                 clock: Callable[[], float] = time.time) -> None:
+        run_dir = Path(run_dir)
+        if job is None:
+            check_run_dir(run_dir)
+        super().__init__()
+        self.run_dir = run_dir
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self.state = RunState(run_dir, clock=clock)
+        self.catalog = ScenarioCatalog()
+        self.store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
+        self.saved: dict[str, Annotation] = {}
+        self.drafts: dict[str, Annotation] = {}
+        self.job_result: Any = None
+        self.job_error: str | None = None
+        self._job = job
+        self._job_running = False
+        self._quit_armed = False
+        self._live_shown = False
+        self._annotations_loaded = False
+        self._status = ""
+        self.main = MainScreen()
+
+    # ------------------------------------------------------------------ lifecycle
+    def get_default_screen(self) -> MainScreen:
+        self._first_poll()
+        return self.main
+
+    def on_mount(self) -> None:
+        self.set_interval(self.poll_interval, self.poll, name="poll")
+        if self._job is not None:
+            self._job_running = True
+            self.run_worker(self._run_job(), name="job", group="job", exit_on_error=False)
+        self._maybe_show_live()
+
+    def _first_poll(self) -> None:
+        self.state.poll()
+        self._after_meta()
+        self._load_annotations()
+
+    def _load_annotations(self) -> None:
+        if self._annotations_loaded or not self.run_dir.is_dir():
+            return
+        self.saved = self.store.load()
+        self._annotations_loaded = True
+        if self.store.skipped:
+            self.set_status(f"⚠ {self.store.skipped} malformed annotation line(s) skipped: {self.store.warnings[-1]}")
+
+    def _after_meta(self) -> None:
+        self.catalog.add_meta(self.state.meta)
+        self.sub_title = self.state.run_id
+
+    async def _run_job(self) -> None:
+        assert self._job is not None
+        try:
+            self.job_result = await self._job()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # shown in the overview; the app stays open
+            self.job_error = f"{type(exc).__name__}: {exc}"
+            self.set_status(f"✖ the run failed: {self.job_error}")
+        finally:
+            self._job_running = False
+        self.poll(force=True)
+
+    def poll(self, force: bool = False) -> PollResult:
+        """Read what the run appended and update every screen; the app's timer calls it."""
+        had_meta = self.state.meta is not None
+        res = self.state.poll()
+        if not had_meta and self.state.meta is not None:
+            self._after_meta()
+        self._load_annotations()
+        if res.reset:
+            self._live_shown = False
+        if force or not self.state.is_finished or self._job_running:
+            res.overview = True  # throughput, ETA and elapsed move with the clock
+        if res.any:
+            for screen in self.screen_stack:
+                if isinstance(screen, _Base) and screen.is_mounted:
+                    screen.refresh_state(res)
+        self._maybe_show_live()
+        return res
+
+    def _maybe_show_live(self) -> None:
+        if self._live_shown or self.state.channel != "live" or not self.main.is_attached:
+            return
+        self._live_shown = True
+        if not isinstance(self.screen, LiveScreen):
+            self.push_screen(LiveScreen())
+
+    # ------------------------------------------------------------------ views helpers
+    @property
+    def waiting(self) -> bool:
+        return not self.state.exists
+
+    def overview_renderable(self) -> tuple[Text, RenderableType]:
+        return overview_text(self.state, suite_of=self.catalog.suite_of, job_error=self.job_error,
+                             job_running=self._job_running, waiting=self.waiting)
+
+    def list_keys(self) -> list[str]:
+        """Trace ids of the encounter list in its current (filtered) order."""
+        return self.main.table.keys() if self.main.is_attached else []
+
+    def select_in_list(self, tid: str) -> None:
+        table = self.main.table
+        if table.has(tid):
+            table.move_cursor(row=table.get_row_index(tid))
+
+    def set_status(self, text: str) -> None:
+        self._status = text
+        for screen in self.screen_stack:
+            for line in screen.query(StatusLine):
+                line.update(text)
+
+    @property
+    def status_text(self) -> str:
+        return self._status
+
+    # ------------------------------------------------------------------ annotations
+    def verdict_of(self, tid: str) -> str | None:
+        ann = self.drafts.get(tid) or self.saved.get(tid)
+        return ann.verdict if ann is not None else None
+
+    def review_mark(self, tid: str) -> str:
+        ann = self.drafts.get(tid) or self.saved.get(tid)
+        if ann is None:
+            return ""
+        mark = ann.verdict or "noted"
+        return f"{mark}*" if tid in self.drafts else mark
+
+    def draft_for(self, tid: str) -> Annotation:
+        return self.drafts.get(tid) or self.saved.get(tid) or Annotation(trace_id=tid)
+
+    def is_dirty(self, tid: str) -> bool:
+        return tid in self.drafts
+
+    @property
+    def unsaved(self) -> int:
+        return len(self.drafts)
+
+    def edit_draft(self, tid: str, **changes: Any) -> Annotation:
+        draft = replace(self.draft_for(tid), **changes)
+        self.drafts[tid] = draft
+        self._row_changed(tid)
+        return draft
+
+    def cycle_severity(self, tid: str) -> Annotation:
+        return self.edit_draft(tid, severity=next_severity(self.draft_for(tid).severity))
+
+    def save_annotation(self, tid: str) -> Annotation | None:
+        draft = self.draft_for(tid)
+        try:
+            saved = self.store.save(draft)
+        except OSError as exc:
+            self.set_status(f"✖ could not save to {self.store.path.name}: {exc.strerror or exc}")
+            return None
+        self.saved[tid] = saved
+        self.drafts.pop(tid, None)
+        self._row_changed(tid)
+        self.set_status(f"saved {tid}: {saved.verdict or 'no verdict'}"
+                        f"{', ' + saved.severity if saved.severity else ''} (review pass {saved.review_pass}, "
+                        f"{saved.reviewer}) to {self.store.path.name}")
+        return saved
+
+    def _row_changed(self, tid: str) -> None:
+        key = parse_trace_id(tid)
+        if key is not None and key in self.state.encounters and self.main.is_attached:
+            self.main.refresh_rows([key])
+
+    # ------------------------------------------------------------------ actions
+    def open_encounter(self, key: Key) -> None:
+        if isinstance(self.screen, EncounterScreen):
+            self.screen.key = key
+            self.screen.render_all()
+            return
+        self.push_screen(EncounterScreen(key))
+
+    def _push_once(self, kind: type[_Base]) -> None:
+        if isinstance(self.screen, kind):
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, kind):  # already open below: go back to it
+                while not isinstance(self.screen, kind):
+                    self.pop_screen()
+                return
+        self.push_screen(kind())
+
+    def action_help(self) -> None:
+        self._push_once(HelpScreen)
+
+    def action_reliability(self) -> None:
+        self._push_once(ReliabilityScreen)
+
+    def action_live(self) -> None:
+        self._push_once(LiveScreen)
+
+    def action_gate(self) -> None:
+        self._push_once(GateScreen)
+
+    async def action_quit(self) -> None:
+        reasons = []
+        if self.unsaved:
+            reasons.append(f"{self.unsaved} unsaved annotation{'s' if self.unsaved != 1 else ''} (s saves)")
+        if self._job_running:
+            reasons.append("the run is still going (quitting stops it)")
+        if reasons and not self._quit_armed:
+            self._quit_armed = True
+            self.set_status("⚠ " + "; ".join(reasons) + ". Press q again to quit.")
+            return
+        self.exit(self.job_result)
