@@ -948,10 +948,50 @@ def _worker(pipeline: Pipeline) -> PipelineWorker:
                           check_dangling_tasks=False)
 
 
+_WARMED: set[tuple[str, int]] = set()
+
+
 def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
-    """Load Whisper and Piper and run each once, so the first turn of a call is not the slow one."""
+    """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one."""
+    key = (str(tts.model_path), beam_size)
+    if key in _WARMED:
+        return
     speech = tts.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
     _stt.transcribe(speech.samples, sample_rate=speech.sample_rate, beam_size=beam_size)
+    _WARMED.add(key)
+
+
+def _serve_one_caller(*, host: str, port: int, allowed_origins: Sequence[str],
+                      on_ready: Callable[[str], Awaitable[None] | None] | None,
+                      on_connected: Callable[[], Awaitable[None]], on_hangup: Callable[[], Awaitable[None]]) -> Any:
+    """pipecat's single-client websocket server on loopback, wired to the call's connect / hang-up hooks."""
+    from pipecat.transports.websocket.server import (
+        SingleClientWebsocketServerParams,
+        SingleClientWebsocketServerTransport,
+    )
+
+    _check_loopback(host, "--host")
+    transport = SingleClientWebsocketServerTransport(
+        SingleClientWebsocketServerParams(allowed_origins=list(allowed_origins),
+                                          **_transport_params(ProtobufFrameSerializer())),
+        host=host, port=port)
+
+    @transport.event_handler("on_websocket_ready")
+    async def _on_ready(_t: Any) -> None:
+        if on_ready is not None:
+            maybe = on_ready(f"ws://{host}:{port}")
+            if asyncio.iscoroutine(maybe):
+                await maybe
+
+    @transport.event_handler("on_client_connected")
+    async def _on_client(_t: Any, _ws: Any) -> None:
+        await on_connected()
+
+    @transport.event_handler("on_client_disconnected")
+    async def _on_gone(_t: Any, _ws: Any) -> None:
+        await on_hangup()
+
+    return transport
 
 
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
@@ -1021,10 +1061,6 @@ async def run_patient_call(
     websocket clients from any other origin, and clients that send none.
     """
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
-    from pipecat.transports.websocket.server import (
-        SingleClientWebsocketServerParams,
-        SingleClientWebsocketServerTransport,
-    )
 
     tts = tts or PiperTTS()
     await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
@@ -1033,7 +1069,6 @@ async def run_patient_call(
     brain = PatientBrain(patient=patient, turn_limit=turn_limit, is_assessment=is_assessment, clock=clock,
                          settings=settings, sink=sink, scenario_id=scenario_id, k=k)
     connected = asyncio.Event()
-    serializer = ProtobufFrameSerializer()
     started = time.time()
 
     async def begin() -> None:
@@ -1043,7 +1078,8 @@ async def run_patient_call(
             asyncio.create_task(brain.open())
 
     if connect is not None:
-        transport: Any = WebsocketClientTransport(connect, WebsocketClientParams(**_transport_params(serializer)))
+        transport: Any = WebsocketClientTransport(
+            connect, WebsocketClientParams(**_transport_params(ProtobufFrameSerializer())))
 
         @transport.event_handler("on_connected")
         async def _on_connected(_t: Any, _ws: Any) -> None:
@@ -1053,25 +1089,8 @@ async def run_patient_call(
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
             await brain.end_call("hangup")
     else:
-        _check_loopback(host, "--host")
-        transport = SingleClientWebsocketServerTransport(
-            SingleClientWebsocketServerParams(allowed_origins=list(allowed_origins), **_transport_params(serializer)),
-            host=host, port=port)
-
-        @transport.event_handler("on_websocket_ready")
-        async def _on_ready(_t: Any) -> None:
-            if on_ready is not None:
-                maybe = on_ready(f"ws://{host}:{port}")
-                if asyncio.iscoroutine(maybe):
-                    await maybe
-
-        @transport.event_handler("on_client_connected")
-        async def _on_client(_t: Any, _ws: Any) -> None:
-            await begin()
-
-        @transport.event_handler("on_client_disconnected")
-        async def _on_gone(_t: Any, _ws: Any) -> None:
-            await brain.end_call("hangup")
+        transport = _serve_one_caller(host=host, port=port, allowed_origins=allowed_origins, on_ready=on_ready,
+                                      on_connected=begin, on_hangup=lambda: brain.end_call("hangup"))
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
     worker = _worker(pipeline)
@@ -1113,11 +1132,6 @@ async def run_agent_bot(
     The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
     between two sentences does not cut its answer in half.
     """
-    from pipecat.transports.websocket.server import (
-        SingleClientWebsocketServerParams,
-        SingleClientWebsocketServerTransport,
-    )
-
     _check_loopback(host, "--host")
     tts = tts or PiperTTS()
     await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
@@ -1125,26 +1139,14 @@ async def run_agent_bot(
     recorder = CallRecorder(clock)
     brain = AgentBrain(respond=respond, clock=clock, settings=settings, sink=sink, scenario_id="", k=0)
     connected = asyncio.Event()
-    transport = SingleClientWebsocketServerTransport(
-        SingleClientWebsocketServerParams(allowed_origins=[], **_transport_params(ProtobufFrameSerializer())),
-        host=host, port=port)
     started = time.time()
 
-    @transport.event_handler("on_websocket_ready")
-    async def _on_ready(_t: Any) -> None:
-        if on_ready is not None:
-            maybe = on_ready(f"ws://{host}:{port}")
-            if asyncio.iscoroutine(maybe):
-                await maybe
-
-    @transport.event_handler("on_client_connected")
-    async def _on_client(_t: Any, _ws: Any) -> None:
+    async def connected_now() -> None:
         clock.t0, clock.wall0 = time.monotonic(), time.time()
         connected.set()
 
-    @transport.event_handler("on_client_disconnected")
-    async def _on_gone(_t: Any, _ws: Any) -> None:
-        await brain.end_call("hangup")
+    transport = _serve_one_caller(host=host, port=port, allowed_origins=(), on_ready=on_ready,
+                                  on_connected=connected_now, on_hangup=lambda: brain.end_call("hangup"))
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
     worker = _worker(pipeline)
