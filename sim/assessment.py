@@ -6,12 +6,61 @@ The harness protocol asks the agent to finish with a block such as::
     Triage level: ESI 2
     Escalation: emergency
     Diagnoses: 1. Acute coronary syndrome; 2. Aortic dissection
+    Advice: call an ambulance
 
-``ASSESSMENT_RE`` decides that a reply *is* the assessment (a line beginning ``assessment:``,
-``assessment -`` or ``my assessment:``, any case). ``parse_assessment`` then reads, from that line
-on: the triage level (``ESI 2``, ``triage level: 2``, ``CTAS 2``, ``level 2``), the escalation (the
-``Escalation:`` field if present, else the one category whose keywords appear), and the diagnoses
-(the ``Diagnoses:`` / ``Differential:`` field, one per list item or ``;`` / ``,`` separated).
+Chat models dress that block in markdown, so every line is read with its markdown removed: emphasis
+(``**``, ``__``, ``*``, ``_`` around words; ``self_care`` keeps its underscore), inline code, heading
+marks ``#``, blockquote ``>``, bullet and number markers (``-``, ``*``, ``+``, ``•``, ``1.``, ``1)``)
+and leading emoji. A markdown table is read row by row as ``first cell: other cells`` lines; a table
+whose header names two fields or more (``| Triage level | Escalation | Diagnosis |``) is read column
+by column, and one with a diagnosis column (``| # | Diagnosis | Likelihood |``) as a diagnosis list.
+
+Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
+None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
+
+- ``"plain"``: the protocol's own line, ``ASSESSMENT_RE`` on the line as written: ``assessment:``,
+  ``assessment -`` or ``my assessment:`` at the start of a line, any case.
+- ``"markdown_label"``: the same rule on the line with markdown removed (``**ASSESSMENT:**``,
+  ``**Assessment**:``, ``- Assessment:``, ``> My assessment -``); an en or em dash counts as ``-``.
+  "Final", "Clinical", "Overall" or "Triage" before "assessment" also count, when fields follow.
+- ``"heading"``: a line that is only "Assessment" (a ``#`` heading, a bold line, a table cell or the
+  bare word, any case; "My", "Final", "Clinical", "Overall" or "Triage" before it, "Summary",
+  "& Plan", "& Recommendations" and a colon after it are allowed: ``## Final Assessment``,
+  ``**My assessment**``, ``**Assessment and Plan:**``) followed, within the next twenty lines, by a
+  field: a triage level, escalation or diagnoses label.
+- ``"table"``: any of the above whose first field sits in a markdown table.
+
+A reply that only mentions an assessment is not one: "Before I give my assessment, ...", "I'll assess
+your breathing:", "To complete my assessment: ...", "Assessment of your breathing: ...",
+"Reassessment: tomorrow" and "My assessment so far is ..." do not begin with the marker; a heading
+with no field after it is a section title, not the assessment; and a label line whose text after the
+marker is a question (``Assessment: any allergies?``) is one only when a field follows it.
+
+``parse_assessment`` reads, from the marker on, the fields by their labels (``Label:``,
+``Label - value``, or a label alone on its line with the value on the next lines, e.g. a
+``### Escalation`` heading):
+
+- triage level: the ``Triage level`` / ``Triage`` / ``ESI`` / ``Acuity`` / ``CTAS`` field
+  (``ESI 2``, ``ESI-2``, ``ESI level 2``, ``Level 2 (emergent)``, ``2 - Emergent``); without one,
+  any such phrase in the text. Several different levels: the first is used and ``problems`` says so.
+- escalation: the first category named in the ``Escalation`` / ``Disposition`` / ``Recommendation``
+  / ``Urgency`` field (keywords in ``ESCALATION_KEYWORDS``: "emergency", "call 911", "an ambulance"
+  and "go to the ER/ED" are emergency, "urgent care" and "same day" urgent, "see your GP" and "book
+  an appointment" routine, "self-care" and "home care" self_care; "not an emergency" names none and
+  "non-urgent" is routine), so that safety-netting elsewhere ("if it gets worse, call 911") cannot
+  override it. Without such a field: the category of the first sentence of the ``Advice`` /
+  ``Plan`` / ``Recommendations`` field when it names exactly one, else the one category named
+  outside the triage and diagnoses fields (two or more is ambiguous). An escalation field that names
+  no category falls back the same way, taking the first category named when there are several.
+- diagnoses: every ``Diagnoses`` / ``Differential`` / ``Most likely diagnosis`` / ``Impression``
+  field in order, each once ("Most likely diagnosis: X" then "Differential: Y, Z" is X, Y, Z):
+  inline (``1. X; 2. Y``, ``X; Y``, ``X, Y``) or as the list under the label, nested detail bullets
+  skipped, up to the next field, heading, or paragraph after a blank line. Names lose markdown,
+  numbering, hedges ("Likely ...", "Most likely: ..."), trailing qualifiers ("(most likely)",
+  "- less likely", ", likely") and an explanation after a colon; other parentheticals ("(STEMI)")
+  are kept. An inline value is split at commas as well (outside parentheses), as the protocol's
+  own form always was: "Lyme disease, early localized" gives two names.
+
 What cannot be read is left ``None`` and the reason goes to ``problems``; the scorer fails that
 component and records the reason.
 """
@@ -19,105 +68,481 @@ component and records the reason.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from sim.result import ParsedAssessment
 
+# The protocol's own marker, on the line as written (form "plain").
 ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | re.MULTILINE)
 
-_LEVEL_RE = re.compile(
-    r"\b(?:esi|ctas|triage(?:\s+level)?|acuity(?:\s+level)?|level)\s*(?:level)?\s*(?:is|of|=|:|-|#)?\s*\(?([1-5])\b",
-    re.IGNORECASE,
-)
-_FIELD_RE = r"^\s*[*_#\-\s]*{name}[*_\s]*[:\-]\s*(?P<value>.*)$"
-_ESCALATION_FIELD = re.compile(_FIELD_RE.format(name=r"(?:escalation|disposition|recommendation)"), re.I | re.M)
-_DIAGNOSIS_FIELD = re.compile(
-    _FIELD_RE.format(name=r"(?:(?:most\s+likely\s+|working\s+|differential\s+)?diagnos[ie]s|differential|ddx)"), re.I | re.M
-)
-_ANY_FIELD = re.compile(r"^\s*[*_#\-\s]*[A-Za-z][A-Za-z ]{2,30}[*_\s]*:\s", re.M)
+# ---------------------------------------------------------------------------------------------- markdown
+_QUOTE = re.compile(r"^(?:>\s?)+")
+_HEADING = re.compile(r"^#{1,6}\s+")
+_LIST_MARKER = re.compile(r"^(?:[-*+•◦▪‣]|\d{1,2}[.)]|\(\d{1,2}\))\s+")
+_STRONG = re.compile(r"\*\*|__|`+|~~")
+# a lone '_' only around words, so that "self_care" keeps its underscore
+_EMPHASIS = re.compile(r"\*|(?<!\w)_+|_+(?!\w)")
+_LEADING_SYMBOLS = re.compile(r"^[^\w(\[\"'?]+")  # emoji and arrows models put before labels
+_TABLE_ROW = re.compile(r"^\s*(?:>\s*)*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*(?:>\s*)*\|?(?:\s*:?-{2,}:?\s*\|?)+\s*$")
+_BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
-# Most urgent first. A phrase may only count once: "not an emergency" is handled by ambiguity below.
-ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "emergency": ("emergency", "911", "999", "112", "ambulance", "er now", "a&e", "immediately to the"),
-    "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in"),
-    "routine": ("routine", "primary care", "gp", "family doctor", "regular doctor", "follow up", "follow-up",
-                "schedule an appointment", "refill"),
-    "self_care": ("self_care", "self care", "self-care", "home care", "at home", "rest and fluids", "over the counter"),
-}
+
+@dataclass(frozen=True)
+class _Line:
+    body: str  # the text with markdown removed; "" for blank lines and horizontal rules
+    raw: str = ""
+    indent: int = 0
+    listed: bool = False  # a bullet or numbered list item
+    heading: bool = False  # a '#' heading
+    table: bool = False  # read from a markdown table
+
+
+def _plain(text: str) -> str:
+    text = _EMPHASIS.sub("", _STRONG.sub("", text))
+    return " ".join(_LEADING_SYMBOLS.sub("", text).split())
+
+
+def _line(raw: str) -> _Line:
+    text = raw.expandtabs(4)
+    indent = len(text) - len(text.lstrip())
+    s = _QUOTE.sub("", text.strip())
+    heading = _HEADING.match(s) is not None
+    s = _HEADING.sub("", s)
+    listed = _LIST_MARKER.match(s) is not None
+    s = _LIST_MARKER.sub("", s, count=1)
+    return _Line(body=_plain(s), raw=raw, indent=indent, listed=listed, heading=heading)
+
+
+def _cells(row: str) -> list[str]:
+    s = _QUOTE.sub("", row.strip()).strip().removeprefix("|").removesuffix("|")
+    return [_plain(_BREAK_TAG.sub("; ", cell)) for cell in s.split("|")]
+
+
+def _table_lines(rows: list[str]) -> list[_Line]:
+    """A markdown table as lines the field reader understands (see the module docstring)."""
+    table = [_cells(r) for r in rows if not _TABLE_RULE.match(r)]
+    if not table:
+        return []
+    header, data = table[0], table[1:]
+    kinds = [_label_kind(cell) for cell in header]
+    keyed = any(_label_kind(row[0]) in _FIELD_KINDS for row in data if row)
+    if data and not keyed and sum(k in _FIELD_KINDS for k in kinds) >= 2:  # one column per field
+        return [_Line(body=f"{h}: {v}", table=True) for row in data for h, v in zip(header, row, strict=False) if h]
+    if data and not keyed and "diagnoses" in kinds:  # a ranked differential
+        col = kinds.index("diagnoses")
+        return [_Line(body="Diagnoses:", table=True)] + [
+            _Line(body=row[col], listed=True, table=True) for row in data if col < len(row) and row[col]]
+    lines = []
+    for row in table:  # key-value rows, header included (it may be "| Assessment | |")
+        rest = " \u2014 ".join(c for c in row[1:] if c)
+        if row and row[0]:
+            lines.append(_Line(body=f"{row[0]}: {rest}" if rest else row[0], table=True))
+    return lines
+
+
+def _lines(text: str) -> list[_Line]:
+    out: list[_Line] = []
+    rows: list[str] = []
+    for raw in text.splitlines():
+        if _TABLE_ROW.match(raw):
+            rows.append(raw)
+            continue
+        if rows:
+            out.extend(_table_lines(rows))
+            rows = []
+        out.append(_line(raw))
+    if rows:
+        out.extend(_table_lines(rows))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ fields
+_FIELD_KINDS = ("level", "escalation", "diagnoses")
+_KNOWN_KINDS = (*_FIELD_KINDS, "other")
+_LABEL = re.compile(r"^(?P<label>[^\W\d_][^:]{0,60}?)\s*:\s*(?P<value>.*)$")
+_DASH_LABEL = re.compile(r"^(?P<label>[^\W\d_][^:\u2013\u2014]{0,40}?)\s+[-\u2013\u2014]\s+(?P<value>.*)$")
+_LABEL_KINDS = (
+    ("level", re.compile(r"^(?:esi |ctas )?(?:triage|acuity|esi|ctas|emergency severity index)"
+                         r"(?: (?:level|category|score|priority|acuity|esi|ctas))*$")),
+    ("escalation", re.compile(r"^(?:recommended |suggested |triage )?(?:escalation|disposition|recommendation"
+                              r"|level of care|care level|urgency|where to go|action|care setting)"
+                              r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level)?$")),
+    ("diagnoses", re.compile(r"^(?:(?:most|more|less) )?(?:likely |working |differential |provisional |possible "
+                             r"|leading |top |primary |suspected |main |clinical |key |ranked |probable )?"
+                             r"(?:diagnos[ie]s|differentials?|ddx|impression|causes?|conditions?)"
+                             r"(?: ?(?:/|and|&) ?(?:differentials?|diagnos[ie]s))?"
+                             r"(?: (?:to consider|to rule out|considered))?$|^(?:most likely|likely cause)$")),
+)
+# Labels that end a field's list: what follows the diagnoses in the protocol and in models' habits.
+_OTHER_LABEL = re.compile(
+    r"^(?:advice|plan|recommendations|red flags?|warning signs|safety[ -]?net\w*|next steps?|what to do|reasoning"
+    r"|rationale|why|follow[ -]?up|treatment|management|instructions|home care|self[ -]?care|summary|key findings"
+    r"|notes?|important|watch for|when to|return precautions|in the meantime|immediate|precautions|seek|other"
+    r"|also consider|tips|supporting|explanation|disclaimer)\b")
+_ADVICE_LABEL = re.compile(r"^(?:advice|plan|recommendations|next steps?|what to do(?: now)?|action plan)$")
+
+
+@dataclass(frozen=True)
+class _Field:
+    kind: str  # one of _KNOWN_KINDS, or "label" for any other short label
+    label: str
+    value: str
+
+
+def _norm_label(label: str) -> str:
+    label = re.sub(r"\([^)]*\)", " ", label.lower())
+    return " ".join(re.sub(r"[^\w/&' -]", " ", label).split())
+
+
+def _label_kind(label: str) -> str | None:
+    name = _norm_label(label)
+    if not name:
+        return None
+    for kind, pattern in _LABEL_KINDS:
+        if pattern.match(name):
+            return kind
+    if _OTHER_LABEL.match(name):
+        return "other"
+    return "label" if len(name.split()) <= 5 else None
+
+
+def _field(line: _Line) -> _Field | None:
+    """The field a line starts, if any: ``Label: value``, ``Label - value``, or a known label alone."""
+    m = _LABEL.match(line.body)
+    if m and (kind := _label_kind(m["label"])):
+        return _Field(kind, m["label"], m["value"].strip())
+    m = _DASH_LABEL.match(line.body)
+    if m and (kind := _label_kind(m["label"])) in _FIELD_KINDS:
+        return _Field(kind, m["label"], m["value"].strip())
+    kind = _label_kind(line.body)  # "### Escalation": the value is on the next lines
+    if kind is not None and (kind in _FIELD_KINDS or (kind == "other" and len(line.body.split()) <= 4)):
+        return _Field(kind, line.body, "")
+    return None
+
+
+def _fields(section: list[_Line]) -> list[tuple[int, _Field]]:
+    return [(j, f) for j, line in enumerate(section) if (f := _field(line)) is not None]
+
+
+def _has_value(field: _Field) -> bool:
+    """A value beyond a qualifier: "Diagnoses (most likely first):" puts its list on the next lines."""
+    return bool(re.sub(r"\([^)]*\)", "", field.value).strip(" :-\u2013\u2014"))
+
+
+def _block(section: list[_Line], j: int) -> tuple[list[_Line], int]:
+    """The lines that continue the field on ``section[j]`` (detail bullets under an item left out) and the
+    index after them. A list or, for a field with no value of its own, a paragraph; it ends at the next
+    field, heading, paragraph after a blank line, or an item outdented past the list."""
+    head, field = section[j], _field(section[j])
+    has_value = field is not None and _has_value(field)
+    lines: list[_Line] = []
+    item_indent: int | None = None
+    blank = False
+    k = j + 1
+    for k in range(j + 1, len(section)):
+        line = section[k]
+        if not line.body:
+            blank = True
+            continue
+        own = _field(line)
+        # "- Most likely: Gout" inside a differential is an item, not the next field
+        item = field is not None and field.kind == "diagnoses" and _QUALIFIER_LABEL.match(line.body) is not None
+        if line.heading or (own is not None and own.kind in _KNOWN_KINDS and not item):
+            break
+        if line.listed:
+            nested = head.listed and line.indent > head.indent
+            if has_value and not nested:  # "Diagnoses: X" then a list: another list
+                break
+            item_indent = line.indent if item_indent is None else item_indent
+            if line.indent < item_indent:
+                break
+            if line.indent == item_indent:
+                lines.append(line)
+        elif blank or has_value or lines:  # the first line is the value even if it reads "Emergency: call 999"
+            break
+        else:
+            lines.append(line)
+        blank = False
+    else:
+        k = len(section)
+    return lines, k
+
+
+def _field_text(section: list[_Line], j: int, field: _Field) -> str:
+    if _has_value(field):
+        return field.value
+    return " ".join(line.body for line in _block(section, j)[0])
+
+
+# ------------------------------------------------------------------------------------------------ marker
+_LABEL_MARKER = re.compile(
+    r"^(?:(?P<qualifier>my|final|clinical|overall|triage)\s+)?assessment\s*[:\-\u2013\u2014]\s*(?P<rest>.*)$",
+    re.IGNORECASE)
+_HEADING_MARKER = re.compile(
+    r"^(?:(?:my|final|clinical|overall|triage)\s+)?assessment"
+    r"(?:\s+(?:summary|(?:and|&)\s+(?:plan|recommendations?|advice|next steps)))?\s*:?$", re.IGNORECASE)
+_FIELDS_WINDOW = 20  # lines after a heading in which its fields must start
+
+
+def _fields_follow(lines: list[_Line], i: int) -> bool:
+    return any((f := _field(line)) is not None and f.kind in _FIELD_KINDS
+               for line in lines[i + 1:i + 1 + _FIELDS_WINDOW])
+
+
+def _is_question(text: str) -> bool:
+    return re.sub(r"[^\w?]+$", "", text).endswith("?")
+
+
+def _marker_form(lines: list[_Line], i: int) -> str | None:
+    line = lines[i]
+    m = _LABEL_MARKER.match(line.body)
+    if m:
+        # a question after the marker ("Assessment: any allergies?") or a qualified label is only the
+        # assessment when fields follow; the protocol's bare "Assessment:" line always is
+        qualified = (m["qualifier"] or "my").lower() != "my"
+        if (qualified or _is_question(m["rest"])) and not _fields_follow(lines, i):
+            return None
+        return "plain" if not line.table and ASSESSMENT_RE.match(line.raw) else "markdown_label"
+    if _HEADING_MARKER.match(line.body) and _fields_follow(lines, i):
+        return "heading"
+    return None
+
+
+def _find(lines: list[_Line]) -> tuple[int, str] | None:
+    """The index of the line that starts the assessment and its form."""
+    for i in range(len(lines)):
+        form = _marker_form(lines, i)
+        if form is not None:
+            section = lines[i:]
+            first = next((section[j] for j, f in _fields(section) if f.kind in _FIELD_KINDS), None)
+            table = section[0].table or (first is not None and first.table)
+            return i, "table" if table else form
+    return None
+
+
+def assessment_form(text: str) -> str | None:
+    """How ``text`` marks its final assessment ("plain", "markdown_label", "heading", "table"), or None."""
+    found = _find(_lines(text))
+    return found[1] if found else None
 
 
 def is_assessment(text: str) -> bool:
-    return ASSESSMENT_RE.search(text) is not None
+    return assessment_form(text) is not None
+
+
+# ------------------------------------------------------------------------------------------- triage level
+_LEVEL_RE = re.compile(
+    # not "pain level 3" and the like: only triage scales count
+    r"(?<![a-z])(?<!pain )(?<!pain-)(?<!sugar )(?<!oxygen )(?<!energy )(?<!stress )(?<!activity )"
+    r"(?:esi|ctas|triage|acuity|level)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
+    r"\s*(?:\((?:esi|ctas)\))?\s*(?:is|of|=|:|-|\u2013|\u2014|#)?\s*\(?\s*(?:(?:esi|ctas|level)[\s\-]*)?"
+    r"([1-5])(?![.,]?\d)(?!\s*(?:/|out of)\s*10)",
+    re.IGNORECASE,
+)
+
+
+def _levels(text: str) -> list[int]:
+    return [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
+
+
+def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> int | None:
+    labelled = "\n".join(f"{f.label}: {_field_text(section, j, f)}" for j, f in fields if f.kind == "level")
+    levels = _levels(labelled) or _levels("\n".join(line.body for line in section))
+    if not levels:
+        problems.append("no triage level (expected e.g. 'Triage level: ESI 2')")
+        return None
+    if len(set(levels)) > 1:
+        problems.append(f"several triage levels given ({', '.join(map(str, levels))}); the first, {levels[0]}, "
+                        "is used")
+    return levels[0]
+
+
+# --------------------------------------------------------------------------------------------- escalation
+# Most urgent first. Matched as words; "not an emergency" and the like are removed first (_NEGATED).
+ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "emergency": ("emergency", "emergent", "911", "999", "112", "ambulance", "er now", "a&e", "immediately to the",
+                  "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
+                  "eye casualty", "labour ward", "labor and delivery"),
+    "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in", "urgent care", "tonight",
+               "within a few hours", "next few hours", "out-of-hours", "out of hours", "minor injuries"),
+    "routine": ("routine", "primary care", "gp", "family doctor", "regular doctor", "follow up", "follow-up",
+                "schedule an appointment", "refill", "book an appointment", "make an appointment",
+                "next few days", "within a week", "next week", "this week"),
+    "self_care": ("self_care", "self care", "self-care", "home care", "at home", "rest and fluids",
+                  "over the counter", "over-the-counter", "home treatment", "manage at home", "self-manage"),
+}
+_NEGATED = (  # phrases that name a category in order to rule it out
+    (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
+    (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
+    (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
+)
+_EMERGENCY_ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:ER|ED)(?![A-Za-z])")  # case matters: "ED", not "ed"
+_KEYWORD_RES = {category: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
+                for category, words in ESCALATION_KEYWORDS.items()}
 
 
 def _escalation_from(text: str) -> list[str]:
     """Categories whose keywords occur in ``text``, ordered by where they first occur."""
+    for pattern, replacement in _NEGATED:
+        text = pattern.sub(replacement, text)
     low = f" {text.lower()} "
     first: dict[str, int] = {}
-    for category, words in ESCALATION_KEYWORDS.items():
-        for w in words:
-            m = re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", low)
+    for category, patterns in _KEYWORD_RES.items():
+        for pattern in patterns:
+            m = pattern.search(low)
             if m and m.start() < first.get(category, len(low)):
                 first[category] = m.start()
+    abbreviation = _EMERGENCY_ABBREVIATION.search(f" {text} ")
+    if abbreviation and abbreviation.start() < first.get("emergency", len(low)):
+        first["emergency"] = abbreviation.start()
     return sorted(first, key=first.__getitem__)
 
 
-def _split_diagnoses(first: str, following: list[str]) -> list[str]:
-    items: list[str] = []
-    lines = [first] if first.strip() else []
-    for line in following:
-        if not line.strip() or (_ANY_FIELD.match(line) and not re.match(r"^\s*(\d+[.)]|[-*])", line)):
-            break
-        lines.append(line)
-    for line in lines:
-        line = re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line)
-        for part in re.split(r";|,|\s\d+[.)]\s", line):
-            part = re.sub(r"^\s*(?:\d+[.)])\s*", "", part).strip(" *_.")
-            if part:
-                items.append(part)
-    return items
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+
+
+def _outside_fields(section: list[_Line], fields: list[tuple[int, _Field]]) -> str:
+    """The section's text without the triage and diagnoses fields, whose words ("ESI 3 - urgent",
+    "hypertensive emergency") are not the escalation."""
+    skip: set[int] = set()
+    for j, f in fields:
+        if f.kind in ("level", "diagnoses"):
+            skip.update(range(j, _block(section, j)[1]))
+    return "\n".join(line.body for k, line in enumerate(section) if k not in skip)
+
+
+def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
+    field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    if field is not None and (named := _escalation_from(_field_text(section, *field))):
+        return named[0]  # the field's value wins over every other mention
+    advice = next(((j, f) for j, f in fields if f.kind == "other" and _ADVICE_LABEL.match(_norm_label(f.label))),
+                  None)
+    if advice is not None and len(named := _escalation_from(_first_sentence(_field_text(section, *advice)))) == 1:
+        return named[0]
+    named = _escalation_from(_outside_fields(section, fields))
+    if len(named) == 1 or (field is not None and named):
+        return named[0]
+    if named:
+        problems.append(f"ambiguous escalation: mentions {', '.join(named)}")
+    else:
+        problems.append("no escalation (expected e.g. 'Escalation: emergency')")
+    return None
 
 
 def parse_escalation_line(reply: str) -> str | None:
-    """The category of an ``Escalation:`` line (the most urgent one it names), or None."""
-    field = _ESCALATION_FIELD.search(reply)
-    found = _escalation_from(field.group("value")) if field else []
-    return found[0] if found else None
+    """The category of an ``Escalation:`` line (the first one it names), or None."""
+    lines = _lines(reply)
+    fields = _fields(lines)
+    field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    named = _escalation_from(_field_text(lines, *field)) if field else []
+    return named[0] if named else None
 
 
+# ---------------------------------------------------------------------------------------------- diagnoses
+_ITEM_NUMBER = re.compile(r"^\s*(?:\d{1,2}[.)]|\(\d{1,2}\)|#\d{1,2})\s*")
+_INLINE_NUMBER = re.compile(r"\s(?=\(?\d{1,2}[.)]\s)")  # "1. X 2. Y": split before "2."
+# "Most likely: X", "Less likely: Y", "Must rule out: Z" put the name after the colon
+_QUALIFIER_LABEL = re.compile(
+    r"^(?:(?:most|more|less|very)\s+)?(?:likely|probable|possible|unlikely|consider|also consider|leading|primary"
+    r"|top|main|secondary|alternative|differential|must rule out|rule out|r/o|can'?t miss|cannot miss"
+    r"|must not miss|don'?t miss|red flag|others?)(?:\s+(?:diagnosis|cause|concern|consideration|possibilit(?:y|ies)"
+    r"|alternatives?|to exclude|to consider|to rule out))?\s*:\s*", re.IGNORECASE)
+_HEDGE = re.compile(r"^(?:(?:most|more|less|very)\s+)?(?:likely|probably|probable|possible|possibly|suspected"
+                    r"|query|presumed|\?)\s+|^(?:a|an|the)\s+", re.IGNORECASE)
+_QUALIFIER_PAREN = re.compile(
+    r"\s*\((?=[^)]*(?:\b(?:likel|unlikel|probab|possib|rule|exclu|leading|primary|top\b|consider|less|concern|suspect"
+    r"|risk|must|need|can'?t|cannot|given)|%))[^)]*\)\s*$", re.IGNORECASE)
+# where a trailing qualifier starts: "X - likely", "X -- needs excluding", "X, less likely" (any dash)
+_QUALIFIER_TAIL = re.compile(
+    r"\s+[-\u2013\u2014]\s+|,\s*(?:(?:most|less|very)\s+)?(?:likely|probable|possible|unlikely)\b", re.IGNORECASE)
+
+
+def _split_outside_parens(text: str, sep: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == sep and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _without_tail(text: str) -> str:
+    """``text`` up to its first trailing qualifier outside parentheses ("(most likely - recent flight)" stays)."""
+    for m in _QUALIFIER_TAIL.finditer(text):
+        if m.start() > 0 and text.count("(", 0, m.start()) <= text.count(")", 0, m.start()):
+            return text[:m.start()]
+    return text
+
+
+def _clean_diagnosis(text: str) -> str:
+    text = _ITEM_NUMBER.sub("", text.strip())
+    qualifier = _QUALIFIER_LABEL.match(text)
+    if qualifier:
+        text = text[qualifier.end():]
+    else:  # "Acute coronary syndrome: crushing pain, sweating" names the diagnosis before the colon
+        m = _LABEL.match(text)
+        if m and len(m["label"].split()) <= 8 and m["value"]:
+            text = m["label"]
+    text = _without_tail(text)
+    while (stripped := _QUALIFIER_PAREN.sub("", text)) != text:
+        text = stripped
+    while (stripped := _HEDGE.sub("", text)) != text:
+        text = stripped
+    return re.sub(r"[^\w)\]]+$", "", text.strip(" *_.:;,"))
+
+
+def _split_inline(value: str) -> list[str]:
+    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split)."""
+    parts: list[str] = []
+    for chunk in _split_outside_parens(value, ";"):
+        for piece in _INLINE_NUMBER.split(chunk):
+            parts.extend(_split_outside_parens(piece, ","))
+    return [d for d in map(_clean_diagnosis, parts) if d]
+
+
+def _field_diagnoses(field: _Field, block: list[_Line]) -> list[str]:
+    items = _split_inline(field.value) if _has_value(field) else []
+    if not items:
+        for line in block:
+            items.extend([_clean_diagnosis(line.body)] if line.listed else _split_inline(line.body))
+    return [d for d in items if d]
+
+
+def _read_diagnoses(section: list[_Line], fields: list[tuple[int, _Field]]) -> list[str]:
+    """Every diagnoses field's names in order, once each: "Most likely diagnosis: X" then "Differential: Y, Z"
+    is X, Y, Z. A field inside another's list ("- Most likely: X" under "Differential:") is read with it."""
+    names: list[str] = []
+    covered = 0
+    for j, f in fields:
+        if f.kind != "diagnoses" or j < covered:
+            continue
+        block, covered = _block(section, j)
+        for name in _field_diagnoses(f, block):
+            if name.lower() not in (n.lower() for n in names):
+                names.append(name)
+    return names
+
+
+# ------------------------------------------------------------------------------------------------- parse
 def parse_assessment(reply: str) -> ParsedAssessment:
-    match = ASSESSMENT_RE.search(reply)
-    if match is None:
+    lines = _lines(reply)
+    found = _find(lines)
+    if found is None:
         return ParsedAssessment(problems=["no line beginning 'Assessment:' in the reply"])
-    text = reply[match.start():]
+    start, form = found
+    section = lines[start:]
+    fields = _fields(section)
     problems: list[str] = []
-
-    levels = [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
-    level = levels[0] if levels else None
-    if level is None:
-        problems.append("no triage level (expected e.g. 'Triage level: ESI 2')")
-    elif len(set(levels)) > 1:
-        problems.append(f"several triage levels given ({', '.join(map(str, levels))}); the first, {level}, is used")
-
-    escalation = None
-    field = _ESCALATION_FIELD.search(text)
-    candidates = _escalation_from(field.group("value")) if field else []
-    if not candidates:
-        candidates = _escalation_from(text)
-    if len(candidates) == 1 or (field and candidates):
-        escalation = candidates[0]
-    elif candidates:
-        problems.append(f"ambiguous escalation: mentions {', '.join(candidates)}")
-    else:
-        problems.append("no escalation (expected e.g. 'Escalation: emergency')")
-
-    diagnoses: list[str] = []
-    dx = _DIAGNOSIS_FIELD.search(text)
-    if dx:
-        following = text[dx.end():].splitlines()[1:]
-        diagnoses = _split_diagnoses(dx.group("value"), following)
+    level = _read_level(section, fields, problems)
+    escalation = _read_escalation(section, fields, problems)
+    diagnoses = _read_diagnoses(section, fields)
     if not diagnoses:
         problems.append("no diagnoses (expected e.g. 'Diagnoses: 1. ...; 2. ...')")
-    return ParsedAssessment(triage_level=level, escalation=escalation, diagnoses=diagnoses, problems=problems)
+    return ParsedAssessment(triage_level=level, escalation=escalation, diagnoses=diagnoses, problems=problems,
+                            form=form)
 
 
 # --------------------------------------------------------------------------------------------- spoken form
@@ -153,9 +578,8 @@ def is_spoken_assessment(text: str) -> bool:
     sentence_end = re.search(r"[.!?](?:\s|$)", text[m.start():])
     if sentence_end is not None and sentence_end.group(0).startswith("?"):
         return False
-    parsed = parse_assessment(from_speech(text[m.start():]))
-    field = _ESCALATION_FIELD.search(from_speech(text[m.start():]))
-    return parsed.triage_level is not None or bool(field and _escalation_from(field.group("value")))
+    block = from_speech(text[m.start():])
+    return parse_assessment(block).triage_level is not None or parse_escalation_line(block) is not None
 
 
 def from_speech(text: str) -> str:

@@ -12,6 +12,7 @@ from sim.assessment import is_assessment, parse_assessment
     "Thanks for answering.\nMy Assessment:\nTriage level: ESI 3",
     "assessment:",
     "\tAssessment -",
+    "**Assessment:** ESI 2",                    # markdown around the label: read with the markdown removed
 ])
 def test_termination_regex_matches(text: str) -> None:
     assert is_assessment(text)
@@ -20,7 +21,6 @@ def test_termination_regex_matches(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "I will give my assessment: soon",          # not at the start of a line
     "Reassessment: tomorrow",                   # another word
-    "**Assessment:** ESI 2",                    # markdown before the word: the protocol is strict
     "Assessment is pending",                    # no ':' or '-'
     "Can you describe the pain?",
 ])
