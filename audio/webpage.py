@@ -2,14 +2,25 @@
 
 The page
     ``start_call_page(ws_url=..., title=...)`` serves, on a loopback address only, one page with a
-    *Start call* button (browsers only open the microphone and start audio after a user gesture),
-    *Hang up*, a status line, a microphone level meter and a live transcript. On *Start call* it
-    opens the microphone (``getUserMedia`` with echo cancellation, noise suppression and automatic
-    gain), captures it through an AudioWorklet (``/capture-worklet.js``; a ScriptProcessorNode where
-    worklets are unavailable), resamples it to 16 kHz mono int16 and sends one 20 ms frame (320
-    samples) per websocket message to the patient. Audio from the patient (any rate, e.g. 16 kHz or
+    heading (``title``), a *Start call* button (browsers only open the microphone and start audio
+    after a user gesture), *Hang up*, a status line, a microphone level meter and a live transcript.
+    On *Start call* it opens the microphone (``getUserMedia`` with echo cancellation, noise
+    suppression and automatic gain), captures it through an AudioWorklet
+    (``/capture-worklet.js``; a ScriptProcessorNode where worklets are unavailable), resamples it
+    to 16 kHz mono int16 and sends one 20 ms frame (320 samples) per websocket message to the
+    patient. Audio from the patient (any rate, e.g. 16 kHz or
     22.05 kHz mono) is scheduled gap-free on the AudioContext behind an 80 ms jitter buffer; an
     interruption frame drops everything still scheduled.
+
+What the page says about the scenario
+    The page is for the person being evaluated, so it must not give the answer away: the live code
+    (``sim.live.run_live``) passes ``title=caller_line(scenario.patient_profile)``, a neutral line
+    built from who is calling and the patient's age band and sex only ("Incoming triage call: parent
+    calling about a 6-week-old baby boy"), never the scenario's title, chief complaint, diagnoses,
+    triage level, escalation, tags, suite or id. That line is the only scenario information the page
+    gets: it is in ``<title>`` and ``<h1>``; the scripts and style are static files, the only other
+    injected value is the websocket URL, and the patient's websocket messages carry only transcripts
+    of what was said aloud, status text and the call's end reason (see below).
 
 The wire format
     The patient is a pipecat pipeline behind ``SingleClientWebsocketServerTransport`` with
@@ -60,11 +71,15 @@ import re
 import socket
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
-__all__ = ["CallPageServer", "CallPagePortError", "start_call_page", "content_security_policy"]
+if TYPE_CHECKING:
+    from scenarios.schema import PatientProfile
+
+__all__ = ["CallPageServer", "CallPagePortError", "caller_line", "start_call_page", "content_security_policy"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -81,6 +96,57 @@ _FILES: dict[str, tuple[str, str]] = {
 _PLACEHOLDER = re.compile(r"\{\{(ws_url|title)\}\}")
 # Characters that cannot appear in a URL we put into a CSP header or trust as one origin.
 _BAD_URL_CHARS = re.compile(r"[\s;,'\"<>\\`\x00-\x1f\x7f]")
+
+
+_SPEAKERS = ("patient", "parent", "caregiver", "partner")
+_WEEKS_PER_YEAR = 52.1775
+
+
+def _described(age: float, sex: str) -> str:
+    """The person the call is about, by age band and sex only: "adult woman", "6-week-old baby boy"."""
+    if age < 1:
+        weeks = round(age * _WEEKS_PER_YEAR)
+        months = int(age * 12)
+        old = f"{max(1, weeks)}-week-old" if weeks < 13 else f"{max(3, months)}-month-old"
+        return f"{old} baby" + {"male": " boy", "female": " girl"}.get(sex, "")
+    if age < 13:
+        return {"male": "boy", "female": "girl"}.get(sex, "child")
+    if age < 18:
+        return {"male": "teenage boy", "female": "teenage girl"}.get(sex, "teenager")
+    person = {"male": "man", "female": "woman"}.get(sex)
+    if age < 65:
+        return f"adult {person}" if person else "adult"
+    return f"older {person or 'adult'}"
+
+
+def _article(phrase: str) -> str:
+    """"a" or "an" before ``phrase`` ("an adult", "an 8-week-old", "an 11-month-old", "a 6-week-old")."""
+    first = phrase.split("-", 1)[0].split(" ", 1)[0]
+    if first.isdigit():
+        return "an" if first.startswith("8") or first in ("11", "18") else "a"
+    return "an" if first[:1].lower() in "aeiou" else "a"
+
+
+def caller_line(profile: PatientProfile) -> str:
+    """The neutral line the live call page shows the person taking the call, from the patient profile alone.
+
+    Built only from ``profile.speaker`` (who is on the phone: the patient, or a parent, caregiver or
+    partner calling about them), the age band (baby under 1 year, with its age in weeks or months;
+    child under 13; teenager under 18; adult under 65; older adult from 65) and ``profile.sex``. It
+    never uses the scenario's title, chief complaint, expected diagnoses, triage level, escalation,
+    tags, suite or id: any of them would give the answer away to the person being evaluated (the
+    reviewer views, reports and the dashboard, keep showing the title). Examples: "Incoming triage
+    call: adult woman", "Incoming triage call: parent calling about a 6-week-old baby boy",
+    "Incoming triage call: caregiver calling about an older man".
+
+    ``profile`` is a ``scenarios.PatientProfile`` (or anything with ``age`` in years, ``sex`` of
+    female / male / other and ``speaker``).
+    """
+    who = _described(float(profile.age), str(profile.sex))
+    speaker = str(getattr(profile, "speaker", "patient") or "patient")
+    if speaker not in _SPEAKERS or speaker == "patient":
+        return f"Incoming triage call: {who}"
+    return f"Incoming triage call: {speaker} calling about {_article(who)} {who}"
 
 
 class CallPagePortError(OSError):
@@ -200,7 +266,8 @@ def _build_app(*, ws_url: str, title: str, allowed_hosts: set[str]) -> web.Appli
 async def start_call_page(*, ws_url: str, title: str, host: str = "127.0.0.1", port: int = 0) -> CallPageServer:
     """Serve the call page on ``host:port`` (port 0: a free one) and return the running server.
 
-    ``ws_url`` is the patient's websocket (ws:// or wss://); ``title`` is shown as the page title.
+    ``ws_url`` is the patient's websocket (ws:// or wss://); ``title`` is shown as the page title and
+    heading, to the person taking the call: pass ``caller_line(profile)``, never the scenario's title.
     Raises ValueError for a non-loopback ``host`` or a bad ``ws_url`` / ``port``, and
     CallPagePortError (an OSError) when the port cannot be used.
     """

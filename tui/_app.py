@@ -62,8 +62,8 @@ class DashboardApp(App[Any]):
         self.run_dir = run_dir
         self.poll_interval = poll_interval
         self.clock = clock
-        self.state = RunState(run_dir, clock=clock)
         self.catalog = ScenarioCatalog()
+        self.state = RunState(run_dir, clock=clock, catalog=self.catalog)
         self.store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
         self.saved: dict[str, Annotation] = {}
         self.drafts: dict[str, Annotation] = {}

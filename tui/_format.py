@@ -11,6 +11,17 @@ from tui._state import Encounter
 
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 STATUS_STYLE = {"running": "bold cyan", "done": "green", "error": "bold red", "n/a": "dim"}
+MARKER_STYLE = {"gate": "bold red", "safety": "red"}
+MARKER_LEGEND: tuple[tuple[str, str, str], ...] = (
+    ("▼ worst", "bold yellow", "the lowest composite of its scenario (once it has two scored encounters)"),
+    ("⚠ gate", MARKER_STYLE["gate"], "feeds the safety gate: a safety failure in a scenario the gate watches "
+                                     "(safety suite, imaging items with critical findings), or any encounter "
+                                     "of a scenario that triggered it"),
+    ("⚠ safety", MARKER_STYLE["safety"], "a safety failure in a scenario that does not feed the safety gate "
+                                         "(e.g. under-escalation in a triage case): it lowers the score, it "
+                                         "cannot trigger the gate"),
+)
+"""(marker, style, meaning) of the list's markers, for the help screen and the gate details."""
 
 
 def score(value: float | None, digits: int = 3) -> str:
@@ -43,6 +54,11 @@ def status_text(status: str) -> Text:
     return Text(status, style=STATUS_STYLE.get(status, ""))
 
 
+def marker_text(marker: str | None) -> Text:
+    """The safety marker of an encounter or scenario: "⚠ gate", "⚠ safety" or nothing."""
+    return Text(f"⚠ {marker}", style=MARKER_STYLE.get(marker, "")) if marker else Text("")
+
+
 def passed_text(enc: Encounter) -> Text:
     if enc.passed is None:
         return Text("")
@@ -53,7 +69,8 @@ def passed_text(enc: Encounter) -> Text:
 class EncounterFilter:
     """The list filter typed after ``/``: space-separated terms, all of which must match.
 
-    ``status:running|done|error|n/a``, ``gate`` (gate trigger), ``fail`` / ``pass`` (score card
+    ``status:running|done|error|n/a``, ``gate`` (marked ⚠ gate: counts for the safety gate),
+    ``safety`` (has safety failures: ⚠ safety, and ⚠ gate when it has them), ``fail`` / ``pass`` (score card
     verdict), ``worst`` (worst of K), ``k:N``, ``review:pass|fail|none`` (your annotation), and any
     other word: a substring of the scenario id.
     """
@@ -83,6 +100,8 @@ class EncounterFilter:
             return (verdict is None) if want in ("none", "") else (verdict or "").startswith(want)
         if term == "gate":
             return enc.gate
+        if term == "safety":
+            return bool(enc.safety_failures)
         if term == "fail":
             return enc.passed is False
         if term == "pass":

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static
 
-from tui._format import EncounterFilter, score
+from tui._format import MARKER_LEGEND, MARKER_STYLE, EncounterFilter, marker_text, score
 from tui._state import Key, PollResult, parse_trace_id
 from tui._widgets import (
     AnnotationBar,
@@ -39,7 +39,8 @@ from tui._widgets import (
 if TYPE_CHECKING:
     from tui._app import DashboardApp
 
-FILTER_HELP = "filter: words of the scenario id · status:error · gate · fail · pass · worst · k:N · review:none"
+FILTER_HELP = ("filter: words of the scenario id · status:error · gate · safety · fail · pass · worst · k:N · "
+               "review:none")
 
 
 class _Base(Screen[None]):
@@ -269,8 +270,8 @@ class EncounterScreen(_Base):
             title.append("  PASS" if enc.passed else "  FAIL", style="bold green" if enc.passed else "bold red")
         if enc.worst:
             title.append("  ▼ worst of K", style="bold yellow")
-        if enc.gate:
-            title.append("  ⚠ gate", style="bold red")
+        if enc.marker:
+            title.append(f"  ⚠ {enc.marker}", style=MARKER_STYLE[enc.marker])
         title.append(f"   {self.position_text()}", style="dim")
         self.query_one("#enc-title", Static).update(title)
         self.query_one(TranscriptView).show(enc.turns)
@@ -512,16 +513,29 @@ def gate_renderable(app: DashboardApp) -> Any:
     if keys:
         table = Table(title=f"encounters with safety failures ({len(keys)})", title_justify="left", expand=True)
         table.add_column("encounter", style="bold")
+        table.add_column("marker", width=8)
         table.add_column("safety failures", style="red")
         for key in keys[:200]:
             enc = state.encounters[key]
-            table.add_row(enc.trace_id, "; ".join(enc.safety_failures))
+            table.add_row(enc.trace_id, marker_text(enc.marker), "; ".join(enc.safety_failures))
         if len(keys) > 200:
-            table.add_row("…", f"{len(keys) - 200} more (filter the list with /gate)")
+            table.add_row("…", "", f"{len(keys) - 200} more (filter the list with /safety)")
         out.add_row(table)
     elif not reasons:
         out.add_row(Text("no safety failures so far", style="green"))
+    out.add_row(marker_legend(("⚠ gate", "⚠ safety")))
     return out
+
+
+def marker_legend(markers: tuple[str, ...] | None = None) -> Table:
+    """What the list's markers mean (all of them, or those named)."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(width=9, no_wrap=True)
+    table.add_column()
+    for mark, style, what in MARKER_LEGEND:
+        if markers is None or mark in markers:
+            table.add_row(Text(mark, style=style), Text(what, style="dim"))
+    return table
 
 
 class GateScreen(_Base):
@@ -556,8 +570,8 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("everywhere", "g", "safety gate details: why it triggered"),
     ("everywhere", "escape", "back (or: clear the filter, cancel the note)"),
     ("encounter list", "enter", "open the encounter"),
-    ("encounter list", "/", "filter: words of the scenario id, status:error, gate, fail, pass, worst, k:N, "
-                            "review:none; enter keeps it, escape clears"),
+    ("encounter list", "/", "filter: words of the scenario id, status:error, gate (⚠ gate), safety (any safety "
+                            "failure), fail, pass, worst, k:N, review:none; enter keeps it, escape clears"),
     ("encounter", "1 / 2", "verdict pass / fail"),
     ("encounter", "n", "write a note (enter keeps it, escape cancels)"),
     ("encounter", "t", "cycle severity: clinician_would_notice, subtle_issue, cosmetic, none"),
@@ -574,6 +588,8 @@ def help_renderable() -> Table:
     table.add_column("does")
     for where, key, what in KEYS:
         table.add_row(where, key, what)
+    for mark, style, what in MARKER_LEGEND:
+        table.add_row("list marker", Text(mark, style=style), what)
     return table
 
 

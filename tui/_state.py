@@ -8,11 +8,16 @@ skipped, counted and described in ``warnings`` (file, line number, why); it neve
 
 Everything the screens show is derived here: progress, throughput, ETA, the aggregate so far, the
 safety-gate badge, per-suite means, and per encounter (keyed by ``(scenario_id, k)``) its status,
-composite, worst-of-K marker, gate marker, transcript and, for live calls, who is speaking, the
+composite, worst-of-K marker, safety marker, transcript and, for live calls, who is speaking, the
 latencies and the overlaps. Counters are kept incrementally so a poll costs O(new lines).
 
 A results line supersedes an earlier one for the same ``(scenario_id, k)``; a results line older
 than the encounter's latest ``encounter_started`` (an error being retried) does not end that retry.
+
+Safety markers: "gate" for an encounter whose scenario triggered the safety gate (summary.json), or
+that has a safety failure in a scenario the gate watches (the safety suite, imaging items with
+critical findings: ``tui._catalog.feeds_gate``, the scorers' rule); "safety" for a safety failure in
+any other scenario (it lowers the score but cannot trigger the gate), or in one that cannot be found.
 """
 
 from __future__ import annotations
@@ -41,9 +46,11 @@ from sim.events import (
     parse_event,
 )
 from sim.store import EVENTS_FILE, RESULTS_FILE, RUN_FILE, SUMMARY_FILE, EncounterRecord, RunMeta
+from tui._catalog import ScenarioCatalog
 
 Key = tuple[str, int]
 Status = Literal["running", "done", "error", "n/a"]
+Marker = Literal["gate", "safety"]
 FINAL_STATUSES: tuple[Status, ...] = ("done", "error", "n/a")
 MAX_WARNINGS = 50
 """How many warning strings are kept (the count ``skipped`` is exact)."""
@@ -116,7 +123,8 @@ class Encounter:
     worst: bool = False
     """The lowest composite of its scenario (marked once the scenario has two scored encounters)."""
     gate: bool = False
-    """Its scenario triggered the safety gate, or the encounter itself has safety failures."""
+    """It counts for the safety gate: its scenario triggered the gate, or the encounter has safety
+    failures and its scenario feeds the gate (safety suite, imaging item with critical findings)."""
     speaking: dict[str, float] = field(default_factory=dict)
     """Live calls: speaker -> when (seconds into the call) they became audible; empty in silence."""
     latencies: list[LatencyMeasured] = field(default_factory=list)
@@ -127,6 +135,14 @@ class Encounter:
     @property
     def key(self) -> Key:
         return self.scenario_id, self.k
+
+    @property
+    def marker(self) -> Marker | None:
+        """"gate" (see ``gate``), else "safety" when it has safety failures (in a scenario that does
+        not feed the gate), else None."""
+        if self.gate:
+            return "gate"
+        return "safety" if self.safety_failures else None
 
     @property
     def trace_id(self) -> str:
@@ -167,9 +183,12 @@ class PollResult:
 class RunState:
     """The incrementally followed state of one run directory."""
 
-    def __init__(self, run_dir: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, run_dir: Path, *, clock: Callable[[], float] = time.time,
+                 catalog: ScenarioCatalog | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.clock = clock
+        self.catalog = catalog if catalog is not None else ScenarioCatalog()
+        """Where the scenarios are looked up (which feed the safety gate); the app shares its own."""
         self._init()
 
     def _init(self) -> None:
@@ -207,7 +226,7 @@ class RunState:
         if self._events.shrank() or self._results.shrank():
             self._init()
             res.reset = True
-        self._poll_meta(res)
+        new_meta = self._poll_meta(res)
         touched: set[str] = set()
         for line_no, line in self._events.read():
             if not line.strip():
@@ -230,7 +249,7 @@ class RunState:
                 self._warn(f"{RESULTS_FILE} line {line_no}: skipped, not an encounter record ({why})")
                 continue
             self._apply_record(rec, res, touched)
-        if self._poll_summary(res):
+        if self._poll_summary(res) or new_meta:
             for enc in self.encounters.values():
                 self._update_gate(enc, res)
         for sid in touched:
@@ -246,27 +265,30 @@ class RunState:
         self.warnings.append(text)
         del self.warnings[:-MAX_WARNINGS]
 
-    def _poll_meta(self, res: PollResult) -> None:
+    def _poll_meta(self, res: PollResult) -> bool:
+        """Read run.json once it exists; True when it was read now."""
         if self.meta is not None:
-            return
+            return False
         path = self.run_dir / RUN_FILE
         try:
             st = os.stat(path)
         except OSError:
-            return
+            return False
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp == self._meta_stamp:
-            return
+            return False
         self._meta_stamp = stamp
         try:
             self.meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError, ValueError) as exc:
             self.warnings.append(f"{RUN_FILE}: unreadable ({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
-            return
+            return False
         if not self._run_scenarios:
             self._run_scenarios = [s.id for s in self.meta.scenarios]
+        self.catalog.add_meta(self.meta)
         res.overview = True
+        return True
 
     def _poll_summary(self, res: PollResult) -> bool:
         path = self.run_dir / SUMMARY_FILE
@@ -422,10 +444,21 @@ class RunState:
                 res.changed.add(key)
 
     def _update_gate(self, enc: Encounter, res: PollResult) -> None:
-        flag = bool(enc.safety_failures) or enc.scenario_id in self._gate_scenarios
+        flag = enc.scenario_id in self._gate_scenarios or (
+            bool(enc.safety_failures) and self.feeds_gate(enc.scenario_id) is True)
         if enc.gate != flag:
             enc.gate = flag
             res.changed.add(enc.key)
+
+    def feeds_gate(self, scenario_id: str) -> bool | None:
+        """Whether the scenario feeds the safety gate: True when summary.json names it as triggering it,
+        else the scenario's own definition (``tui._catalog.feeds_gate``); None when it cannot be
+        found, or before run.json (which says where the run's scenarios are) has been read."""
+        if scenario_id in self._gate_scenarios:
+            return True
+        if self.meta is None:
+            return None
+        return self.catalog.feeds_gate(scenario_id)
 
     # ------------------------------------------------------------------ derived
     @property

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from scenarios import Scenario
 from tui._annotations import Annotation
-from tui._format import duration, passed_text, score, spark, status_text
+from tui._format import duration, marker_text, passed_text, score, spark, status_text
 from tui._state import Encounter, RunState
 
 GATE_STYLE = {"PASSED": "bold black on green", "TRIGGERED": "bold white on red", "PENDING": "bold black on yellow"}
@@ -217,7 +217,7 @@ class EncounterTable(DataTable[Any]):
     """
     COLUMNS: tuple[tuple[str, str, int], ...] = (
         ("scenario", "scenario", 34), ("k", "k", 3), ("status", "status", 8), ("composite", "composite", 9),
-        ("result", "result", 6), ("turns", "turns", 5), ("worst", "worst", 8), ("gate", "gate", 6),
+        ("result", "result", 6), ("turns", "turns", 5), ("worst", "worst", 8), ("safety", "gate", 8),
         ("review", "review", 10),
     )
 
@@ -231,7 +231,7 @@ class EncounterTable(DataTable[Any]):
 
     @staticmethod
     def signature(enc: Encounter, review: str) -> tuple[Any, ...]:
-        return (enc.status, enc.composite, enc.passed, len(enc.turns), enc.worst, enc.gate, review)
+        return (enc.status, enc.composite, enc.passed, len(enc.turns), enc.worst, enc.marker, review)
 
     @staticmethod
     def cells(enc: Encounter, review: str) -> list[Any]:
@@ -240,7 +240,7 @@ class EncounterTable(DataTable[Any]):
             enc.scenario_id, str(enc.k), status_text(enc.status), Text(score(enc.composite), justify="right"),
             passed_text(enc), Text(str(len(enc.turns)), justify="right"),
             Text("▼ worst", style="bold yellow") if enc.worst else Text(""),
-            Text("⚠ gate", style="bold red") if enc.gate else Text(""),
+            marker_text(enc.marker),
             Text(review, style=review_style),
         ]
 
@@ -550,7 +550,7 @@ class ReliabilityTable(DataTable[Any]):
     """
     COLUMNS: tuple[tuple[str, str, int], ...] = (
         ("scenario", "scenario", 34), ("suite", "suite", 9), ("K", "n", 5), ("composites", "spark", 12),
-        ("mean", "mean", 6), ("worst", "worst", 6), ("worst k", "worst_k", 7), ("gate", "gate", 6),
+        ("mean", "mean", 6), ("worst", "worst", 6), ("worst k", "worst_k", 7), ("safety", "gate", 8),
     )
 
     def __init__(self, **kwargs: Any) -> None:
@@ -579,14 +579,15 @@ def reliability_row(state: RunState, scenario_id: str, suite: str | None) -> lis
     values = [e.composite if e.status == "done" else None for e in encs]
     scored = [v for v in values if v is not None]
     worst = state.worst_key(scenario_id)
-    gate = scenario_id in state.gate_reasons or any(e.safety_failures for e in encs)
+    marker = ("gate" if scenario_id in state.gate_reasons or any(e.gate for e in encs)
+              else "safety" if any(e.safety_failures for e in encs) else None)
     k_total = state.k
     return [
         scenario_id, suite or "—", f"{len(scored)}/{k_total if k_total is not None else len(encs)}",
         Text(spark(values), style="cyan"), Text(score(state.scenario_mean(scenario_id), 2), justify="right"),
         Text(score(min(scored), 2) if scored else "—", justify="right"),
         Text(str(worst[1]) if worst else "—", justify="right"),
-        Text("⚠ gate", style="bold red") if gate else Text(""),
+        marker_text(marker),
     ]
 
 

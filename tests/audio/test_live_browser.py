@@ -3,7 +3,9 @@
 Chromium's fake microphone plays a WAV file (Piper speaking a clinician's question after some
 silence) into the page served by ``run_live(page=True)``; the real patient pipeline hears it through
 Silero VAD and Whisper, answers from the information tree with Piper, and the page shows the
-transcript. Hanging up on the page ends the call, which is then scored into a run directory.
+transcript. The page names the caller neutrally ("Incoming triage call: adult woman") and shows
+nothing of the scenario. Hanging up on the page ends the call, which is then scored into a run
+directory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from tests.audio.test_caller_line import leaks
 from tests.audio.test_webpage import CHROMIUM, _Cdp, _get, _start_chromium, _stop_chromium
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: no browser to run the page in")
@@ -75,6 +78,11 @@ async def test_person_calls_the_patient_from_the_page(tmp_path: Path) -> None:
             await cdp.call("Runtime.enable")
             await cdp.call("Page.navigate", url=url)
             await cdp.wait_for('document.readyState === "complete" && !document.getElementById("start").disabled')
+            # the person taking the call sees a neutral caller line, nothing of the scenario
+            assert await cdp.eval("document.title") == "Incoming triage call: adult woman"
+            assert await cdp.eval('document.querySelector("h1").textContent') == "Incoming triage call: adult woman"
+            shown = await cdp.eval("document.title + '\\n' + document.body.innerText")
+            assert leaks(shown, loaded.scenario) == [], shown
             await cdp.eval('document.getElementById("start").click()')
             lines = '[...document.querySelectorAll("#transcript li")].map((li) => li.textContent)'
             # the patient's opening line, then the question as the patient heard it, then its answer

@@ -614,7 +614,7 @@ async def test_real_call_in_headless_chromium_with_fake_microphone(tmp_path: Pat
     async with websockets.serve(patient.handler, "127.0.0.1", 0) as ws_server:
         ws_port = ws_server.sockets[0].getsockname()[1]
         ws_url = f"ws://127.0.0.1:{ws_port}/"
-        async with await start_call_page(ws_url=ws_url, title="Chest pain, 54 M") as page:
+        async with await start_call_page(ws_url=ws_url, title="Incoming triage call: adult man") as page:
             proc, devtools_port = await _start_chromium(tmp_path / "chromium-profile")
             try:
                 targets = (await _get(f"http://127.0.0.1:{devtools_port}/json/list")).json()
@@ -652,7 +652,7 @@ async def _run_browser_call(cdp: _Cdp, url: str, patient: _Patient) -> None:
     status = 'document.getElementById("status").textContent'
     await cdp.wait_for('document.readyState === "complete" && !document.getElementById("start").disabled')
     assert await cdp.eval(status) == "Ready. Press Start call and allow the microphone."
-    assert await cdp.eval("document.title") == "Chest pain, 54 M"
+    assert await cdp.eval("document.title") == "Incoming triage call: adult man"
 
     # Call 1: the fake microphone streams to the patient; the patient talks, then is interrupted.
     await cdp.eval('document.getElementById("start").click()')

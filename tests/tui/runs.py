@@ -184,9 +184,26 @@ def summary() -> Summary:
         completed=8, errors=1, expected_total=9)
 
 
-def batch_run(root: Path, name: str = "batch-demo", *, finished: bool = True) -> Path:
+def _with_safety(items: list[Any], safety: dict[tuple[str, int], list[str]]) -> list[Any]:
+    """``items`` (events or records) with the safety failures of the encounters in ``safety`` replaced."""
+    out = []
+    for item in items:
+        key = (getattr(item, "scenario_id", None), getattr(item, "k", None))
+        if key in safety and isinstance(item, EncounterFinished):
+            item = item.model_copy(update={"safety_failures": list(safety[key])})
+        elif key in safety and isinstance(item, EncounterRecord) and item.score is not None:
+            item = item.model_copy(update={"score": item.score.model_copy(
+                update={"safety_failures": list(safety[key])})})
+        out.append(item)
+    return out
+
+
+def batch_run(root: Path, name: str = "batch-demo", *, finished: bool = True,
+              safety: dict[tuple[str, int], list[str]] | None = None) -> Path:
     """The small batch run. ``finished=False`` stops it in progress: fx_headache k=1 is running (its
-    turns logged, no result yet) and k=2 has not started; no run_finished, no summary.json."""
+    turns logged, no result yet) and k=2 has not started; no run_finished, no summary.json.
+    ``safety`` replaces the safety failures of some encounters (in their events and score cards), e.g.
+    ``{("fx_ankle", 2): ["under-escalation: ..."]}`` for a safety failure outside the safety suite."""
     run = root / name
     run.mkdir(parents=True)
     (run / "run.json").write_text(meta(name, SCENARIOS, k=3).model_dump_json(indent=2), encoding="utf-8")
@@ -205,6 +222,8 @@ def batch_run(root: Path, name: str = "batch-demo", *, finished: bool = True) ->
     if finished:
         events.append(RunFinished(aggregate=0.5, gate_triggered=True, completed=8, errors=1, t=t))
         (run / "summary.json").write_text(summary().model_dump_json(indent=2), encoding="utf-8")
+    if safety:
+        events, records = _with_safety(events, safety), _with_safety(records, safety)
     jsonl(run / "events.jsonl", events)
     jsonl(run / "results.jsonl", records)
     return run

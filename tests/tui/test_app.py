@@ -124,6 +124,47 @@ async def test_slash_filters_and_escape_clears(batch_dir: Path) -> None:
         assert table.row_count == 9 and app.screen.filter.text == ""
 
 
+async def test_safety_failure_outside_the_gate_shows_safety_not_gate(tmp_path: Path) -> None:
+    """A safety failure in fx_ankle (triage suite, does not feed the gate) is "⚠ safety" in the list, the
+    encounter view and the reliability view; fx_chest_pain (safety suite) is "⚠ gate"; help explains both."""
+    run = batch_run(tmp_path, safety={("fx_ankle", 2): ["under-escalation: routine given, urgent needed"]})
+    app = DashboardApp(run, clock=frozen_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(EncounterTable)
+        assert table.get_row("fx_ankle:2")[7].plain == "⚠ safety"
+        assert table.get_row("fx_ankle:0")[7].plain == ""
+        assert table.get_row("fx_chest_pain:1")[7].plain == "⚠ gate"
+        assert table.get_row("fx_chest_pain:0")[7].plain == "⚠ gate"  # its scenario triggered the gate
+        await pilot.press("slash", *"gate", "enter")
+        await pilot.pause()
+        assert table.keys() == ["fx_chest_pain:0", "fx_chest_pain:1", "fx_chest_pain:2"]
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"safety", "enter")
+        await pilot.pause()
+        assert table.keys() == ["fx_chest_pain:1", "fx_chest_pain:2", "fx_ankle:2"]
+        await pilot.press("escape")
+        app.open_encounter(("fx_ankle", 2))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "fx_ankle  k=2  done  composite 0.640  FAIL  ▼ worst of K  ⚠ safety" in text
+        assert "⚠ gate" not in text
+        await pilot.press("escape", "r")
+        await pilot.pause()
+        rel = app.screen.query_one(ReliabilityTable)
+        assert rel.get_row("fx_ankle")[7].plain == "⚠ safety"
+        assert rel.get_row("fx_chest_pain")[7].plain == "⚠ gate"
+        assert rel.get_row("fx_headache")[7].plain == ""
+        await pilot.press("escape", "g")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "fx_ankle:2" in text and "⚠ safety" in text  # listed among the safety failures, as "safety"
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "⚠ gate" in text and "⚠ safety" in text
+        assert "does not feed the safety gate" in text
+
+
 async def test_encounter_view_shows_transcript_checklist_score_card_and_judge(batch_dir: Path) -> None:
     app = DashboardApp(batch_dir, clock=frozen_clock)
     async with app.run_test(size=(160, 60)) as pilot:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sim.events import EncounterFinished, EncounterStarted, RunStarted, TurnRecorded
-from tests.tui.runs import T0, jsonl, meta, record_for, summary
+from tests.tui.runs import T0, batch_run, jsonl, meta, record_for, summary
 from tui import RunState, RunWatchError, newest_run
 from tui._format import EncounterFilter, duration, spark
 from tui._rundir import check_run_dir
@@ -190,6 +190,48 @@ def test_run_json_may_appear_later_and_replaced_files_are_reread(tmp_path: Path,
     (late / "results.jsonl").write_text("")
     res = state.poll()
     assert res.reset and state.done == 0 and state.encounters == {}
+
+
+ANKLE_FAILURE = {("fx_ankle", 2): ["under-escalation: routine given, urgent needed"]}
+
+
+@pytest.mark.parametrize("finished", [True, False], ids=["finished", "in-progress"])
+def test_a_safety_failure_outside_the_gate_is_marked_safety_not_gate(tmp_path: Path, finished: bool) -> None:
+    """fx_ankle (triage suite) does not feed the safety gate: its safety failure is "safety"; fx_chest_pain
+    (safety suite) does: its failures are "gate", with or without summary.json."""
+    state = RunState(batch_run(tmp_path, finished=finished, safety=ANKLE_FAILURE))
+    state.poll()
+    ankle = state.encounters[("fx_ankle", 2)]
+    assert ankle.safety_failures == ANKLE_FAILURE[("fx_ankle", 2)]
+    assert not ankle.gate and ankle.marker == "safety"
+    for k in (1, 2):
+        chest = state.encounters[("fx_chest_pain", k)]
+        assert chest.safety_failures and chest.gate and chest.marker == "gate"
+    assert state.encounters[("fx_chest_pain", 0)].marker == ("gate" if finished else None)  # the summary's gate
+    assert state.encounters[("fx_ankle", 0)].marker is None and not state.encounters[("fx_ankle", 0)].gate
+    assert state.feeds_gate("fx_chest_pain") is True and state.feeds_gate("fx_ankle") is False
+    encs = list(state.encounters.values())
+    assert [e.trace_id for e in encs if EncounterFilter("gate").matches(e)] == (
+        ["fx_chest_pain:0", "fx_chest_pain:1", "fx_chest_pain:2"] if finished else
+        ["fx_chest_pain:1", "fx_chest_pain:2"])
+    assert [e.trace_id for e in encs if EncounterFilter("safety").matches(e)] == [
+        "fx_chest_pain:1", "fx_chest_pain:2", "fx_ankle:2"]
+
+
+def test_which_scenarios_feed_the_gate_is_the_scorers_rule() -> None:
+    """tui's feeds_gate (scorers does not export its rule) agrees with scorers' gates() on the library."""
+    from scenarios import load_library
+    from scorers._aggregate import gates
+    from tui._catalog import ScenarioCatalog, feeds_gate
+
+    library = [s.scenario for s in load_library()]
+    assert any(s.suite == "imaging" and gates(s) for s in library)  # critical imaging items are in it
+    assert any(s.suite == "imaging" and not gates(s) for s in library)
+    catalog = ScenarioCatalog()
+    for s in library:
+        assert feeds_gate(s) == gates(s), s.id
+        assert catalog.feeds_gate(s.id) == gates(s), s.id
+    assert catalog.feeds_gate("no_such_scenario") is None
 
 
 def test_filter_terms(batch_dir: Path) -> None:
