@@ -19,6 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scenarios.lexicon import intent_ids
+
 TURN_LIMIT_MIN = 8
 TURN_LIMIT_MAX = 15
 
@@ -163,6 +165,8 @@ class Fact(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$")
     category: FactCategory
     triggers: list[str] = Field(min_length=1, description="words, phrases or synonyms; matched after normalisation")
+    intents: list[str] = Field(default=[], description="ids of the shared clinical intent lexicon "
+                                                       "(scenarios/intents.yaml) whose questions reveal this fact")
     answer: str = Field(min_length=1)
     critical: bool = False
     requires: str | None = Field(default=None, description="id of a fact that must be revealed first")
@@ -174,6 +178,16 @@ class Fact(_Strict):
     def _non_blank(cls, v: list[str]) -> list[str]:
         if any(not t.strip() for t in v):
             raise ValueError("a trigger is blank")
+        return v
+
+    @field_validator("intents")
+    @classmethod
+    def _known_intents(cls, v: list[str]) -> list[str]:
+        known = intent_ids()
+        unknown = [i for i in v if i not in known]
+        if unknown:
+            raise ValueError(f"unknown intent(s) {', '.join(map(repr, unknown))}; use ids of the intent lexicon "
+                             "(scenarios/intents.yaml), e.g. " + ", ".join(sorted(known)[:6]) + ", ...")
         return v
 
 

@@ -7,11 +7,10 @@ from sim.patient import PatientSimulator, normalise, stem
 
 
 def test_normalise_case_punctuation_stemming_synonyms() -> None:
-    assert normalise("Any ALLERGIES?!") == ["any", "allergy"]
-    assert normalise("Are you allergic to anything") == ["are", "you", "allergy", "to", "anyth"]
-    assert normalise("pills, tablets, medicines, medications") == ["medic"] * 4
-    assert normalise("Does your tummy hurt") == ["doe", "your", "abdomen", "hurt"]
-    assert stem("sweating") == "sweat" and stem("radiates") == "radiat" and stem("it") == "it"
+    assert normalise("Any ALLERGIES?!") == normalise("any allergy") == normalise("any allergic")
+    assert normalise("medicines") == normalise("medications") == normalise("medicine")
+    assert normalise("Does your tummy hurt") == normalise("does your abdomen hurt")
+    assert stem("sweating") == stem("sweat") and stem("radiates") == stem("radiation") and stem("it") == "it"
 
 
 def test_several_facts_in_one_turn_in_tree_order(by_id: dict[str, Scenario]) -> None:

@@ -1,0 +1,374 @@
+"""How the simulated patient understands the clinician: words, sentences, speech acts, intents.
+
+Layers, each recorded on the facts it reveals:
+
+1. **Normalisation** (all layers): lower case; the lexicon's ``words`` table maps lay and clinical
+   words and abbreviations (``tummy`` -> ``abdomen``, ``bp`` -> ``blood pressure``); each word is
+   Snowball-stemmed until it stops changing, which links noun, adjective and verb forms
+   (dizziness / dizzy, lightheadedness / lightheaded, confusion / confused, severity / severe).
+2. **Question filter**: the message is split into sentences (lines, then ``. ? ! ;``, markdown list
+   markers and emphasis removed) and each is classified. A *question* (ends in ``?`` or opens like
+   one: "Any fever", "Did you ...") or a *request* ("Tell me about ...", "Describe ...", "Can you
+   check ...", "I'd like to know ...") may reveal facts; a *statement*, explanation, plan or
+   deferral ("I'll ask about your family later.") does not. A short topic lead-in before a question
+   ("Now, your family. Has anyone had heart trouble?") is read together with that question.
+3. **Triggers** (layer ``trigger``): a fact's own trigger phrases, contiguous, in an asking sentence.
+4. **Intents** (layer ``intent``): the shared lexicon (``scenarios/intents.yaml``); a fact that lists
+   an intent is revealed by an asking sentence that matches one of the intent's cues.
+5. **Model** (layer ``model``, optional, ``sim.patient_model``): a model maps the message to fact ids.
+
+``Understanding.match`` returns the facts a message asks for and the layer of each, regardless of
+``requires`` (the patient simulator applies ordering).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import snowballstemmer
+
+from scenarios.lexicon import Cue, Lexicon, load_lexicon
+from scenarios.schema import Fact, Scenario
+
+Layer = Literal["trigger", "intent", "model"]
+SpeechAct = Literal["question", "request", "statement"]
+LAYERS: tuple[Layer, ...] = ("trigger", "intent", "model")
+
+_STEMMER = snowballstemmer.stemmer("english")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Snowball stem, repeated until stable (lightheadedness -> lightheaded -> lighthead)."""
+    for _ in range(3):
+        nxt = _STEMMER.stemWord(word)
+        if nxt == word:
+            break
+        word = nxt
+    return word
+
+
+_PER_LEXICON: dict[tuple[str, int], Any] = {}  # pydantic models with dicts are not hashable: keyed by id()
+
+
+def _per_lexicon(kind: str, lexicon: Lexicon, build: Callable[[Lexicon], Any]) -> Any:
+    key = (kind, id(lexicon))
+    if key not in _PER_LEXICON:
+        _PER_LEXICON[key] = (lexicon, build(lexicon))  # the lexicon is kept alive, so its id stays unique
+    return _PER_LEXICON[key][1]
+
+
+def _word_table(lexicon: Lexicon) -> dict[str, list[str]]:
+    return _per_lexicon("words", lexicon, _build_word_table)  # type: ignore[no-any-return]
+
+
+def _build_word_table(lexicon: Lexicon) -> dict[str, list[str]]:
+    table: dict[str, list[str]] = {}
+    for raw, meant in lexicon.words.items():
+        out = [stem(w) for w in _WORD.findall(meant.lower())]
+        table[raw.lower()] = out
+        table.setdefault(stem(raw.lower()), out)
+    return table
+
+
+def normalise(text: str, lexicon: Lexicon | None = None) -> list[str]:
+    """Lower-cased, word-table-mapped, stemmed words of ``text``."""
+    table = _word_table(lexicon or load_lexicon())
+    text = text.lower().replace("\u2019", "'")
+    text = re.sub(r"(\w)'(s|re|ve|ll|d|m|t)\b", r"\1 \2", text)  # contractions split, not glued
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        mapped = table.get(word)
+        if mapped is None:
+            s = stem(word)
+            mapped = table.get(s, [s])
+        out.extend(mapped)
+    return out
+
+
+@lru_cache(maxsize=131072)
+def padded(text: str) -> str:
+    """`` word word ... `` so that a whole-word sequence test is one substring test."""
+    words = normalise(text)
+    return f" {' '.join(words)} " if words else ""
+
+
+# ------------------------------------------------------------------------------------------ sentences
+
+_LIST_MARK = re.compile(r"^\s*(?:[#>]+\s*|[-*+\u2022\u2023\u25e6]\s+|\(?\d{1,2}[.)]\s+|\(?[a-z][.)]\s+)+", re.I)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|`|~~)")
+_ABBREV = re.compile(r"\b(e\.g|i\.e|dr|mr|mrs|ms|vs|approx|etc|st|no)\.$", re.I)
+_SPLIT = re.compile(r"(?<=[.?!;])\s+|(?<=\?)(?=\S)")
+
+
+def sentences(message: str) -> list[str]:
+    """The message's sentences, markdown list markers and emphasis removed, end punctuation kept."""
+    out: list[str] = []
+    for line in message.splitlines():
+        line = _EMPHASIS.sub("", _LIST_MARK.sub("", line)).strip()
+        if not line:
+            continue
+        buf = ""
+        for piece in _SPLIT.split(line):
+            buf = f"{buf} {piece}".strip() if buf else piece.strip()
+            if _ABBREV.search(buf):
+                continue
+            if buf:
+                out.append(buf)
+            buf = ""
+        if buf:
+            out.append(buf)
+    return out
+
+
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|and|also|now|right|alright|all right|great|good|well|first(?:ly)?|next|then|finally|"
+    r"lastly|just|quickly|but|plus|sorry|please|thanks|thank you(?: for (?:that|telling me(?: that)?|"
+    r"letting me know))?|got it|i see|understood|i understand|mm+|hmm+|oh|ah|yes|no|sure|one more thing|"
+    r"another (?:quick )?question|quick question|a couple of (?:quick )?questions|a few (?:quick )?questions|"
+    r"(?:one|two|three) (?:more )?(?:quick )?questions?|in addition|additionally|importantly|"
+    r"to (?:help me|make sure|be safe|check)[^,:]*|mr\.? \w+|mrs\.? \w+|ms\.? \w+)[\s,:\-\u2013\u2014!.]+)+",
+    re.I,
+)
+_DEFER = re.compile(
+    r"\b(?:later|in a (?:moment|minute|bit|sec(?:ond)?|while|little while)|shortly|afterwards|after (?:that|this)|"
+    r"come back to|get (?:on )?to (?:that|it|those|this)|at the end|next time|in due course|once we(?:'ve| have))\b",
+    re.I,
+)
+_FIRST_PERSON_FUTURE = re.compile(
+    r"^(?:i(?:'ll| will| am going to|'m going to| plan to| want to come back)|we(?:'ll| will| are going to|"
+    r"'re going to| can come back))\b", re.I)
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will) you(?: please)?(?: just)? |(?:would you mind|do you mind) |please )?"
+    r"(?:tell|describe|explain|list)\b|(?:walk|talk|run|take) (?:me|us) through\b|"
+    r"^(?:please )?(?:describe|explain|list|clarify|specify|confirm|mention|name|detail|outline|summari[sz]e|"
+    r"share|check|measure|look|count|read|say|note|update me|fill me in)\b|"
+    r"^(?:(?:can|could|would|will) you(?: please)?(?: just)? )?(?:give|send|show|read) (?:me|us)\b|"
+    r"^(?:please )?go (?:over|through)\b|"
+    r"^(?:please )?let (?:me|us) know\b(?! (?:if|when|whether you (?:need|want)|straight away|immediately|right away))|"
+    r"^let me (?:ask|check|just ask|quickly ask|also ask)\b|"
+    r"^(?:i|we)(?:'d| would)? (?:also )?(?:like|love|want|need|have|must) (?:you )?to "
+    r"(?:know|ask|hear|check|understand|find out|confirm|clarify|get a sense|learn|establish|be sure|make sure|rule out)\b|"
+    r"^(?:i|we)(?:'m| am| was| were) (?:also )?(?:wondering|curious|interested to know|keen to know)\b|"
+    r"^(?:may|can|could|might) (?:i|we) (?:also )?(?:ask|check|know)\b|"
+    r"^(?:i|we) (?:also )?(?:need|want|have) to (?:ask|know|check)\b|"
+    r"^(?:i|we)(?:'d| would) (?:also )?like (?:some|a bit of|more) (?:information|detail)",
+    re.I,
+)
+# Opening words of a question written without its question mark ("Any fever." / "Did you fall").
+_PRONOUN = r"(?:you|he|she|they|we|i|it|your|his|her|their|the|there|this|that|any|anyone|anybody|anything)"
+_QUESTION_START = re.compile(
+    r"^(?:any|anything|anyone|anybody|ever|did|does|is|are|was|were|has|can|could|would|will|shall|how|where|which|"
+    r"who|whose|why|whereabouts|roughly how|approximately how|what(?! (?:to|you should|you can|we(?:'ll| will)|"
+    rf"i(?:'ll| will| recommend|'d recommend| would recommend)|happens|this means|next)\b)|(?:do|have|had) {_PRONOUN}|"
+    r"when (?:did|was|were|is|are|does|do|had|has|will|would|could|exactly|roughly|approximately))\b", re.I)
+_TOPIC_LEAD = re.compile(
+    r"^(?:let'?s (?:talk|move on|turn|go on|switch|focus) (?:about|to|on)|moving on to|turning to|on to|onto|"
+    r"regarding|about|as for|in terms of|with regard to|what about|how about|now|next)\b", re.I)
+
+
+def _strip_filler(sentence: str) -> str:
+    return _FILLER.sub("", sentence.strip()).strip()
+
+
+def speech_act(sentence: str) -> SpeechAct:
+    """Whether one sentence asks (question or request) or only states (statement, plan, deferral)."""
+    s = _strip_filler(sentence)
+    if not s:
+        return "statement"
+    asks_later = bool(_DEFER.search(s)) and bool(re.search(r"\b(?:ask|talk|discuss|cover|go over|come back|"
+                                                           r"get to|return|look at|check|question)", s, re.I))
+    if asks_later or _FIRST_PERSON_FUTURE.match(s):
+        return "statement"
+    if s.endswith("?") or re.search(r"\?\s*[)\"'*_]*$", s):
+        return "question"
+    if _REQUEST.match(s):
+        return "request"
+    if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
+        return "statement"
+    if _QUESTION_START.match(s):
+        return "question"
+    return "statement"
+
+
+def asking_sentences(message: str) -> list[str]:
+    """The sentences of ``message`` that ask; a short topic lead-in is prefixed to the question after it."""
+    return list(_asking(message))
+
+
+@lru_cache(maxsize=65536)
+def _asking(message: str) -> tuple[str, ...]:
+    parts = sentences(message)
+    out: list[str] = []
+    for i, sentence in enumerate(parts):
+        if speech_act(sentence) == "statement":
+            continue
+        if i > 0 and speech_act(parts[i - 1]) == "statement":
+            lead = _strip_filler(parts[i - 1])
+            if lead and not _DEFER.search(lead) and (_TOPIC_LEAD.match(lead) or len(lead.split()) <= 4):
+                sentence = f"{lead} {sentence}"
+        out.append(sentence)
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------------------ matching
+
+
+@dataclass(frozen=True)
+class _CompiledCue:
+    phrases: tuple[str, ...]
+
+    def hit(self, text: str) -> bool:
+        return all(p in text for p in self.phrases)
+
+
+def _compile(cue: Cue) -> _CompiledCue | None:
+    parts = [cue] if isinstance(cue, str) else cue
+    phrases = tuple(padded(p) for p in parts)
+    return _CompiledCue(phrases) if all(phrases) else None
+
+
+def compiled_intents(lexicon: Lexicon) -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
+    """Each intent's (cues, vetoes), compiled once per process."""
+    return _per_lexicon("intents", lexicon, _compile_intents)  # type: ignore[no-any-return]
+
+
+def _compile_intents(lexicon: Lexicon) -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
+    out = {}
+    for iid, intent in lexicon.intents.items():
+        cues = tuple(c for c in (_compile(x) for x in intent.cues) if c is not None)
+        vetoes = tuple(c for c in (_compile(x) for x in intent.unless) if c is not None)
+        out[iid] = (cues, vetoes)
+    return out
+
+
+def vetoed_intents(text: str, lexicon: Lexicon | None = None) -> set[str]:
+    """The intents whose ``unless`` cues occur in one sentence."""
+    return set(_matches(padded(text), lexicon or load_lexicon())[1])
+
+
+def intents_in(text: str, lexicon: Lexicon | None = None) -> set[str]:
+    """The intents one (asking) sentence matches."""
+    return set(_matches(padded(text), lexicon or load_lexicon())[0])
+
+
+def _matches(p: str, lexicon: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
+    """(matched, vetoed) intents of a padded sentence, cached per lexicon and sentence."""
+    cache: dict[str, tuple[frozenset[str], frozenset[str]]] = _per_lexicon("matches", lexicon, lambda _: {})
+    hit = cache.get(p)
+    if hit is None:
+        found, vetoed = set(), set()
+        for iid, (cues, vetoes) in compiled_intents(lexicon).items():
+            if any(v.hit(p) for v in vetoes):
+                vetoed.add(iid)
+            elif any(c.hit(p) for c in cues):
+                found.add(iid)
+        if len(cache) > 100_000:
+            cache.clear()
+        hit = cache[p] = (frozenset(found), frozenset(vetoed))
+    return hit
+
+
+# Words too common to say which of several facts a question means (stemmed, as ``padded`` gives them).
+_STOP = frozenset(padded("""
+a about after again all also am an and any anyth anything are as at be been before being but by can could did do
+does doing done for from get got had has have having he her here him his how i if in into is it its just like
+me more much my no not now of on one or other our out over please since so some still tell than that the their
+them then there these they this those to too up us very was we were what when where which while who why will
+with would yes you your yourself feel feeling felt pain hurt any ever notice noticed problem problems
+""").split())
+
+
+@dataclass(frozen=True)
+class Layers:
+    """Which deterministic layers are on (all by default; the bench switches them one by one)."""
+
+    triggers: bool = True
+    intents: bool = True
+    question_filter: bool = True
+
+
+class Understanding:
+    """The deterministic layers for one scenario: message -> {fact id: layer} (``requires`` ignored)."""
+
+    def __init__(self, scenario: Scenario, *, layers: Layers = Layers(), lexicon: Lexicon | None = None) -> None:
+        self.scenario = scenario
+        self.layers = layers
+        self.lexicon = lexicon or load_lexicon()
+        self._triggers: list[tuple[Fact, list[str]]] = [
+            (fact, [p for p in (padded(t) for t in fact.triggers) if p]) for fact in scenario.information_tree
+        ]
+        self._own_words = {f.id: set(padded(" ".join([*f.triggers, f.answer])).split()) - _STOP
+                           for f in scenario.information_tree}
+
+    def units(self, message: str) -> list[str]:
+        """What is matched: the asking sentences, or the whole message without the question filter."""
+        if self.layers.question_filter:
+            return asking_sentences(message)
+        return [message]
+
+    def match(self, message: str) -> dict[str, Layer]:
+        found: dict[str, Layer] = {}
+        for unit in self.units(message):
+            for fid, layer in self._match_unit(unit).items():
+                found.setdefault(fid, layer)
+        return found
+
+    def _match_unit(self, unit: str) -> dict[str, Layer]:
+        """One asking sentence. Two rules keep one question from revealing unrelated facts:
+
+        - a fact whose every intent is vetoed in this sentence ("allergic to any medicines" vetoes
+          ``medications``) is not revealed by its one-word triggers either (a phrase still counts);
+        - when one matched intent belongs to several facts ("Can he lift both arms?" matches
+          ``neuro_deficit``, which the face, arm and speech facts share), the facts whose own words
+          (triggers and answer) share a content word with the sentence win; if none does, all do.
+        """
+        text = padded(unit)
+        vetoed = vetoed_intents(unit, self.lexicon) if self.layers.intents else set()
+        intents = intents_in(unit, self.lexicon) if self.layers.intents else set()
+        found: dict[str, Layer] = {}
+        by_intent: dict[str, list[Fact]] = {}
+        for fact, triggers in self._triggers:
+            hits = [t for t in triggers if t in text] if self.layers.triggers else []
+            # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
+            if hits and (any(len(t.split()) > 1 for t in hits) or not (fact.intents and set(fact.intents) <= vetoed)):
+                found[fact.id] = "trigger"
+                continue
+            for iid in intents.intersection(fact.intents):
+                by_intent.setdefault(iid, []).append(fact)
+        for iid, facts in by_intent.items():
+            if len(facts) > 1:  # words beyond those that made the intent match say which fact is meant
+                cue_words = {w for c in compiled_intents(self.lexicon)[iid][0] if c.hit(text)
+                             for p in c.phrases for w in p.split()}
+                words = set(text.split()) - _STOP - cue_words
+                specific = [f for f in facts if words & self._own_words[f.id]]
+                facts = specific or facts
+            for fact in facts:
+                found.setdefault(fact.id, "intent")
+        return found
+
+    def explain(self, message: str) -> list[str]:
+        """Why each fact was matched: the sentence and the trigger or intent cue that fired (for tuning)."""
+        out: list[str] = []
+        for unit in self.units(message):
+            text = padded(unit)
+            for fact, triggers in self._triggers:
+                hit = next((t for t in triggers if t in text), None) if self.layers.triggers else None
+                if hit is not None:
+                    out.append(f"{fact.id} <- trigger '{hit.strip()}' in {unit!r}")
+                    continue
+                for iid in fact.intents if self.layers.intents else []:
+                    cues, vetoes = compiled_intents(self.lexicon)[iid]
+                    cue = next((c for c in cues if c.hit(text)), None)
+                    if cue is not None and not any(v.hit(text) for v in vetoes):
+                        out.append(f"{fact.id} <- intent {iid} cue {[p.strip() for p in cue.phrases]} in {unit!r}")
+        return out
+
+    def facts(self, ids: Iterable[str]) -> list[Fact]:
+        wanted = set(ids)
+        return [f for f in self.scenario.information_tree if f.id in wanted]
