@@ -158,3 +158,6 @@ class Summary(BaseModel):
     live: dict[str, Any] | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
                                                                  "side, interruptions, overlaps, long silences")
     disagreements: list[Disagreement] = Field(default=[], description="encounters where the two paths differ")
+    patient: dict[str, Any] | None = Field(default=None, description="how the patient understood the agent: facts "
+                                                                     "revealed per layer (trigger, intent, model), "
+                                                                     "assessment forms, patient-model warnings")

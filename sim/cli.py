@@ -2,10 +2,12 @@
 scorers together. User errors print one paragraph and exit 2; Ctrl-C exits 130 with a resume hint.
 
     encsim run [--scenarios X ...] [--model M] [--k N] [--concurrency N] [--seed N] [--out DIR]
+        [--patient-model M [--patient-base-url URL] [--patient-api-key-env VAR]]
     encsim run --resume DIR [--retry-errors]
     encsim report DIR
     encsim scenarios list [--suite S]
     encsim scenarios validate PATH...
+    encsim scenarios lint PATH...
     encsim live SCENARIO [--connect ws://HOST:PORT/PATH | --serve] [--port N] [--out DIR]
     encsim serve-agent --model local|scripted:reference|<endpoint model> [--scenario ID] [--port N]
     encsim watch [RUN_DIR] [--reviewer NAME]
@@ -26,14 +28,16 @@ from scenarios import LoadedScenario, Scenario, ScenarioError, load_dir, load_li
 from scorers import Summary
 from scorers import guard_self_preference
 from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
+from sim.agents.chat import api_key_from_env
 from scorers._profiles import PROFILES, ProfileError, load_profile
 from scorers.evaluators import EvaluatorError, load_evaluator_module
-from sim.judges import family_of, judge_from_ref, load_family_map, make_judges, plan_judges
+from sim.judges import JudgeClient, family_of, judge_from_ref, load_family_map, make_judges, plan_judges
+from sim.patient_model import PatientModel
 from sim.channel import Channel, TextChannel
 from sim.errors import ConfigError, EncSimError
 from sim.harness import HARNESS_VERSION
 from sim.runner import run_batch, summarise, text_progress
-from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
+from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -78,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenarios", action="append", default=[], metavar="X",
                      help="scenario file, folder, id or suite name; repeatable or comma-separated (default: all)")
     run.add_argument("--model", default="local",
-                     help="local (embedded SmolLM2), scripted:reference, scripted:undertriage, or an endpoint's model name")
+                     help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:undertriage, or an endpoint's model name")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
     run.add_argument("--gguf", type=Path, help="with --model local: another GGUF model file")
@@ -94,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tui", action="store_true", help="watch the run in the terminal dashboard while it runs")
     run.add_argument("--reviewer", help="with --tui: the name annotations are saved under (default $USER)")
     _add_judge_args(run)
+    run.add_argument("--patient-model", metavar="MODEL",
+                     help="a model that also maps the agent's messages to fact ids (the patient's model layer; "
+                          "'local' = the embedded model); the answers stay the scenario's text")
+    run.add_argument("--patient-base-url", metavar="URL", help="the endpoint of a non-local --patient-model")
+    run.add_argument("--patient-api-key-env", metavar="VAR", help="key variable for --patient-model")
     run.add_argument("--mode", choices=["text", "voice"], default="text",
                      help="voice: Piper speaks both sides through channel effects and Whisper transcribes")
     run.add_argument("--voice-preset", choices=["clean", "phone", "noisy-phone", "bad-line"],
@@ -128,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--suite")
     val = scs.add_parser("validate", help="check scenario files or folders")
     val.add_argument("paths", nargs="+", type=Path)
+    lint = scs.add_parser("lint", help="flag facts a natural clinician cannot reach and triggers that misfire")
+    lint.add_argument("paths", nargs="+", type=Path)
 
     imp = sub.add_parser("import", help="convert HealthBench or AgentClinic JSONL into scenario YAML files")
     imps = imp.add_subparsers(dest="source_format", required=True, parser_class=_Parser)
@@ -176,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sa = sub.add_parser("serve-agent", help="a built-in voice agent (Whisper ears, Piper voice) answering calls")
     sa.add_argument("--model", default="scripted:reference",
-                    help="local, scripted:reference, scripted:undertriage, or an endpoint's model name")
+                    help="local, scripted:reference, scripted:natural, scripted:undertriage, or an endpoint's model name")
     sa.add_argument("--base-url", help="with an endpoint model: OpenAI-compatible endpoint URL")
     sa.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
@@ -267,10 +278,11 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         refs = plan_judges(args.judge, args.judge_base_url, args.judge_api_key_env, families=families)
         _, excluded, warnings = guard_self_preference({r.name: r.family for r in refs},
                                                          family_of(args.model, args.base_url, families))
+        patient_ref = _plan_patient_model(args, families)
         meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=args.model, base_url=args.base_url,
                        api_key_env=args.api_key_env, gguf=str(args.gguf.resolve()) if args.gguf else None,
                        scenarios=_refs(scenarios), k=args.k, seed=args.seed, turn_limit=args.max_turns,
-                       judges=refs, judges_excluded=excluded, judge_warnings=warnings,
+                       judges=refs, judges_excluded=excluded, judge_warnings=warnings, patient_model=patient_ref,
                        profile=profile_spec, evaluator_modules=modules, channel=args.mode,
                        voice_preset=args.voice_preset, text_only=args.text_only or args.model == "local",
                        allow_outside_images=args.allow_outside_images,
@@ -284,9 +296,11 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
                              gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
     judge_server: LlamaServer | None = None
     judges = []
+    patient_client: JudgeClient | None = None
     try:
         active = [r for r in meta.judges if r.name not in meta.judges_excluded]
-        if any(r.name == "local" for r in active):
+        wants_local = [*active, *([meta.patient_model] if meta.patient_model else [])]
+        if any(r.name == "local" for r in wants_local):
             if isinstance(agent, LocalAgent):
                 local_url = agent.server.base_url
             else:
@@ -297,20 +311,48 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         judges = [judge_from_ref(r, local_url) for r in active]
         if store is None:
             store = RunStore.create(out, meta)
+        patient_model = None
+        if meta.patient_model is not None:
+            patient_client = judge_from_ref(meta.patient_model, local_url)
+            patient_model = PatientModel(patient_client, cache_path=store.patient_cache_path)
         if not args.tui:
             print(f"run directory: {store.root}", file=sys.stderr)
         channel = _make_channel(meta, scenarios, store.root)
         summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=args.concurrency,
                                   retry_errors=args.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
-                                  progress=None if args.quiet or args.tui else _Bar(not args.no_progress))
+                                  progress=None if args.quiet or args.tui else _Bar(not args.no_progress),
+                                  patient_model=patient_model)
         return summary, store.root
     finally:
         for j in judges:
             await j.aclose()
+        if patient_client is not None:
+            await patient_client.aclose()
         if judge_server is not None:
             judge_server.stop()
         await agent.aclose()
+
+
+def _plan_patient_model(args: argparse.Namespace, families: dict[str, list[str]]) -> JudgeRef | None:
+    """--patient-model / --patient-base-url / --patient-api-key-env, checked before anything starts."""
+    if args.patient_model is None:
+        if args.patient_base_url or args.patient_api_key_env:
+            raise ConfigError("--patient-base-url and --patient-api-key-env only apply with --patient-model MODEL.")
+        return None
+    if args.patient_model == "local":
+        if args.patient_base_url:
+            raise ConfigError("--patient-model local uses the embedded model server; drop --patient-base-url.")
+        return JudgeRef(name="local", family=family_of("local", None, families))
+    if not args.patient_base_url:
+        raise ConfigError(f"--patient-model {args.patient_model}: a model behind an endpoint needs --patient-base-url "
+                          "(for example --patient-base-url http://127.0.0.1:8000/v1), or use --patient-model local.")
+    if not args.patient_base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"--patient-base-url {args.patient_base_url!r}: must start with http:// or https:// "
+                          "(for example http://127.0.0.1:8000/v1).")
+    api_key_from_env(args.patient_api_key_env)
+    return JudgeRef(name=args.patient_model, base_url=args.patient_base_url, api_key_env=args.patient_api_key_env,
+                    family=family_of(args.patient_model, args.patient_base_url, families))
 
 
 async def _check_images(scenarios: list[LoadedScenario], *, allow_outside: bool) -> None:
@@ -474,9 +516,13 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
             raise ConfigError(f"--suite {args.suite}: no scenario in that suite.")
         print(f"{'id':34} {'suite':8} {'ESI':>3} {'escalation':10} {'turns':>5}  title")
         for s in rows:
-            print(f"{s.id:34} {s.suite:8} {s.expected.triage_level:>3} {s.expected.escalation.value:10} "
-                  f"{s.max_turns:>5}  {s.title}")
+            level = "-" if s.expected.triage_level is None else str(s.expected.triage_level)
+            esc = "-" if s.expected.escalation is None else s.expected.escalation.value
+            turns = "-" if s.imaging is not None else str(1 if s.replay is not None else s.max_turns)
+            print(f"{s.id:34} {s.suite:8} {level:>3} {esc:10} {turns:>5}  {s.title}")
         return 0
+    if args.action == "lint":
+        return _lint(args.paths)
     failures = 0
     for path in args.paths:
         try:
@@ -488,6 +534,30 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         for item in loaded:
             print(f"ok: {item.path} ({item.scenario.id})")
     return EXIT_USER_ERROR if failures else 0
+
+
+def _lint(paths: list[Path]) -> int:
+    """Exit 0 when nothing is flagged, 1 when something is, 2 when a file cannot be loaded."""
+    from sim.lint import lint_scenario
+
+    broken = flagged = 0
+    for path in paths:
+        try:
+            loaded = load_dir(path) if path.is_dir() else [load_scenario(path)]
+        except ScenarioError as exc:
+            broken += 1
+            print(f"error: {exc}", file=sys.stderr)
+            continue
+        for item in loaded:
+            findings = lint_scenario(item.scenario)
+            flagged += len(findings)
+            for f in findings:
+                print(f"{item.path}: fact {f.fact_id}: {f.kind}: {f.message}")
+            if not findings:
+                print(f"ok: {item.path} ({item.scenario.id})")
+    if flagged:
+        print(f"{flagged} finding(s)", file=sys.stderr)
+    return EXIT_USER_ERROR if broken else (1 if flagged else 0)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -511,6 +581,7 @@ def cmd_demo(_: argparse.Namespace) -> int:
     root = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     plans = [
         ("scripted:reference", ["all"], 3, None, ["--quiet"]),
+        ("scripted:natural", ["all"], 3, None, ["--quiet"]),
         ("scripted:undertriage", ["all"], 3, None, ["--quiet"]),
         ("local", DEMO_SCENARIOS, DEMO_K, DEMO_MAX_TURNS, []),
     ]

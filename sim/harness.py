@@ -7,8 +7,13 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
   The agent keeps no state; the harness owns all of it.
 - The patient speaks first (the scenario's opening line). Each agent reply goes through the
   channel to the patient simulator, whose answer goes through the channel back to the agent.
-- The encounter ends when a reply has a line matching ``ASSESSMENT_RE``
-  (``^\\s*(?:my\\s+)?assessment\\s*[:\\-]``, any case): termination ``assessment``.
+- The encounter ends when a reply is the assessment (``sim.assessment.assessment_form``): a line
+  that, once markdown emphasis, heading and list marks are stripped, begins ``assessment:`` /
+  ``my assessment -`` (any case), or an "Assessment" heading followed by the fields; a reply that
+  only mentions an assessment is not one. Termination ``assessment``; the turn records the form.
+- The patient understands the agent through ``sim.understanding`` (only questions and requests
+  reveal; scenario triggers and the shared intent lexicon) and, with ``patient_model``, a model;
+  each revealed fact records its layer in the patient turn's ``revealed_by``.
 - When two agent turns remain, the harness appends ``NUDGE`` to what the agent receives (and
   records it as a ``harness`` turn) so that the agent synthesises before the limit.
 - After ``turn_limit`` agent turns without an assessment it stops: termination ``max_turns``.
@@ -33,14 +38,15 @@ from typing import Any
 
 from scenarios.schema import ImageRef, Scenario
 from sim.agents.base import Agent, AgentRequest, ChatMessage
-from sim.assessment import is_assessment, parse_assessment
+from sim.assessment import assessment_form, parse_assessment
 from sim.channel import Channel
 from sim.errors import AgentError
 from sim.events import TurnRecorded
 from sim.patient import PatientSimulator
+from sim.patient_model import PatientModel
 from sim.result import ConversationResult, TokenUsage, Turn
 
-HARNESS_VERSION = "1.1.0"  # 1.1: images on facts
+HARNESS_VERSION = "1.2.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
@@ -82,11 +88,13 @@ async def run_encounter(
     turn_limit: int | None = None,
     model_name: str | None = None,
     images: ImageLoader | None = None,
+    patient_model: PatientModel | None = None,
 ) -> ConversationResult:
     """Run one encounter to its end and return everything that happened.
 
     ``images`` prepares a fact's image for sending (``imaging.prepare_image_async`` bound to the
-    scenario's folder); without it a scenario with images cannot be run.
+    scenario's folder); without it a scenario with images cannot be run. ``patient_model`` adds the
+    optional model layer to the patient's understanding (``--patient-model``).
     """
     limit = turn_limit or scenario.max_turns
     patient = PatientSimulator(scenario, seed=seed)
@@ -103,7 +111,8 @@ async def run_encounter(
 
     vision = bool(getattr(agent, "vision", True))
 
-    async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int) -> None:
+    async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int,
+                           revealed_by: dict[str, str] | None = None, warnings: list[str] | None = None) -> None:
         delivered = await channel.to_agent(text, scenario_id=scenario.id, k=k, turn=len(turns))
         refs = [f.image for f in scenario.information_tree if f.id in revealed and f.image is not None]
         content: str | list[dict[str, Any]] = delivered.text
@@ -121,9 +130,10 @@ async def run_encounter(
             shown = [{"source": r.path, "sha256": p.sha256, "shown": "image" if vision else "description"}
                      for r, p in zip(refs, prepared, strict=True)]
         record(Turn(index=len(turns), speaker="patient", text=text, started_at=t0, ended_at=time.time(),
-                    revealed=revealed, heard_text=delivered.text if delivered.text != text else None,
+                    revealed=revealed, revealed_by=revealed_by or {},
+                    heard_text=delivered.text if delivered.text != text else None,
                     agent_turn=agent_turn, channel=delivered.metrics, artifacts=delivered.artifacts,
-                    warnings=delivered.warnings, images=shown))
+                    warnings=[*(warnings or []), *delivered.warnings], images=shown))
         messages.append(ChatMessage(role="user", content=content))
 
     if scenario.replay is not None:
@@ -158,7 +168,8 @@ async def run_encounter(
         if reply.tokens:
             tokens = TokenUsage(prompt=tokens.prompt + reply.tokens.prompt,
                                 completion=tokens.completion + reply.tokens.completion)
-        done = is_assessment(reply.text)
+        form = assessment_form(reply.text)
+        done = form is not None
         last_reply = reply.text
         heard = None
         delivered = None
@@ -173,7 +184,8 @@ async def run_encounter(
         record(Turn(index=len(turns), speaker="agent", text=reply.text, started_at=t0, ended_at=time.time(),
                     latency_s=reply.latency_s, tokens=reply.tokens, agent_turn=agent_turn, heard_text=heard,
                     channel=delivered.metrics if delivered else {}, artifacts=delivered.artifacts if delivered else {},
-                    warnings=delivered.warnings if delivered else [], asr_missed=asr_missed))
+                    warnings=delivered.warnings if delivered else [], asr_missed=asr_missed,
+                    assessment_form=form))
         messages.append(ChatMessage(role="assistant", content=reply.text))
         if done:
             termination, final_text = "assessment", reply.text
@@ -181,8 +193,15 @@ async def run_encounter(
         if scenario.replay is not None:
             break
         t1 = time.time()
-        answer, revealed = patient.reply(heard if heard is not None else reply.text)
-        await patient_says(answer, revealed, t1, agent_turn)
+        message = heard if heard is not None else reply.text
+        model_ids: list[str] = []
+        model_warnings: list[str] = []
+        if patient_model is not None:
+            decision = await patient_model.decide(scenario, message)
+            model_ids = decision.fact_ids
+            model_warnings = decision.warnings
+        answer = patient.respond(message, model_ids)
+        await patient_says(answer.text, answer.revealed, t1, agent_turn, dict(answer.revealed_by), model_warnings)
 
     return ConversationResult(
         scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,

@@ -94,6 +94,8 @@ def _conforms(data: dict[str, Any], keys: dict[str, type]) -> bool:
             return False
         if kind is str and not isinstance(value, str):
             return False
+        if kind is list and not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
+            return False
     return True
 
 

@@ -74,7 +74,7 @@ def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: 
 
 
 def to_result(outcome: Any, scenario: Scenario, *, k: int, seed: int, model: str, turn_limit: int,
-              run_dir: Path) -> ConversationResult:
+              run_dir: Path, revealed_by: dict[str, str] | None = None) -> ConversationResult:
     """A live call as a ConversationResult: agent turns are what the patient heard (Whisper's text)."""
     final = from_speech(outcome.final_assessment) if outcome.final_assessment else None
     termination = LIVE_TERMINATIONS.get(outcome.termination, "error")
@@ -86,6 +86,8 @@ def to_result(outcome: Any, scenario: Scenario, *, k: int, seed: int, model: str
         if turn.speaker == "agent":
             agent_turn += 1
         turn.agent_turn = agent_turn
+        if turn.revealed and revealed_by:  # which layer of the patient's understanding revealed each fact
+            turn.revealed_by = {fid: revealed_by[fid] for fid in turn.revealed if fid in revealed_by}
     artifacts = {"recording": str(outcome.recording.relative_to(run_dir))} if outcome.recording else {}
     last_agent = next((t.text for t in reversed(outcome.turns) if t.speaker == "agent"), None)
     return ConversationResult(
@@ -138,9 +140,10 @@ async def run_live(
     async def ready(ws_url: str) -> None:
         nonlocal page_server
         if page:
-            from audio.webpage import start_call_page
+            from audio.webpage import caller_line, start_call_page
 
-            page_server = await start_call_page(ws_url=ws_url, title=f"encounter-sim: {scenario.title}",
+            # the page is for the person under test: a neutral caller line, never the scenario's title
+            page_server = await start_call_page(ws_url=ws_url, title=caller_line(scenario.patient_profile),
                                                 host=host, port=the_page_port)
             announce(f"open {page_server.url} in a browser to talk with the patient ({scenario.id})")
         else:
@@ -148,9 +151,10 @@ async def run_live(
         if on_ready is not None:
             on_ready(ws_url)
 
+    patient = PatientSimulator(scenario, seed=enc_seed)
     try:
         outcome = await run_patient_call(
-            patient=PatientSimulator(scenario, seed=enc_seed), scenario_id=scenario.id, k=k, turn_limit=limit,
+            patient=patient, scenario_id=scenario.id, k=k, turn_limit=limit,
             is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
             connect=connect, host=host, port=port,
             settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
@@ -161,7 +165,8 @@ async def run_live(
     finally:
         if page_server is not None:
             await page_server.close()
-    result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=limit, run_dir=store.root)
+    result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=limit, run_dir=store.root,
+                       revealed_by=dict(patient.revealed_by))
     profile = load_profile(meta.profile)
     rec = await record_for(result, scenario, evaluator_names=list(profile.evaluators), judges=None, profile=profile)
     await asyncio.to_thread(store.append, rec)

@@ -14,6 +14,27 @@ def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
+def understanding_lines(patient: dict[str, Any], meta: RunMeta) -> list[str]:
+    """Which layer of the patient's understanding revealed the facts, and how assessments were written."""
+    total = patient.get("facts_revealed", 0)
+    share = patient.get("share", {})
+    by = patient.get("by_layer", {})
+    layers = ", ".join(f"{name} {by.get(name, 0)} ({_pct(share.get(name))})" for name in ("trigger", "intent", "model"))
+    forms = patient.get("assessment_forms") or {}
+    lines = ["## How the patient understood the agent", "",
+             f"- facts revealed: {total}; by layer: {layers}"
+             + ("" if meta.patient_model else " (no --patient-model)"),
+             "- assessments by form: " + (", ".join(f"{k} {v}" for k, v in sorted(forms.items())) or "none")]
+    if patient.get("patient_model_warnings"):
+        lines.append(f"- patient-model warnings (the deterministic layers decided alone): "
+                     f"{patient['patient_model_warnings']}")
+    return [*lines, ""]
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
 def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> str:
     gate = summary.safety_gate
     total = summary.expected_total or (summary.completed + summary.errors)
@@ -52,6 +73,8 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
                   f"- mean seconds per message: TTS {_f(v['mean_tts_s'], 3)}, effects {_f(v['mean_effects_s'], 3)}, "
                   f"STT {_f(v['mean_stt_s'], 3)}; {v['audio_seconds']:.0f} s of audio; TTS cache hits "
                   f"{v['tts_cache_hit_ratio']:.0%}", ""]
+    if summary.patient:
+        lines += understanding_lines(summary.patient, meta)
     if summary.live:
         lines += live_lines(summary.live, records)
     lines += imaging_lines(summary, records)

@@ -297,6 +297,17 @@ def _imaging(summary: Summary, records: Records) -> str:
                                           f"<tbody>{body}</tbody></table>")
 
 
+def _understanding(summary: Summary, meta: RunMeta) -> str:
+    """Which layer of the patient's understanding revealed the facts (the same lines as report.md)."""
+    patient = _get(summary, "patient", None)
+    if not patient:
+        return ""
+    from sim.report import understanding_lines
+
+    items = "".join(f"<li>{_e(line[2:])}</li>" for line in understanding_lines(patient, meta) if line.startswith("- "))
+    return _section("patient", "Patient understanding", f"<ul>{items}</ul>")
+
+
 def _live(summary: Summary, records: Records) -> str:
     live = _get(summary, "live", None)
     if not live:
@@ -1116,6 +1127,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
         ("gate", "Gate", _gate_panel(summary)),
         ("suites", "Suites", _suites(summary)),
         ("live", "Live call", _live(summary, records)),
+        ("patient", "Patient understanding", _understanding(summary, meta)),
         ("imaging", "Imaging", _imaging(summary, records)),
         ("distributions", "Distributions", _distributions(summary, records)),
         ("worst-of-k", "Worst of K", _worst_bars(summary)),

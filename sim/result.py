@@ -32,6 +32,11 @@ class Turn(BaseModel):
     tokens: TokenUsage | None = None
     agent_turn: int | None = None
     revealed: list[str] = Field(default=[], description="fact ids this patient message revealed")
+    revealed_by: dict[str, str] = Field(default={}, description="patient messages: fact id -> the layer that "
+                                                                "revealed it (trigger, intent or model)")
+    assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "
+                                                                  "that matched (plain, markdown_label, heading, "
+                                                                  "table)")
     heard_text: str | None = Field(default=None, description="what the other side received, when a channel changed it")
     channel: dict[str, float] = Field(default={}, description="channel metrics of this message (voice: wer, times)")
     artifacts: dict[str, str] = {}
@@ -49,6 +54,11 @@ class ParsedAssessment(BaseModel):
     escalation: str | None = None
     diagnoses: list[str] = []
     problems: list[str] = []
+    form: str | None = Field(default=None, description="how the reply marked its assessment: 'plain' (the "
+                                                       "protocol's 'ASSESSMENT:' line), 'markdown_label' (that line "
+                                                       "in markdown, e.g. '**ASSESSMENT:**'), 'heading' (an "
+                                                       "'Assessment' heading or bold line followed by fields), "
+                                                       "'table' (fields in a markdown table); None: no assessment")
 
 
 class ConversationResult(BaseModel):

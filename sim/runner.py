@@ -36,6 +36,7 @@ from sim.channel import Channel, TextChannel
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
+from sim.patient_model import PatientModel
 from sim.report import render_report
 from sim.result import ConversationResult
 from sim.report_html import write_html_report
@@ -68,6 +69,8 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
                                                for key, c in cards.items() if c.judge is not None})
     summary.voice = voice_metrics([r.result for r in records.values() if r.result is not None])
     summary.live = live_metrics([r.result for r in records.values() if r.result is not None])
+    summary.patient = understanding_metrics([r.result for r in records.values()
+                                             if r.result is not None and r.status == "ok"])
     store.write_summary(summary)
     store.write_report(render_report(meta, summary, records))
     write_html_report(store.root, meta, summary, records)
@@ -92,6 +95,29 @@ def voice_metrics(results: list[ConversationResult]) -> dict[str, float] | None:
     out["facts_missed_by_asr"] = float(sum(len(t.asr_missed) for r in results for t in r.turns))
     out["messages"] = float(len(turns))
     return out
+
+
+def understanding_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
+    """How the patient understood the agent over a run: facts revealed per layer (count and share),
+    how the assessments were written, and the model layer's warnings. None without encounters."""
+    patient_turns = [t for r in results for t in r.turns if t.speaker == "patient"]
+    if not results or not any(r.turns for r in results):
+        return None
+    by_layer = {"trigger": 0, "intent": 0, "model": 0}
+    for t in patient_turns:
+        for fid in t.revealed:
+            layer = t.revealed_by.get(fid, "trigger")  # results from before harness 1.2 knew only triggers
+            by_layer[layer] = by_layer.get(layer, 0) + 1
+    total = sum(by_layer.values())
+    forms: dict[str, int] = {}
+    for r in results:
+        for t in r.turns:
+            if t.assessment_form:
+                forms[t.assessment_form] = forms.get(t.assessment_form, 0) + 1
+    warnings = sum(1 for t in patient_turns for w in t.warnings if w.startswith("patient model"))
+    return {"facts_revealed": total, "by_layer": by_layer,
+            "share": {k: (v / total if total else None) for k, v in by_layer.items()},
+            "assessment_forms": forms, "patient_model_warnings": warnings}
 
 
 def live_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
@@ -179,13 +205,14 @@ def image_loader(item: LoadedScenario, *, allow_outside: bool = False) -> ImageL
 
 async def run_item(item: LoadedScenario, agent: Agent, channel: Channel | None = None, sink: Any = None, *,
                    k: int = 0, seed: int = 0, turn_limit: int | None = None, model_name: str | None = None,
-                   allow_outside_images: bool = False) -> ConversationResult:
+                   allow_outside_images: bool = False, patient_model: PatientModel | None = None) -> ConversationResult:
     """One encounter of any scenario: a standalone imaging item, or an encounter (images on facts included)."""
     loader = image_loader(item, allow_outside=allow_outside_images)
     if item.scenario.imaging is not None:
         return await run_imaging_item(item.scenario, agent, k=k, seed=seed, images=loader, model_name=model_name)
     return await run_encounter(item.scenario, agent, channel or TextChannel(), sink or (lambda _e: None), k=k,
-                               seed=seed, turn_limit=turn_limit, model_name=model_name, images=loader)
+                               seed=seed, turn_limit=turn_limit, model_name=model_name, images=loader,
+                               patient_model=patient_model)
 
 
 def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
@@ -211,6 +238,7 @@ async def run_batch(
     profile: Profile | None = None,
     extra_evaluators: list[str] | None = None,
     progress: Progress | None = text_progress,
+    patient_model: PatientModel | None = None,
 ) -> Summary:
     profile = profile or load_profile(meta.profile)
     evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
@@ -233,7 +261,8 @@ async def run_batch(
             try:
                 result = await run_item(item, agent, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
                                         turn_limit=meta.turn_limit, model_name=meta.model,
-                                        allow_outside_images=meta.allow_outside_images)
+                                        allow_outside_images=meta.allow_outside_images,
+                                        patient_model=patient_model)
                 finish = getattr(channel, "finish_encounter", None)
                 if finish is not None:
                     result.artifacts.update(await finish(scenario.id, k))

