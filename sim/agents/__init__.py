@@ -7,12 +7,12 @@ from pathlib import Path
 from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
 from sim.agents.chat import ChatCompletionsAgent, api_key_from_env
 from sim.agents.local import LlamaServer, LocalAgent
-from sim.agents.scripted import SCRIPTED, ReferenceAgent, UndertriageAgent
+from sim.agents.scripted import SCRIPTED, NaturalAgent, ReferenceAgent, UndertriageAgent
 from sim.errors import ConfigError
 
 __all__ = [
     "Agent", "AgentReply", "AgentRequest", "ChatCompletionsAgent", "ChatMessage", "LlamaServer", "LocalAgent",
-    "ReferenceAgent", "UndertriageAgent", "check_model_spec", "make_agent",
+    "NaturalAgent", "ReferenceAgent", "UndertriageAgent", "check_model_spec", "make_agent",
 ]
 
 

@@ -8,6 +8,13 @@ without a model:
   gives the expected triage level, escalation and diagnoses.
 - ``scripted:undertriage`` asks about one non-critical fact, then answers two triage levels too
   low (capped at 5) with ``self_care`` escalation and a benign diagnosis.
+- ``scripted:natural`` is the reference's clinician without its crib sheet's wording: it asks for
+  the same facts in the same order, but with questions from the intent lexicon's phrasing bank
+  (``scenarios/intents.yaml``) that do not contain the scenario's trigger words, chosen by a seeded
+  RNG (the same for a seed, varied across k), with chat-style lead-ins and numbered lists, and it
+  writes its assessment in markdown as chat models do (headings, bold labels, bullets, tables).
+  It shows that the patient and the assessment reader are fair to a model that does not speak the
+  scenario's own words.
 
 Both are stateless like any agent: what to say is a function of the scenario and the turn number.
 """
@@ -15,6 +22,7 @@ Both are stateless like any agent: what to say is a function of the scenario and
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from scenarios.schema import Fact, ImagingTask, Scenario
 from sim.agents.base import AgentReply, AgentRequest
@@ -146,4 +154,120 @@ class UndertriageAgent:
         return None
 
 
-SCRIPTED = {"reference": ReferenceAgent, "undertriage": UndertriageAgent}
+_LEAD_INS = ("", "Thank you, that helps.", "Okay, thanks for explaining.", "I'm sorry you're dealing with this.",
+             "Got it.", "Thanks. A few more questions so I can advise you safely.")
+_ADVICE = {"emergency": "Call 999/911 for an ambulance now; don't drive yourself.",
+           "urgent": "Please get seen today, at urgent care or a same-day GP appointment.",
+           "routine": "Book a routine appointment with your GP in the next few days.",
+           "self_care": "This can be managed at home with self-care; call back if anything changes.",
+           None: "Please see a doctor to confirm this, and call back if anything changes."}
+_LEVEL_WORDS = {1: "resuscitation", 2: "emergent", 3: "urgent", 4: "less urgent", 5: "non-urgent"}
+_ESCALATION_WORDS = {"emergency": "Emergency (call an ambulance)", "urgent": "Urgent (same day)",
+                     "routine": "Routine (GP appointment)", "self_care": "Self-care at home"}
+
+
+def _you_form(text: str, speaker: str) -> bool:
+    """A phrasing fits the caller: 'you' for the patient, third person allowed for a carer."""
+    third = any(w in f" {text.lower()} " for w in (" he ", " she ", " his ", " her ", " him "))
+    return not third or speaker != "patient"
+
+
+_BUILT: dict[int, tuple[Scenario, Any, Any]] = {}
+
+
+def _understandings(scenario: Scenario) -> tuple[Any, Any]:
+    """(intent layer only, trigger layer only) for a scenario, built once: the control asks every turn.
+    Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive."""
+    from sim.understanding import Layers, Understanding
+
+    if id(scenario) not in _BUILT:
+        _BUILT[id(scenario)] = (scenario, Understanding(scenario, layers=Layers(triggers=False)),
+                                Understanding(scenario, layers=Layers(intents=False)))
+    _, by_intent, by_trigger = _BUILT[id(scenario)]
+    return by_intent, by_trigger
+
+
+def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bool]:
+    """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or, where no
+    phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed."""
+    import random
+
+    from scenarios.lexicon import load_lexicon
+
+    lexicon = load_lexicon()
+    by_intent, by_trigger = _understandings(scenario)
+    bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
+    fits = [p for p in bank if fact.id in by_intent.match(p) and fact.id not in by_trigger.match(p)]
+    if not fits:
+        return ask([fact]).removeprefix("Thank you. "), False
+    preferred = [p for p in fits if _you_form(p, scenario.patient_profile.speaker)] or fits
+    return random.Random(f"{seed}:{scenario.id}:{fact.id}").choice(preferred), True
+
+
+def markdown_assessment(level: int | None, escalation: str | None, diagnoses: list[str], seed: int) -> str:
+    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed."""
+    style = seed % 4
+    level_text = f"ESI {level} ({_LEVEL_WORDS[level]})" if level is not None else None
+    esc_text = _ESCALATION_WORDS.get(escalation or "", None)
+    advice = _ADVICE[escalation]
+    numbered = [f"{i}. **{d}**" if i == 1 else f"{i}. {d}" for i, d in enumerate(diagnoses, 1)]
+    if style == 0:
+        out = ["Thanks for answering all my questions.", "", "## Assessment", ""]
+        out += [f"- **Triage level:** {level_text}"] if level_text else []
+        out += [f"- **Escalation:** {esc_text}"] if esc_text else []
+        out += ["- **Differential diagnoses:**", *(f"  {n}" for n in numbered)] if numbered else []
+        out += [f"- **Advice:** {advice}"]
+    elif style == 1:
+        out = ["**ASSESSMENT:**"]
+        out += [f"**Triage level:** {level_text}"] if level_text else []
+        out += [f"**Escalation:** **{esc_text}**"] if esc_text else []
+        out += ["**Diagnoses:**", *numbered] if numbered else []
+        out += ["", f"**What to do now:** {advice}"]
+    elif style == 2:
+        out = ["Based on what you've told me, here is my conclusion.", "", "### Assessment", "",
+               "| Field | Value |", "|---|---|"]
+        out += [f"| Triage level | {level_text} |"] if level_text else []
+        out += [f"| Escalation | {esc_text} |"] if esc_text else []
+        out += [f"| Most likely diagnosis | {diagnoses[0]} |"] if diagnoses else []
+        out += [f"| Differential | {'; '.join(diagnoses[1:])} |"] if len(diagnoses) > 1 else []
+        out += ["", advice]
+    else:
+        out = ["I have enough information now.", "", "**Assessment**:"]
+        out += [f"* Triage level: **{level_text}**"] if level_text else []
+        out += [f"* Escalation: {esc_text}"] if esc_text else []
+        out += ["* Diagnoses: " + "; ".join(f"{i}. {d}" for i, d in enumerate(diagnoses, 1))] if diagnoses else []
+        out += ["", f"> {advice}"]
+    return "\n".join(out)
+
+
+class NaturalAgent:
+    name = "scripted:natural"
+    vision = True
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        scenario = _scenario_of(request, self.name)
+        if scenario.imaging is not None:
+            return await ReferenceAgent().respond(request)
+        import random
+
+        batches = question_batches(scenario)
+        rng = random.Random(f"{request.seed}:{scenario.id}:{request.agent_turn}")
+        if request.agent_turn <= len(batches):
+            questions = [natural_question(scenario, f, request.seed)[0] for f in batches[request.agent_turn - 1]]
+            lead = rng.choice(_LEAD_INS)
+            if len(questions) > 1 and rng.random() < 0.5:
+                body = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))
+                text = f"{lead} A few questions:\n\n{body}" if lead else body
+            else:
+                text = " ".join([lead, *questions]).strip()
+            return AgentReply(text=text)
+        exp = scenario.expected
+        esc = exp.escalation.value if exp.escalation is not None else None
+        return AgentReply(text=markdown_assessment(exp.triage_level, esc, [d.name for d in exp.diagnoses],
+                                                   request.seed))
+
+    async def aclose(self) -> None:
+        return None
+
+
+SCRIPTED = {"reference": ReferenceAgent, "undertriage": UndertriageAgent, "natural": NaturalAgent}

@@ -1,0 +1,82 @@
+"""``encsim scenarios lint``: find facts a natural clinician cannot reach and triggers that misfire.
+
+Findings per scenario file (every one names the fact and the trigger):
+
+- ``unreachable``: no question of the intent lexicon's phrasing bank (any intent's) reveals the fact
+  through the patient's deterministic layers, so a model that does not guess the trigger words
+  cannot get it. Fix: give the fact ``intents:`` from ``scenarios/intents.yaml``.
+- ``common-word trigger``: a trigger that is one common word ("information", "provided", "pain",
+  "history"): it fires on unrelated questions. Fix: use a phrase.
+- ``statement trigger``: a one-word trigger that at least two typical statements on *other* topics
+  contain (the lexicon's ``statements`` whose intents are not the fact's: "We'll make a plan
+  together." and "Let's plan what to do if it gets worse." hit a suicide-plan fact's ``plan``):
+  without the question filter it would leak, and it fires on unrelated questions too. Fix: use a
+  more specific phrase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scenarios.lexicon import load_lexicon
+from scenarios.schema import Scenario
+from sim.understanding import Understanding, intents_in, padded
+
+# One-word triggers too common to mean one fact: everyday words, and clinical words every interview uses.
+COMMON_WORDS = frozenset("""
+a about after again age all also an and any anything are as ask at back bad be been before being better blood body
+but by can case check come conditions could day days describe detail details did do does doing done down each else
+ever every explain explicit feel feeling felt find for from get getting give go going good had has have having he
+health help her here him his history home how i if ill in information is issue issues it its just know last left
+let like little long look lot made make many may me medical more most much my need new no normal not now of off
+ok okay on one only or other out over pain part people plan please point problem problems provided question
+questions recent recently right said say see she should side since so some something sometimes start started
+still such sure symptom symptoms take tell than that the their them then there these they thing things think this
+time times to today told too two up us use used usual very want was way we week well went were what when where
+which while who why will with work worse would yes yet you your
+complete specific specifics given noted reported patient presents presented
+""".split())
+
+
+STATEMENT_HITS = 2  # one-word triggers found in this many other-topic statements are flagged
+
+
+@dataclass(frozen=True)
+class Finding:
+    scenario_id: str
+    fact_id: str
+    kind: str
+    message: str
+
+
+def lint_scenario(scenario: Scenario) -> list[Finding]:
+    """Every finding of one scenario (none for replay and imaging items, which have no tree)."""
+    lexicon = load_lexicon()
+    out: list[Finding] = []
+    bank = [p for intent in lexicon.intents.values() for p in intent.phrasings]
+    understanding = Understanding(scenario)
+    reached: set[str] = set()
+    for phrasing in bank:
+        reached.update(understanding.match(phrasing))
+    statements = [(s, padded(s), intents_in(s)) for s in lexicon.statements]
+    for fact in scenario.information_tree:
+        if fact.id not in reached:
+            hint = "it lists no intents" if not fact.intents else f"its intents {', '.join(fact.intents)} do not reach it"
+            out.append(Finding(scenario.id, fact.id, "unreachable",
+                               f"no question in the intent lexicon's phrasing bank reveals it ({hint}); add "
+                               "intents from scenarios/intents.yaml"))
+        for trigger in fact.triggers:
+            words = trigger.lower().split()
+            if len(words) == 1 and words[0].strip(".,?!") in COMMON_WORDS:
+                out.append(Finding(scenario.id, fact.id, "common-word trigger",
+                                   f"trigger {trigger!r} is one common word and fires on unrelated questions; "
+                                   "use a phrase"))
+                continue
+            p = padded(trigger)
+            own = set(fact.intents)  # a statement on the fact's own topic naming it is expected; one on another is not
+            hits = [s for s, ps, about in statements if p and p in ps and not about & own]
+            if len(words) == 1 and len(hits) >= STATEMENT_HITS:
+                out.append(Finding(scenario.id, fact.id, "statement trigger",
+                                   f"trigger {trigger!r} occurs in {len(hits)} typical statements on other topics "
+                                   f"(e.g. {hits[0]!r}); use a more specific phrase"))
+    return out

@@ -1,0 +1,86 @@
+"""`encsim scenarios lint`, the intent lexicon's own consistency, and the patient-fidelity bench's figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scenarios.lexicon import load_lexicon
+from sim.cli import main
+from sim.understanding import asking_sentences, intents_in
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BAD = """\
+id: lint_me
+title: A case imported with fragment triggers
+suite: ddx
+canary: encsim-canary-lint-me-0000000000
+patient_profile: {age: 40, sex: female}
+chief_complaint: cough
+opening_line: I have had a cough.
+fallback_lines: [I don't know.]
+information_tree:
+  - id: hospice
+    category: history
+    triggers: [information, provided]
+    answer: I have been in hospice care.
+  - id: cough_sputum
+    category: symptoms
+    triggers: [sputum colour, family]
+    answer: Green phlegm.
+  - id: cough_intent
+    category: symptoms
+    triggers: [xyzzy plugh]
+    intents: [cough]
+    answer: A dry cough for three weeks.
+expected:
+  diagnoses: [{name: Bronchitis}]
+"""
+
+
+def test_lint_flags_unreachable_facts_common_words_and_statement_triggers(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lint_me.yaml"
+    path.write_text(BAD)
+    assert main(["scenarios", "lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "fact hospice: unreachable" in out and "'information' is one common word" in out
+    assert "fact cough_sputum: statement trigger" in out and "'family'" in out
+    assert "fact cough_intent: unreachable" not in out  # its intent reaches it
+
+
+def test_library_facts_are_all_reachable(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["scenarios", "lint", str(ROOT / "scenarios" / "library")])
+    out = capsys.readouterr().out
+    assert ": unreachable:" not in out and ": common-word trigger:" not in out
+
+
+def test_lexicon_phrasings_match_their_own_intent_and_statements_ask_nothing() -> None:
+    lexicon = load_lexicon()
+    assert len(lexicon.intents) >= 40
+    for iid, intent in lexicon.intents.items():
+        for phrasing in intent.phrasings:
+            units = asking_sentences(phrasing)
+            assert units, (iid, phrasing)
+            assert iid in set().union(*(intents_in(u) for u in units)), (iid, phrasing)
+    assert len(lexicon.statements) >= 50
+    assert all(asking_sentences(s) == [] for s in lexicon.statements)
+
+
+def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
+    """A regression guard at the figures measured when the layers were built (issue 11): recall and leaks meet
+    the goals (>= 0.95, <= 1%); precision does not yet meet its goal of 0.97 (measured 0.851), so the guard
+    holds it at 0.83 and the closing note says so."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "patient_fidelity.py"), "--data",
+                           str(ROOT / "bench" / "data" / "patient_dev.yaml")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("+ question filter"))
+    recall, precision, leaks = (float(x) for x in row.split()[3:6])
+    assert recall >= 0.95 and precision >= 0.83 and leaks <= 0.01, row
+    before = next(line for line in proc.stdout.splitlines() if line.startswith("triggers only"))
+    assert float(before.split()[2]) < recall  # the layers added here are what lifts recall
