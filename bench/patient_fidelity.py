@@ -122,7 +122,9 @@ async def model_decisions(data: dict[str, list[dict[str, Any]]], scenarios: dict
     server = None
     if args.patient_model == "local":
         server = await LlamaServer().start()
-        client = JudgeClient(model="smollm2-135m-instruct", base_url=server.base_url, timeout_s=120.0)
+        # one attempt and a short answer: the decision is a small JSON object, and the embedded model is slow
+        client = JudgeClient(model="smollm2-135m-instruct", base_url=server.base_url, timeout_s=120.0, retries=0,
+                             max_tokens=96)
     else:
         import os
 
