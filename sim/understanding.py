@@ -326,7 +326,8 @@ class Understanding:
           ``medications``) is not revealed by its one-word triggers either (a phrase still counts);
         - when one matched intent belongs to several facts ("Can he lift both arms?" matches
           ``neuro_deficit``, which the face, arm and speech facts share), the facts whose own words
-          (triggers and answer) share a content word with the sentence win; if none does, all do.
+          (triggers and answer) share a content word with the sentence win; if none does, those that do
+          not require another of them (the basic fact, not its follow-up detail) do.
         """
         text = padded(unit)
         vetoed = vetoed_intents(unit, self.lexicon) if self.layers.intents else set()
@@ -338,8 +339,7 @@ class Understanding:
             # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
             if hits and (any(len(t.split()) > 1 for t in hits) or not (fact.intents and set(fact.intents) <= vetoed)):
                 found[fact.id] = "trigger"
-                continue
-            for iid in intents.intersection(fact.intents):
+            for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
                 by_intent.setdefault(iid, []).append(fact)
         for iid, facts in by_intent.items():
             if len(facts) > 1:  # words beyond those that made the intent match say which fact is meant
@@ -347,7 +347,10 @@ class Understanding:
                              for p in c.phrases for w in p.split()}
                 words = set(text.split()) - _STOP - cue_words
                 specific = [f for f in facts if words & self._own_words[f.id]]
-                facts = specific or facts
+                tied = {f.id for f in facts}
+                # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?"
+                # reveals the melaena, not how much of it there was)
+                facts = specific or [f for f in facts if f.requires not in tied] or facts
             for fact in facts:
                 found.setdefault(fact.id, "intent")
         return found

@@ -73,14 +73,14 @@ def test_lexicon_phrasings_match_their_own_intent_and_statements_ask_nothing() -
 
 def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
     """A regression guard at the figures measured when the layers were built (issue 11): recall and leaks meet
-    the goals (>= 0.95, <= 1%); precision does not yet meet its goal of 0.97 (measured 0.851), so the guard
-    holds it at 0.83 and the closing note says so."""
+    the goals (>= 0.95, <= 1%); precision does not yet meet its goal of 0.97 (measured 0.879), so the guard
+    holds it at 0.86 and the closing note says so."""
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "patient_fidelity.py"), "--data",
                            str(ROOT / "bench" / "data" / "patient_dev.yaml")], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.startswith("+ question filter"))
     recall, precision, leaks = (float(x) for x in row.split()[3:6])
-    assert recall >= 0.95 and precision >= 0.83 and leaks <= 0.01, row
+    assert recall >= 0.95 and precision >= 0.86 and leaks <= 0.01, row
     before = next(line for line in proc.stdout.splitlines() if line.startswith("triggers only"))
     assert float(before.split()[2]) < recall  # the layers added here are what lifts recall
