@@ -523,38 +523,38 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         return 0
     if args.action == "lint":
         return _lint(args.paths)
+    loaded, failures = _load_paths(args.paths)
+    for item in loaded:
+        print(f"ok: {item.path} ({item.scenario.id})")
+    return EXIT_USER_ERROR if failures else 0
+
+
+def _load_paths(paths: list[Path]) -> tuple[list[LoadedScenario], int]:
+    """Every scenario under ``paths``, and how many paths could not be loaded (each error printed)."""
+    out: list[LoadedScenario] = []
     failures = 0
-    for path in args.paths:
+    for path in paths:
         try:
-            loaded = load_dir(path) if path.is_dir() else [load_scenario(path)]
+            out.extend(load_dir(path) if path.is_dir() else [load_scenario(path)])
         except ScenarioError as exc:
             failures += 1
             print(f"error: {exc}", file=sys.stderr)
-            continue
-        for item in loaded:
-            print(f"ok: {item.path} ({item.scenario.id})")
-    return EXIT_USER_ERROR if failures else 0
+    return out, failures
 
 
 def _lint(paths: list[Path]) -> int:
     """Exit 0 when nothing is flagged, 1 when something is, 2 when a file cannot be loaded."""
     from sim.lint import lint_scenario
 
-    broken = flagged = 0
-    for path in paths:
-        try:
-            loaded = load_dir(path) if path.is_dir() else [load_scenario(path)]
-        except ScenarioError as exc:
-            broken += 1
-            print(f"error: {exc}", file=sys.stderr)
-            continue
-        for item in loaded:
-            findings = lint_scenario(item.scenario)
-            flagged += len(findings)
-            for f in findings:
-                print(f"{item.path}: fact {f.fact_id}: {f.kind}: {f.message}")
-            if not findings:
-                print(f"ok: {item.path} ({item.scenario.id})")
+    loaded, broken = _load_paths(paths)
+    flagged = 0
+    for item in loaded:
+        findings = lint_scenario(item.scenario)
+        flagged += len(findings)
+        for f in findings:
+            print(f"{item.path}: fact {f.fact_id}: {f.kind}: {f.message}")
+        if not findings:
+            print(f"ok: {item.path} ({item.scenario.id})")
     if flagged:
         print(f"{flagged} finding(s)", file=sys.stderr)
     return EXIT_USER_ERROR if broken else (1 if flagged else 0)

@@ -59,6 +59,9 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
     for phrasing in bank:
         reached.update(understanding.match(phrasing))
     statements = [(s, padded(s), intents_in(s)) for s in lexicon.statements]
+    # a fact's topics: its declared intents, and those its own words match (for a fact that declares none)
+    topics = {f.id: set(f.intents).union(*(intents_in(t) for t in [*f.triggers, f.answer]))
+              for f in scenario.information_tree}
     for fact in scenario.information_tree:
         if fact.id not in reached:
             hint = "it lists no intents" if not fact.intents else f"its intents {', '.join(fact.intents)} do not reach it"
@@ -73,7 +76,7 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
                                    "use a phrase"))
                 continue
             p = padded(trigger)
-            own = set(fact.intents)  # a statement on the fact's own topic naming it is expected; one on another is not
+            own = topics[fact.id]  # a statement on the fact's own topic naming it is expected; one on another is not
             hits = [s for s, ps, about in statements if p and p in ps and not about & own]
             if len(words) == 1 and len(hits) >= STATEMENT_HITS:
                 out.append(Finding(scenario.id, fact.id, "statement trigger",
