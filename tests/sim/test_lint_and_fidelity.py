@@ -84,3 +84,20 @@ def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
     assert recall >= 0.95 and precision >= 0.86 and leaks <= 0.01, row
     before = next(line for line in proc.stdout.splitlines() if line.startswith("triggers only"))
     assert float(before.split()[2]) < recall  # the layers added here are what lifts recall
+
+
+def test_every_library_fact_is_reachable_through_its_own_intents(by_id: dict) -> None:  # noqa: ANN001
+    """The migration's promise: with the scenario's triggers switched off, some phrasing of each fact's own
+    intents still reveals it, so a model that never guesses a trigger word can gather every fact."""
+    from sim.understanding import Layers, Understanding
+
+    lexicon = load_lexicon()
+    unreachable = []
+    for scenario in by_id.values():
+        intent_only = Understanding(scenario, layers=Layers(triggers=False))
+        for fact in scenario.information_tree:
+            assert fact.intents, f"{scenario.id}: {fact.id} declares no intents"
+            bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
+            if not any(fact.id in intent_only.match(p) for p in bank):
+                unreachable.append(f"{scenario.id}:{fact.id}")
+    assert unreachable == []
