@@ -7,7 +7,7 @@ suite scores, QWK and the safety gate. May import scenarios and sim.result (type
 
 from __future__ import annotations
 
-from scorers._aggregate import GATE_CAP, GATE_THRESHOLD, SUITE_WEIGHTS, aggregate, summarise_scenario
+from scorers._aggregate import GATE_CAP, GATE_THRESHOLD, SUITE_WEIGHTS, aggregate, gates, summarise_scenario
 from scorers._judge import (
     Disagreement,
     Judge,
@@ -32,7 +32,7 @@ __all__ = [
     "Disagreement", "Judge", "JudgeCard", "JudgeSummary", "disagreements", "guard_self_preference",
     "judge_encounter", "judge_path_score", "summarise_judges",
     "GATE_CAP", "GATE_THRESHOLD", "PASS_THRESHOLD", "SUITE_WEIGHTS", "WEIGHTS", "SafetyGate", "ScenarioSummary",
-    "ScoreCard", "Summary", "aggregate", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses", "pass_hat_k",
+    "ScoreCard", "Summary", "aggregate", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses", "pass_hat_k",
     "quadratic_weighted_kappa", "score", "score_encounter", "summarise_scenario", "triage_score", "worst_at_k",
     "Comparison", "DriftCheck", "ScenarioComparison", "bonferroni", "cohens_d", "compare_scores", "drift_check",
     "paired_bootstrap_diff", "welch_t",

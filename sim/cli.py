@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenarios import LoadedScenario, Scenario, ScenarioError, load_dir, load_library, load_scenario, resolve
+from scenarios import LoadedScenario, ScenarioError, load_dir, load_library, load_scenario, resolve
 from scorers import Summary
 from scorers import guard_self_preference
 from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
@@ -350,7 +350,14 @@ def _plan_patient_model(args: argparse.Namespace, families: dict[str, list[str]]
     if not args.patient_base_url.startswith(("http://", "https://")):
         raise ConfigError(f"--patient-base-url {args.patient_base_url!r}: must start with http:// or https:// "
                           "(for example http://127.0.0.1:8000/v1).")
-    api_key_from_env(args.patient_api_key_env)
+    if args.patient_api_key_env:
+        try:
+            api_key_from_env(args.patient_api_key_env)
+        except ConfigError:
+            var = args.patient_api_key_env
+            raise ConfigError(f"--patient-api-key-env {var}: the environment variable {var} is not set or empty. "
+                              f"Export it first (export {var}=...), or drop --patient-api-key-env for an endpoint "
+                              "without a key.") from None
     return JudgeRef(name=args.patient_model, base_url=args.patient_base_url, api_key_env=args.patient_api_key_env,
                     family=family_of(args.patient_model, args.patient_base_url, families))
 

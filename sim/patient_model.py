@@ -22,6 +22,7 @@ a later call may succeed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -30,8 +31,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scenarios.schema import Scenario
-
-PATIENT_CACHE_FILE = "patient_cache.jsonl"
 
 INSTRUCTIONS = """\
 You help a simulated patient understand a clinician. You get the patient's list of facts (id: what \
@@ -95,10 +94,8 @@ class PatientModel:
                 if isinstance(entry, dict) and isinstance(entry.get("key"), str):
                     self._cache[entry["key"]] = entry
 
-    def _store(self, entry: dict[str, Any]) -> None:
-        self._cache[entry["key"]] = entry
-        if self.cache_path is None:
-            return
+    def _append(self, entry: dict[str, Any]) -> None:
+        assert self.cache_path is not None
         with self.cache_path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
             fh.flush()
@@ -118,7 +115,9 @@ class PatientModel:
                                                "deterministic layers alone decided"])
             entry = {"key": key, "model": self.client.name, "scenario_id": scenario.id, "asks": data["asks"],
                      "fact_ids": [str(x) for x in data["fact_ids"]]}
-            self._store(entry)
+            self._cache[key] = entry
+            if self.cache_path is not None:
+                await asyncio.to_thread(self._append, entry)  # fsync off the event loop
         known = {f.id for f in scenario.information_tree}
         ids = [i for i in entry["fact_ids"] if i in known] if entry["asks"] else []
         unknown = [i for i in entry["fact_ids"] if i not in known]

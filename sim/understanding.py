@@ -24,19 +24,18 @@ Layers, each recorded on the facts it reveals:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 import snowballstemmer
 
-from scenarios.lexicon import Cue, Lexicon, load_lexicon
+from scenarios.lexicon import Cue, load_lexicon
 from scenarios.schema import Fact, Scenario
 
 Layer = Literal["trigger", "intent", "model"]
 SpeechAct = Literal["question", "request", "statement"]
-LAYERS: tuple[Layer, ...] = ("trigger", "intent", "model")
 
 _STEMMER = snowballstemmer.stemmer("english")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -53,32 +52,20 @@ def stem(word: str) -> str:
     return word
 
 
-_PER_LEXICON: dict[tuple[str, int], Any] = {}  # pydantic models with dicts are not hashable: keyed by id()
-
-
-def _per_lexicon(kind: str, lexicon: Lexicon, build: Callable[[Lexicon], Any]) -> Any:
-    key = (kind, id(lexicon))
-    if key not in _PER_LEXICON:
-        _PER_LEXICON[key] = (lexicon, build(lexicon))  # the lexicon is kept alive, so its id stays unique
-    return _PER_LEXICON[key][1]
-
-
-def _word_table(lexicon: Lexicon) -> dict[str, list[str]]:
-    return _per_lexicon("words", lexicon, _build_word_table)  # type: ignore[no-any-return]
-
-
-def _build_word_table(lexicon: Lexicon) -> dict[str, list[str]]:
+@lru_cache(maxsize=1)
+def _word_table() -> dict[str, list[str]]:
+    """The bundled lexicon's ``words`` table, stemmed once per process."""
     table: dict[str, list[str]] = {}
-    for raw, meant in lexicon.words.items():
+    for raw, meant in load_lexicon().words.items():
         out = [stem(w) for w in _WORD.findall(meant.lower())]
         table[raw.lower()] = out
         table.setdefault(stem(raw.lower()), out)
     return table
 
 
-def normalise(text: str, lexicon: Lexicon | None = None) -> list[str]:
+def normalise(text: str) -> list[str]:
     """Lower-cased, word-table-mapped, stemmed words of ``text``."""
-    table = _word_table(lexicon or load_lexicon())
+    table = _word_table()
     text = text.lower().replace("\u2019", "'")
     text = re.sub(r"(\w)'(s|re|ve|ll|d|m|t)\b", r"\1 \2", text)  # contractions split, not glued
     out: list[str] = []
@@ -233,45 +220,37 @@ def _compile(cue: Cue) -> _CompiledCue | None:
     return _CompiledCue(phrases) if all(phrases) else None
 
 
-def compiled_intents(lexicon: Lexicon) -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
+@lru_cache(maxsize=1)
+def compiled_intents() -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
     """Each intent's (cues, vetoes), compiled once per process."""
-    return _per_lexicon("intents", lexicon, _compile_intents)  # type: ignore[no-any-return]
-
-
-def _compile_intents(lexicon: Lexicon) -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
     out = {}
-    for iid, intent in lexicon.intents.items():
+    for iid, intent in load_lexicon().intents.items():
         cues = tuple(c for c in (_compile(x) for x in intent.cues) if c is not None)
         vetoes = tuple(c for c in (_compile(x) for x in intent.unless) if c is not None)
         out[iid] = (cues, vetoes)
     return out
 
 
-def vetoed_intents(text: str, lexicon: Lexicon | None = None) -> set[str]:
+def vetoed_intents(text: str) -> set[str]:
     """The intents whose ``unless`` cues occur in one sentence."""
-    return set(_matches(padded(text), lexicon or load_lexicon())[1])
+    return set(_matches(padded(text))[1])
 
 
-def intents_in(text: str, lexicon: Lexicon | None = None) -> set[str]:
+def intents_in(text: str) -> set[str]:
     """The intents one (asking) sentence matches."""
-    return set(_matches(padded(text), lexicon or load_lexicon())[0])
+    return set(_matches(padded(text))[0])
 
 
-def _matches(p: str, lexicon: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
-    """(matched, vetoed) intents of a padded sentence, cached per lexicon and sentence."""
-    cache: dict[str, tuple[frozenset[str], frozenset[str]]] = _per_lexicon("matches", lexicon, lambda _: {})
-    hit = cache.get(p)
-    if hit is None:
-        found, vetoed = set(), set()
-        for iid, (cues, vetoes) in compiled_intents(lexicon).items():
-            if any(v.hit(p) for v in vetoes):
-                vetoed.add(iid)
-            elif any(c.hit(p) for c in cues):
-                found.add(iid)
-        if len(cache) > 100_000:
-            cache.clear()
-        hit = cache[p] = (frozenset(found), frozenset(vetoed))
-    return hit
+@lru_cache(maxsize=65536)
+def _matches(p: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(matched, vetoed) intents of a padded sentence."""
+    found, vetoed = set(), set()
+    for iid, (cues, vetoes) in compiled_intents().items():
+        if any(v.hit(p) for v in vetoes):
+            vetoed.add(iid)
+        elif any(c.hit(p) for c in cues):
+            found.add(iid)
+    return frozenset(found), frozenset(vetoed)
 
 
 # Words too common to say which of several facts a question means (stemmed, as ``padded`` gives them).
@@ -296,10 +275,9 @@ class Layers:
 class Understanding:
     """The deterministic layers for one scenario: message -> {fact id: layer} (``requires`` ignored)."""
 
-    def __init__(self, scenario: Scenario, *, layers: Layers = Layers(), lexicon: Lexicon | None = None) -> None:
+    def __init__(self, scenario: Scenario, *, layers: Layers = Layers()) -> None:
         self.scenario = scenario
         self.layers = layers
-        self.lexicon = lexicon or load_lexicon()
         self._triggers: list[tuple[Fact, list[str]]] = [
             (fact, [p for p in (padded(t) for t in fact.triggers) if p]) for fact in scenario.information_tree
         ]
@@ -330,8 +308,8 @@ class Understanding:
           not require another of them (the basic fact, not its follow-up detail) do.
         """
         text = padded(unit)
-        vetoed = vetoed_intents(unit, self.lexicon) if self.layers.intents else set()
-        intents = intents_in(unit, self.lexicon) if self.layers.intents else set()
+        vetoed = vetoed_intents(unit) if self.layers.intents else set()
+        intents = intents_in(unit) if self.layers.intents else set()
         found: dict[str, Layer] = {}
         by_intent: dict[str, list[Fact]] = {}
         for fact, triggers in self._triggers:
@@ -343,7 +321,7 @@ class Understanding:
                 by_intent.setdefault(iid, []).append(fact)
         for iid, facts in by_intent.items():
             if len(facts) > 1:  # words beyond those that made the intent match say which fact is meant
-                cue_words = {w for c in compiled_intents(self.lexicon)[iid][0] if c.hit(text)
+                cue_words = {w for c in compiled_intents()[iid][0] if c.hit(text)
                              for p in c.phrases for w in p.split()}
                 words = set(text.split()) - _STOP - cue_words
                 specific = [f for f in facts if words & self._own_words[f.id]]
@@ -366,7 +344,7 @@ class Understanding:
                     out.append(f"{fact.id} <- trigger '{hit.strip()}' in {unit!r}")
                     continue
                 for iid in fact.intents if self.layers.intents else []:
-                    cues, vetoes = compiled_intents(self.lexicon)[iid]
+                    cues, vetoes = compiled_intents()[iid]
                     cue = next((c for c in cues if c.hit(text)), None)
                     if cue is not None and not any(v.hit(text) for v in vetoes):
                         out.append(f"{fact.id} <- intent {iid} cue {[p.strip() for p in cue.phrases]} in {unit!r}")

@@ -2,7 +2,7 @@
 
 Loaded lazily, once per scenario id: from the path run.json recorded, else from the bundled library
 by id. A scenario that cannot be found is remembered as missing (the view then falls back to what
-the score card says). Also which scenarios feed the safety gate (``feeds_gate``), for the markers.
+the score card says). Also which scenarios feed the safety gate (the scorers' ``gates`` rule), for the markers.
 """
 
 from __future__ import annotations
@@ -11,18 +11,11 @@ import re
 from pathlib import Path
 
 from scenarios import Scenario, ScenarioError, load_library, load_scenario
+from scorers import gates
 from sim.store import RunMeta
 
 
 _SUITE_LINE = re.compile(r"^suite:\s*[\"']?([a-z_]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
-GATE_SUITE = "safety"
-
-
-def feeds_gate(scenario: Scenario) -> bool:
-    """Whether the safety gate watches this scenario: the safety suite, and imaging items with
-    critical findings. The rule of ``scorers._aggregate.gates``, which the scorers package does not
-    export; tests/tui/test_state.py checks that the two agree on the whole library."""
-    return scenario.suite == GATE_SUITE or bool(scenario.imaging and scenario.imaging.critical_findings)
 
 
 class ScenarioCatalog:
@@ -77,11 +70,11 @@ class ScenarioCatalog:
         return suite
 
     def feeds_gate(self, scenario_id: str) -> bool | None:
-        """Whether the scenario feeds the safety gate (see ``feeds_gate``); None when it cannot be found.
+        """Whether the scenario feeds the safety gate (``scorers.gates``); None when it cannot be found.
         Loads the whole scenario (the imaging rule needs more than the suite), so ask only for
         scenarios that have a safety failure."""
         scenario = self.get(scenario_id)
-        return feeds_gate(scenario) if scenario is not None else None
+        return gates(scenario) if scenario is not None else None
 
     def _from_library(self, scenario_id: str) -> Scenario | None:
         if self._library is None:

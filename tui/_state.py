@@ -16,7 +16,7 @@ than the encounter's latest ``encounter_started`` (an error being retried) does 
 
 Safety markers: "gate" for an encounter whose scenario triggered the safety gate (summary.json), or
 that has a safety failure in a scenario the gate watches (the safety suite, imaging items with
-critical findings: ``tui._catalog.feeds_gate``, the scorers' rule); "safety" for a safety failure in
+critical findings: ``scorers.gates``); "safety" for a safety failure in
 any other scenario (it lowers the score but cannot trigger the gate), or in one that cannot be found.
 """
 
@@ -452,7 +452,7 @@ class RunState:
 
     def feeds_gate(self, scenario_id: str) -> bool | None:
         """Whether the scenario feeds the safety gate: True when summary.json names it as triggering it,
-        else the scenario's own definition (``tui._catalog.feeds_gate``); None when it cannot be
+        else the scenario's own definition (``scorers.gates``); None when it cannot be
         found, or before run.json (which says where the run's scenarios are) has been read."""
         if scenario_id in self._gate_scenarios:
             return True

@@ -22,11 +22,13 @@ Both are stateless like any agent: what to say is a function of the scenario and
 from __future__ import annotations
 
 import math
-from typing import Any
+import random
 
+from scenarios.lexicon import load_lexicon
 from scenarios.schema import Fact, ImagingTask, Scenario
 from sim.agents.base import AgentReply, AgentRequest
 from sim.errors import AgentError
+from sim.understanding import Layers, Understanding
 
 FACTS_PER_TURN = 3
 
@@ -172,14 +174,12 @@ def _you_form(text: str, speaker: str) -> bool:
     return not third or speaker != "patient"
 
 
-_BUILT: dict[int, tuple[Scenario, Any, Any]] = {}
+_BUILT: dict[int, tuple[Scenario, Understanding, Understanding]] = {}
 
 
-def _understandings(scenario: Scenario) -> tuple[Any, Any]:
+def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
     """(intent layer only, trigger layer only) for a scenario, built once: the control asks every turn.
     Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive."""
-    from sim.understanding import Layers, Understanding
-
     if id(scenario) not in _BUILT:
         _BUILT[id(scenario)] = (scenario, Understanding(scenario, layers=Layers(triggers=False)),
                                 Understanding(scenario, layers=Layers(intents=False)))
@@ -190,10 +190,6 @@ def _understandings(scenario: Scenario) -> tuple[Any, Any]:
 def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bool]:
     """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or, where no
     phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed."""
-    import random
-
-    from scenarios.lexicon import load_lexicon
-
     lexicon = load_lexicon()
     by_intent, by_trigger = _understandings(scenario)
     bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
@@ -248,8 +244,6 @@ class NaturalAgent:
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is not None:
             return await ReferenceAgent().respond(request)
-        import random
-
         batches = question_batches(scenario)
         rng = random.Random(f"{request.seed}:{scenario.id}:{request.agent_turn}")
         if request.agent_turn <= len(batches):

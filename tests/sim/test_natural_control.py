@@ -4,7 +4,6 @@ assessment in markdown. It must score like the reference control on the whole li
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

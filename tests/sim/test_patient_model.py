@@ -88,7 +88,7 @@ async def test_failed_model_falls_back_to_deterministic_layers(action: tuple[Any
     (["--patient-model", "pm", "--patient-base-url", "ftp://x"], "must start with http"),
     (["--patient-model", "local", "--patient-base-url", "http://127.0.0.1:9/v1"], "drop --patient-base-url"),
     (["--patient-model", "pm", "--patient-base-url", "http://127.0.0.1:9/v1", "--patient-api-key-env",
-      "ENCSIM_NO_SUCH_VAR"], "ENCSIM_NO_SUCH_VAR"),
+      "ENCSIM_NO_SUCH_VAR"], "--patient-api-key-env ENCSIM_NO_SUCH_VAR: the environment variable"),
 ])
 def test_patient_model_flag_errors(argv: list[str], needle: str, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -219,17 +219,16 @@ def test_a_safety_failure_outside_the_gate_is_marked_safety_not_gate(tmp_path: P
 
 
 def test_which_scenarios_feed_the_gate_is_the_scorers_rule() -> None:
-    """tui's feeds_gate (scorers does not export its rule) agrees with scorers' gates() on the library."""
+    """The catalog asks scorers' own gates() rule, for critical imaging items as for the safety suite."""
     from scenarios import load_library
-    from scorers._aggregate import gates
-    from tui._catalog import ScenarioCatalog, feeds_gate
+    from scorers import gates
+    from tui._catalog import ScenarioCatalog
 
     library = [s.scenario for s in load_library()]
     assert any(s.suite == "imaging" and gates(s) for s in library)  # critical imaging items are in it
     assert any(s.suite == "imaging" and not gates(s) for s in library)
     catalog = ScenarioCatalog()
     for s in library:
-        assert feeds_gate(s) == gates(s), s.id
         assert catalog.feeds_gate(s.id) == gates(s), s.id
     assert catalog.feeds_gate("no_such_scenario") is None
 
