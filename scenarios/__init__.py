@@ -12,9 +12,10 @@ from scenarios.loader import (
     parse_scenario,
     resolve,
 )
-from scenarios.schema import Escalation, Fact, Scenario, adaptive_turn_limit
+from scenarios.schema import Disposition, Escalation, Fact, Scenario, adaptive_turn_limit
 
 __all__ = [
+    "Disposition",
     "Escalation",
     "Fact",
     "LoadedScenario",

@@ -48,6 +48,58 @@ class Escalation(str, Enum):
         return list(Escalation).index(self)
 
 
+class Disposition(str, Enum):
+    """How the patient gets the care an escalation category names: finer than ``Escalation``, most to
+    least urgent. Each maps to exactly one category (``escalation``), so every score built on the four
+    categories is unchanged; the disposition says *how* ("call an ambulance now" vs "make your own way
+    to the emergency department", a same-day crisis team, a pharmacist)."""
+
+    ambulance = "ambulance"
+    self_present_ed = "self_present_ed"
+    same_day_urgent_care = "same_day_urgent_care"
+    crisis_team = "crisis_team"
+    same_day_gp = "same_day_gp"
+    routine_gp = "routine_gp"
+    pharmacist = "pharmacist"
+    self_care = "self_care"
+
+    @property
+    def escalation(self) -> Escalation:
+        """The one escalation category this disposition belongs to."""
+        return DISPOSITION_ESCALATION[self]
+
+    @property
+    def rank(self) -> int:
+        """0 for ambulance ... 7 for self care: a larger rank is less urgent (or less supported)."""
+        return list(Disposition).index(self)
+
+    @property
+    def label(self) -> str:
+        return DISPOSITION_LABELS[self]
+
+
+DISPOSITION_ESCALATION: dict[Disposition, Escalation] = {
+    Disposition.ambulance: Escalation.emergency,
+    Disposition.self_present_ed: Escalation.emergency,
+    Disposition.same_day_urgent_care: Escalation.urgent,
+    Disposition.crisis_team: Escalation.urgent,
+    Disposition.same_day_gp: Escalation.urgent,
+    Disposition.routine_gp: Escalation.routine,
+    Disposition.pharmacist: Escalation.self_care,
+    Disposition.self_care: Escalation.self_care,
+}
+DISPOSITION_LABELS: dict[Disposition, str] = {
+    Disposition.ambulance: "an ambulance now",
+    Disposition.self_present_ed: "making their own way to the emergency department",
+    Disposition.same_day_urgent_care: "same-day urgent care",
+    Disposition.crisis_team: "a same-day mental-health crisis team",
+    Disposition.same_day_gp: "a same-day GP appointment",
+    Disposition.routine_gp: "a routine GP appointment",
+    Disposition.pharmacist: "a pharmacist",
+    Disposition.self_care: "self care at home",
+}
+
+
 class FactCategory(str, Enum):
     history = "history"
     symptoms = "symptoms"
@@ -202,10 +254,77 @@ class Expected(_Strict):
     triage, safety and refill suites; imported cases (ddx, HealthBench rubric items) may lack them,
     and the scorers then mark those components not applicable instead of inventing a target."""
 
-    triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent")
-    escalation: Escalation | None = None
+    triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
+                                                                            "the best label")
+    acceptable_levels: list[int] = Field(default=[], description="every triage level a competent clinician could "
+                                                                 "defensibly give, the best label among them; "
+                                                                 "empty means only the best label")
+    escalation: Escalation | None = Field(default=None, description="the best escalation category")
+    acceptable_escalations: list[Escalation] = Field(default=[], description="every defensible escalation, the "
+                                                                             "best among them; empty means only "
+                                                                             "the best")
+    dispositions: list[Disposition] = Field(default=[], description="where the means matters: the acceptable "
+                                                                    "dispositions, best first; each must belong "
+                                                                    "to an acceptable escalation")
+    label_rationale: str | None = Field(default=None, description="why these labels and sets: the guideline "
+                                                                  "each rests on")
     diagnoses: list[Diagnosis] = Field(default=[], description="ranked, most likely first")
     red_flags: list[str] = Field(default=[], description="fact ids that must be elicited")
+
+    @model_validator(mode="after")
+    def _sets(self) -> Expected:
+        if self.acceptable_levels:
+            if any(not 1 <= lv <= 5 for lv in self.acceptable_levels):
+                raise ValueError("@acceptable_levels: triage levels are 1 to 5")
+            if self.triage_level is None or self.triage_level not in self.acceptable_levels:
+                raise ValueError("@acceptable_levels: must include triage_level (the best label is always "
+                                 "acceptable)")
+            if len(set(self.acceptable_levels)) != len(self.acceptable_levels):
+                raise ValueError("@acceptable_levels: a level is listed twice")
+            span = range(min(self.acceptable_levels), max(self.acceptable_levels) + 1)
+            if sorted(self.acceptable_levels) != list(span):
+                raise ValueError("@acceptable_levels: must be a run of adjacent levels (e.g. [2, 3, 4]); a level "
+                                 "between two acceptable ones is acceptable too")
+        if self.acceptable_escalations:
+            if self.escalation is None or self.escalation not in self.acceptable_escalations:
+                raise ValueError("@acceptable_escalations: must include escalation (the best label is always "
+                                 "acceptable)")
+            if len(set(self.acceptable_escalations)) != len(self.acceptable_escalations):
+                raise ValueError("@acceptable_escalations: a category is listed twice")
+            ranks = sorted(e.rank for e in self.acceptable_escalations)
+            if ranks != list(range(ranks[0], ranks[-1] + 1)):
+                raise ValueError("@acceptable_escalations: must be adjacent categories (e.g. [emergency, urgent])")
+        if self.dispositions:
+            if self.escalation is None:
+                raise ValueError("@dispositions: needs escalation (each disposition belongs to a category)")
+            if len(set(self.dispositions)) != len(self.dispositions):
+                raise ValueError("@dispositions: a disposition is listed twice")
+            ok = set(self.escalations_ok)
+            for i, d in enumerate(self.dispositions):
+                if d.escalation not in ok:
+                    raise ValueError(f"@dispositions.{i}: {d.value} belongs to {d.escalation.value}, which is not an "
+                                     "acceptable escalation; add it to acceptable_escalations or remove it")
+            if self.dispositions[0].escalation is not self.escalation:
+                raise ValueError(f"@dispositions.0: the best disposition ({self.dispositions[0].value}) must belong to "
+                                 f"the best escalation ({self.escalation.value}); list the best first")
+        if (self.acceptable_levels or self.acceptable_escalations or self.dispositions) and not self.label_rationale:
+            raise ValueError("@label_rationale: acceptable sets and dispositions need a label_rationale citing the "
+                             "guideline they rest on")
+        return self
+
+    @property
+    def levels_ok(self) -> list[int]:
+        """The acceptable triage levels (the best label alone when no set is given)."""
+        if self.acceptable_levels:
+            return sorted(self.acceptable_levels)
+        return [self.triage_level] if self.triage_level is not None else []
+
+    @property
+    def escalations_ok(self) -> list[Escalation]:
+        """The acceptable escalation categories, most urgent first (the best alone when no set is given)."""
+        if self.acceptable_escalations:
+            return sorted(self.acceptable_escalations, key=lambda e: e.rank)
+        return [self.escalation] if self.escalation is not None else []
 
 
 RUBRIC_AXES = ("accuracy", "completeness", "communication_quality", "context_awareness", "instruction_following",
