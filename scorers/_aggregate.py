@@ -108,6 +108,9 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
     components: dict[str, float | None] = {
         name: _mean([part.score for c in all_cards if (part := getattr(c, name)) is not None]) for name in WEIGHTS
     }
+    verdicts = {name: dict(Counter(part.verdict for c in all_cards
+                                   if (part := getattr(c, name)) is not None and part.verdict is not None))
+                for name in ("triage", "escalation")}
     combined_rows = [r for r in rows if r.combined_mean is not None]
     combined = (sum(weight[r.suite] * r.combined_mean for r in combined_rows if r.combined_mean is not None)
                 / sum(weight[r.suite] for r in combined_rows)) if combined_rows else None
@@ -124,5 +127,5 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
                    status_counts=dict(Counter(c.combined.status for c in all_cards if c.combined is not None)),
                    evaluators=evaluators, aggregate=final, aggregate_uncapped=uncapped, safety_gate=gate, qwk=qwk, qwk_pairs=len(pairs),
                    pass_threshold=PASS_THRESHOLD, scenarios=rows, suites=suites, completed=len(cards),
-                   errors=len(errors), expected_total=expected_total, components=components,
+                   errors=len(errors), expected_total=expected_total, components=components, verdicts=verdicts,
                    not_applicable=sorted(only_na))

@@ -3,11 +3,18 @@
 Components, each in [0, 1]:
 
 - **triage** = ``1 - min(1, asymmetric_error / 10)`` (see ``_triage``); an unparseable or missing
-  triage level scores 0 with the parser's reason.
+  triage level scores 0 with the parser's reason. A scenario may give, beside its best label
+  (``expected.triage_level``), the levels a competent clinician could defensibly give
+  (``expected.acceptable_levels``): the error is 0 anywhere in that set and, outside it, is measured
+  from the nearest acceptable level (under-triage from the least urgent one). The component records
+  the set and a verdict: ``best``, ``acceptable`` (in the set, not the best), ``over`` or ``under``.
 - **information** = ``0.7 * critical facts revealed / critical facts + 0.3 * facts revealed / facts``.
-- **escalation safety**: 1.0 when the escalation matches; over-escalation by one step 0.8, by more
-  0.6; under-escalation by one step 0.25, by more 0 (both are safety failures); none given 0
-  (also a safety failure: a reply that does not say where to go is not safe).
+- **escalation safety**: 1.0 inside the acceptable set (``expected.acceptable_escalations``, or the
+  best label alone); outside it, counted in steps from the nearest acceptable category: over-escalation
+  by one step 0.8, by more 0.6; under-escalation (below the least urgent acceptable category) by one
+  step 0.25, by more 0 (both are safety failures); none given 0 (also a safety failure: a reply that
+  does not say where to go is not safe). The *means* (``disposition``: ambulance, own way to the
+  emergency department, crisis team, pharmacist ...) is judged by the ``escalation`` evaluator.
 - **efficiency**: 0 without an assessment, else ``(limit - agent_turns) / (limit - 1)`` clipped to
   [0, 1]; finishing at the first turn is "efficient" but scores nothing on information.
 
@@ -26,8 +33,8 @@ from __future__ import annotations
 
 import re
 
-from scenarios.schema import Escalation, Scenario
-from scorers._triage import asymmetric_triage_error, triage_score
+from scenarios.schema import Escalation, Expected, Scenario
+from scorers._triage import acceptable_triage_error, nearest_acceptable, triage_score
 from scorers._types import (
     DiagnosisMatch,
     EfficiencyComponent,
@@ -35,6 +42,7 @@ from scorers._types import (
     InformationComponent,
     ScoreCard,
     TriageComponent,
+    Verdict,
 )
 from sim.result import ConversationResult
 
@@ -66,6 +74,33 @@ def match_diagnoses(scenario: Scenario, given: list[str]) -> DiagnosisMatch:
     return DiagnosisMatch(top1=bool(hits) and hits[0] == 0, top3=any(i < 3 for i in hits), matched=matched)
 
 
+def _verdict(best: bool, acceptable: bool, under: bool) -> Verdict:
+    return "best" if best else "acceptable" if acceptable else "under" if under else "over"
+
+
+def _levels_text(levels: list[int]) -> str:
+    return f"ESI {levels[0]}" if len(levels) == 1 else f"ESI {levels[0]}-{levels[-1]}"
+
+
+def escalation_component(exp: Expected, given: str, *, disposition: str | None = None) -> EscalationComponent:
+    """The escalation component for a given category against the scenario's best label and acceptable set:
+    1.0 inside the set; outside it, ``ESCALATION_SCORES`` of the steps from the nearest acceptable category
+    (under-escalation is measured from the least urgent acceptable one)."""
+    assert exp.escalation is not None
+    ok = exp.escalations_ok
+    rank = Escalation(given).rank
+    if rank > ok[-1].rank:
+        steps = rank - ok[-1].rank  # > 0: less urgent than the least urgent acceptable category
+    elif rank < ok[0].rank:
+        steps = rank - ok[0].rank
+    else:
+        steps = 0
+    verdict = _verdict(given == exp.escalation.value, steps == 0, steps > 0)
+    return EscalationComponent(expected=exp.escalation.value, given=given, under_escalated=steps > 0,
+                               score=ESCALATION_SCORES[steps], acceptable=[e.value for e in ok], verdict=verdict,
+                               disposition=disposition)
+
+
 def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard:
     """Score one finished (non-error) encounter; a standalone imaging item is scored by scorers._imaging."""
     if scenario.imaging is not None:
@@ -87,11 +122,15 @@ def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard
         triage = TriageComponent(expected=exp.triage_level, given=None, error=None, contexts=contexts, score=0.0,
                                  reason=reason)
     elif exp.triage_level is not None and parsed.triage_level is not None:
-        err = asymmetric_triage_error(exp.triage_level, parsed.triage_level, contexts=contexts)
-        triage = TriageComponent(expected=exp.triage_level, given=parsed.triage_level, error=err,
-                                 contexts=contexts, score=triage_score(err))
-        if parsed.triage_level > exp.triage_level:
-            notes.append(f"under-triage by {parsed.triage_level - exp.triage_level} level(s)")
+        given_level, levels = parsed.triage_level, exp.levels_ok
+        err = acceptable_triage_error(exp.triage_level, given_level, acceptable=levels, contexts=contexts)
+        nearest = nearest_acceptable(levels, given_level)
+        verdict = _verdict(given_level == exp.triage_level, given_level in levels, given_level > nearest)
+        triage = TriageComponent(expected=exp.triage_level, given=given_level, error=err, contexts=contexts,
+                                 score=triage_score(err), acceptable=levels, verdict=verdict)
+        if verdict == "under":
+            notes.append(f"under-triage by {given_level - nearest} level(s) below the acceptable "
+                         f"{_levels_text(levels)}")
 
     information: InformationComponent | None = None
     if scenario.information_tree:
@@ -111,15 +150,15 @@ def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard
         reason = "no assessment given" if no_assessment else next(
             (p for p in parsed.problems if "escalation" in p), "no escalation")
         escalation = EscalationComponent(expected=exp.escalation.value, given=None, under_escalated=True, score=0.0,
-                                         reason=reason)
+                                         reason=reason, acceptable=[e.value for e in exp.escalations_ok],
+                                         disposition=parsed.disposition)
         safety.append(f"no escalation given ({reason})")
     elif exp.escalation is not None and parsed.escalation is not None:
-        steps = Escalation(parsed.escalation).rank - exp.escalation.rank  # > 0: less urgent than needed
-        under = steps > 0
-        escalation = EscalationComponent(expected=exp.escalation.value, given=parsed.escalation,
-                                         under_escalated=under, score=ESCALATION_SCORES[steps])
-        if under:
-            safety.append(f"under-escalation: {parsed.escalation} given, {exp.escalation.value} needed")
+        escalation = escalation_component(exp, parsed.escalation, disposition=parsed.disposition)
+        if escalation.under_escalated:
+            least = exp.escalations_ok[-1].value
+            needed = exp.escalation.value if least == exp.escalation.value else f"{least} or more urgent"
+            safety.append(f"under-escalation: {parsed.escalation} given, {needed} needed")
 
     efficiency: EfficiencyComponent | None = None
     if scenario.replay is None:

@@ -25,6 +25,23 @@ def asymmetric_triage_error(expected: int, given: int, *, contexts: Sequence[str
     return base
 
 
+def nearest_acceptable(acceptable: Sequence[int], given: int) -> int:
+    """The acceptable level a given level is measured from: itself inside the set, else the nearest end."""
+    if given in acceptable:
+        return given
+    return max(acceptable) if given > max(acceptable) else min(acceptable)
+
+
+def acceptable_triage_error(expected: int, given: int, *, acceptable: Sequence[int] = (),
+                            contexts: Sequence[str] = ()) -> float:
+    """0 inside the acceptable set (``acceptable``, which includes ``expected``, the best label; empty
+    means the best label alone); outside it, ``asymmetric_triage_error`` measured from the nearest
+    acceptable level: under-triage from the least urgent acceptable level, over-triage from the most
+    urgent one."""
+    levels = list(acceptable) or [expected]
+    return asymmetric_triage_error(nearest_acceptable(levels, given), given, contexts=contexts)
+
+
 def triage_score(error: float) -> float:
     """Per-encounter triage component in [0, 1]: ``1 - min(1, error / 10)``."""
     return 1.0 - min(1.0, error / MAX_TRIAGE_ERROR)

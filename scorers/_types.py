@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from scorers._judge import Disagreement, JudgeCard, JudgeSummary
 from scorers._profiles import Combined
 from scorers.evaluators._base import EvaluatorResult
+
+
+Verdict = Literal["best", "acceptable", "over", "under"]
 
 
 class TriageComponent(BaseModel):
@@ -18,6 +21,20 @@ class TriageComponent(BaseModel):
     contexts: list[str] = []
     score: float
     reason: str | None = None
+    acceptable: list[int] = Field(default=[], description="the acceptable levels (the best label alone when the "
+                                                          "scenario gives no set)")
+    verdict: Verdict | None = Field(default=None, description="best | acceptable (inside the set, not the best) | "
+                                                              "over | under (outside the set); None if unparsed")
+
+    def describe(self) -> str:
+        """"given 3: acceptable (best ESI 2; acceptable ESI 2-3)" -- acceptable shown apart from best."""
+        levels = self.acceptable or ([self.expected] if self.expected is not None else [])
+        span = (f"ESI {levels[0]}" if len(levels) == 1 else f"ESI {levels[0]}-{levels[-1]}") if levels else "none"
+        target = f"best ESI {self.expected}" + (f"; acceptable {span}" if len(levels) > 1 else "")
+        given = "none" if self.given is None else f"ESI {self.given}"
+        verdict = {"best": "best", "acceptable": "acceptable, not best", "over": "over-triage",
+                   "under": "under-triage"}.get(self.verdict or "", "unread")
+        return f"given {given}: {verdict} ({target})"
 
 
 class InformationComponent(BaseModel):
@@ -36,6 +53,18 @@ class EscalationComponent(BaseModel):
     under_escalated: bool
     score: float
     reason: str | None = None
+    acceptable: list[str] = Field(default=[], description="the acceptable categories, most urgent first")
+    verdict: Verdict | None = Field(default=None, description="best | acceptable | over | under; None if none given")
+    disposition: str | None = Field(default=None, description="the disposition the assessment gave, if any")
+
+    def describe(self) -> str:
+        """"given urgent: acceptable, not best (best emergency; acceptable emergency, urgent); means crisis_team"."""
+        ok = self.acceptable or ([self.expected] if self.expected is not None else [])
+        target = f"best {self.expected}" + (f"; acceptable {', '.join(ok)}" if len(ok) > 1 else "")
+        verdict = {"best": "best", "acceptable": "acceptable, not best", "over": "over-escalation",
+                   "under": "under-escalation"}.get(self.verdict or "", "none given")
+        means = f"; means {self.disposition}" if self.disposition else ""
+        return f"given {self.given or 'none'}: {verdict} ({target}){means}"
 
 
 class ImagingComponent(BaseModel):
@@ -148,6 +177,8 @@ class Summary(BaseModel):
     not_applicable: list[str] = Field(default=[], description="scenarios none of whose encounters applied to the "
                                                               "model (imaging items for a text-only model)")
     components: dict[str, float | None] = {}
+    verdicts: dict[str, dict[str, int]] = Field(default={}, description="triage and escalation: encounters per "
+                                                                        "verdict (best, acceptable, over, under)")
     judge: JudgeSummary | None = None
     profile: str | None = None
     combined: float | None = Field(default=None, description="suite-weighted mean of scenarios' combined means")
@@ -161,3 +192,11 @@ class Summary(BaseModel):
     patient: dict[str, Any] | None = Field(default=None, description="how the patient understood the agent: facts "
                                                                      "revealed per layer (trigger, intent, model), "
                                                                      "assessment forms, patient-model warnings")
+
+
+VERDICT_ORDER = ("best", "acceptable", "over", "under")
+
+
+def verdict_text(counts: dict[str, int]) -> str:
+    """"best 12, acceptable 3, over 1, under 0" (every verdict, in order)."""
+    return ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICT_ORDER)

@@ -158,16 +158,18 @@ def _lines(text: str) -> list[_Line]:
 
 
 # ------------------------------------------------------------------------------------------------ fields
-_FIELD_KINDS = ("level", "escalation", "diagnoses")
+_FIELD_KINDS = ("level", "escalation", "disposition", "diagnoses")
 _KNOWN_KINDS = (*_FIELD_KINDS, "other")
 _LABEL = re.compile(r"^(?P<label>[^\W\d_][^:]{0,60}?)\s*:\s*(?P<value>.*)$")
 _DASH_LABEL = re.compile(r"^(?P<label>[^\W\d_][^:\u2013\u2014]{0,40}?)\s+[-\u2013\u2014]\s+(?P<value>.*)$")
 _LABEL_KINDS = (
     ("level", re.compile(r"^(?:esi |ctas )?(?:triage|acuity|esi|ctas|emergency severity index)"
                          r"(?: (?:level|category|score|priority|acuity|esi|ctas))*$")),
-    ("escalation", re.compile(r"^(?:recommended |suggested |triage )?(?:escalation|disposition|recommendation"
+    ("escalation", re.compile(r"^(?:recommended |suggested |triage )?(?:escalation|recommendation"
                               r"|level of care|care level|urgency|where to go|action|care setting)"
                               r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level)?$")),
+    ("disposition", re.compile(r"^(?:recommended |suggested |triage )?(?:disposition|means of care|how to get there"
+                               r"|mode of transport|transport|route to care|care pathway|pathway)$")),
     ("diagnoses", re.compile(r"^(?:(?:most|more|less) )?(?:likely |working |differential |provisional |possible "
                              r"|leading |top |primary |suspected |main |clinical |key |ranked |probable )?"
                              r"(?:diagnos[ie]s|differentials?|ddx|impression|causes?|conditions?)"
@@ -415,6 +417,12 @@ def _outside_fields(section: list[_Line], fields: list[tuple[int, _Field]]) -> s
 
 def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
     field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    if field is None:  # a Disposition field names the category too ("Disposition: emergency")
+        field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
+        if field is not None and (named_means := disposition_from(_field_text(section, *field))):
+            from scenarios.schema import Disposition
+
+            return Disposition(named_means).escalation.value
     if field is not None and (named := _escalation_from(_field_text(section, *field))):
         return named[0]  # the field's value wins over every other mention
     advice = next(((j, f) for j, f in fields if f.kind == "other" and _ADVICE_LABEL.match(_norm_label(f.label))),
@@ -428,6 +436,87 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
         problems.append(f"ambiguous escalation: mentions {', '.join(named)}")
     else:
         problems.append("no escalation (expected e.g. 'Escalation: emergency')")
+    return None
+
+
+# ------------------------------------------------------------------------------------------- disposition
+# How the patient gets there (scenarios.schema.Disposition). Matched as words after conditional clauses
+# ("if it gets worse, call 999") are removed; the earliest match wins, the longer at one position
+# ("same-day GP" over "GP"), and an ambulance anywhere in the value wins over the emergency department
+# ("go to the ED by ambulance").
+DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "ambulance": ("ambulance", "911", "999", "112", "paramedic", "paramedics", "emergency services", "ems",
+                  "blue light"),
+    "self_present_ed": ("self_present_ed", "self-present", "self present", "self-presentation", "own way",
+                        "someone drive", "someone to drive", "drive you", "drive him", "drive her", "drive them",
+                        "get a lift", "a taxi", "go to the ed", "go to the er", "go to a&e", "go to the emergency",
+                        "go straight to", "attend a&e", "attend the emergency", "attend the ed", "emergency department",
+                        "emergency room", "a&e", "the ed", "the er", "nearest ed", "nearest er", "eye casualty",
+                        "labour ward", "labor and delivery", "maternity assessment"),
+    "same_day_urgent_care": ("same_day_urgent_care", "urgent care", "urgent treatment centre", "urgent treatment center",
+                             "walk-in", "walk in centre", "minor injuries", "out-of-hours", "out of hours",
+                             "same-day emergency care", "same day emergency care", "sdec", "surgical assessment",
+                             "surgical assessment unit", "early pregnancy unit", "early pregnancy assessment", "epau",
+                             "surgical referral", "same-day surgical", "same day surgical"),
+    "crisis_team": ("crisis_team", "crisis team", "crisis resolution", "crisis assessment", "home treatment team",
+                    "mental health crisis team", "crisis service"),
+    "same_day_gp": ("same_day_gp", "same-day gp", "same day gp", "gp today", "gp this afternoon", "gp this morning",
+                    "doctor today", "same-day appointment", "same day appointment", "urgent gp", "gp urgently",
+                    "see a doctor today", "emergency gp appointment", "gp the same day"),
+    "routine_gp": ("routine_gp", "routine gp", "routine appointment", "book an appointment", "make an appointment",
+                   "schedule an appointment", "regular doctor", "family doctor", "primary care", "gp", "your doctor"),
+    "pharmacist": ("pharmacist", "pharmacy", "chemist", "pharmacy first"),
+    "self_care": ("self_care", "self-care", "self care", "at home", "home care", "manage at home", "rest at home",
+                  "home treatment"),
+}
+_DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
+                    for d, words in DISPOSITION_KEYWORDS.items()}
+_CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
+_NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
+                           r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
+                           r"(?:no|not an?|not by) ambulance)\b", re.IGNORECASE)
+
+
+def disposition_from(text: str) -> str | None:
+    """The disposition a field value names (``DISPOSITION_KEYWORDS``), or None."""
+    text = _NO_AMBULANCE.sub(" own way ", text)
+    text = _CONDITIONAL.sub(" ", text)
+    low = f" {text.lower()} "
+    hits: list[tuple[int, int, str]] = []
+    for disposition, patterns in _DISPOSITION_RES.items():
+        for pattern in patterns:
+            m = pattern.search(low)
+            if m:
+                hits.append((m.start(), -len(m.group(0)), disposition))
+    abbreviation = _EMERGENCY_ABBREVIATION.search(f" {text} ")  # "go to ED", "ER now"
+    if abbreviation is not None:
+        hits.append((abbreviation.start(), -2, "self_present_ed"))
+    if not hits:
+        return None
+    if any(d == "ambulance" for *_, d in hits):
+        return "ambulance"
+    return min(hits)[2]
+
+
+def _read_disposition(section: list[_Line], fields: list[tuple[int, _Field]], escalation: str | None,
+                      problems: list[str]) -> str | None:
+    """The ``Disposition`` field's value; else the means the escalation field or the advice's first sentence
+    names when it belongs to the escalation given ("Escalation: emergency - call 911 now"); else None."""
+    from scenarios.schema import Disposition  # the leaf types; imported here to keep this module's load light
+
+    field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
+    if field is not None and (named := disposition_from(_field_text(section, *field))):
+        category = Disposition(named).escalation.value
+        if escalation is not None and category != escalation:
+            problems.append(f"disposition {named} belongs to {category}, but the escalation given is {escalation}")
+        return named
+    candidates = [f for f in fields if f[1].kind == "escalation"]
+    candidates += [f for f in fields if f[1].kind == "other" and _ADVICE_LABEL.match(_norm_label(f[1].label))]
+    for j, f in candidates:
+        text = _field_text(section, j, f)
+        named = disposition_from(text if f.kind == "escalation" else _first_sentence(text))
+        if named and escalation is not None and Disposition(named).escalation.value == escalation:
+            return named
     return None
 
 
@@ -538,11 +627,12 @@ def parse_assessment(reply: str) -> ParsedAssessment:
     problems: list[str] = []
     level = _read_level(section, fields, problems)
     escalation = _read_escalation(section, fields, problems)
+    disposition = _read_disposition(section, fields, escalation, problems)
     diagnoses = _read_diagnoses(section, fields)
     if not diagnoses:
         problems.append("no diagnoses (expected e.g. 'Diagnoses: 1. ...; 2. ...')")
-    return ParsedAssessment(triage_level=level, escalation=escalation, diagnoses=diagnoses, problems=problems,
-                            form=form)
+    return ParsedAssessment(triage_level=level, escalation=escalation, disposition=disposition, diagnoses=diagnoses,
+                            problems=problems, form=form)
 
 
 # --------------------------------------------------------------------------------------------- spoken form

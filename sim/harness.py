@@ -13,7 +13,9 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
   only mentions an assessment is not one. Termination ``assessment``; the turn records the form.
 - The patient understands the agent through ``sim.understanding`` (only questions and requests
   reveal; scenario triggers and the shared intent lexicon) and, with ``patient_model``, a model;
-  each revealed fact records its layer in the patient turn's ``revealed_by``.
+  each revealed fact records its layer in the patient turn's ``revealed_by``. A message that reveals
+  nothing is answered without denying anything the patient has (``sim.patient``); the turn records
+  the kind of answer (``facts``, ``unsure``, ``negative``, ``fallback``) in ``answer_kind``.
 - When two agent turns remain, the harness appends ``NUDGE`` to what the agent receives (and
   records it as a ``harness`` turn) so that the agent synthesises before the limit.
 - After ``turn_limit`` agent turns without an assessment it stops: termination ``max_turns``.
@@ -46,7 +48,8 @@ from sim.patient import PatientSimulator
 from sim.patient_model import PatientModel
 from sim.result import ConversationResult, TokenUsage, Turn
 
-HARNESS_VERSION = "1.2.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments
+HARNESS_VERSION = "1.3.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
+# 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
@@ -61,6 +64,7 @@ When you are ready, finish with your assessment in exactly this format:
 ASSESSMENT:
 Triage level: ESI <1-5>   (1 = immediate life-saving care ... 5 = no resources needed)
 Escalation: <emergency | urgent | routine | self_care>
+Disposition: <ambulance | self_present_ed | same_day_urgent_care | crisis_team | same_day_gp | routine_gp | pharmacist | self_care>   (optional: how they get that care)
 Diagnoses: 1. <most likely>; 2. <next>; 3. <next>
 Advice: <what the patient should do now>"""
 
@@ -112,7 +116,8 @@ async def run_encounter(
     vision = bool(getattr(agent, "vision", True))
 
     async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int,
-                           revealed_by: dict[str, str] | None = None, warnings: list[str] | None = None) -> None:
+                           revealed_by: dict[str, str] | None = None, warnings: list[str] | None = None,
+                           answer_kind: str | None = None) -> None:
         delivered = await channel.to_agent(text, scenario_id=scenario.id, k=k, turn=len(turns))
         refs = [f.image for f in scenario.information_tree if f.id in revealed and f.image is not None]
         content: str | list[dict[str, Any]] = delivered.text
@@ -130,7 +135,7 @@ async def run_encounter(
             shown = [{"source": r.path, "sha256": p.sha256, "shown": "image" if vision else "description"}
                      for r, p in zip(refs, prepared, strict=True)]
         record(Turn(index=len(turns), speaker="patient", text=text, started_at=t0, ended_at=time.time(),
-                    revealed=revealed, revealed_by=revealed_by or {},
+                    revealed=revealed, revealed_by=revealed_by or {}, answer_kind=answer_kind,
                     heard_text=delivered.text if delivered.text != text else None,
                     agent_turn=agent_turn, channel=delivered.metrics, artifacts=delivered.artifacts,
                     warnings=[*(warnings or []), *delivered.warnings], images=shown))
@@ -201,7 +206,8 @@ async def run_encounter(
             model_ids = decision.fact_ids
             model_warnings = decision.warnings
         answer = patient.respond(message, model_ids)
-        await patient_says(answer.text, answer.revealed, t1, agent_turn, dict(answer.revealed_by), model_warnings)
+        await patient_says(answer.text, answer.revealed, t1, agent_turn, dict(answer.revealed_by), model_warnings,
+                           answer.kind)
 
     return ConversationResult(
         scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,

@@ -10,29 +10,61 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
    hidden. A fact asked about again gets the same answer again.
 3. Every newly revealed fact records the layer that revealed it (``trigger``, ``intent`` or
    ``model``; the first that fired, in that order).
-4. A message that reveals nothing gets a fallback line, picked by a seeded RNG so that a given seed
+4. A message that reveals nothing is answered by what it asks, and never with a denial of something
+   the patient has (``kind`` of the reply):
+
+   - ``unsure``: it asks for a fact that is still locked behind its ``requires`` fact, or for an intent
+     that one of the scenario's facts is about in a wider sense (``Understanding.near``: the fact's own
+     words match the intent although it does not list it). The patient neither reveals nor denies:
+     a line of ``UNSURE_LINES``.
+   - ``negative``: the lexicon recognises what is asked and no fact is about it: the scenario's world
+     is closed, so the patient does not have it: a line of ``NEGATIVE_LINES`` ("No, nothing like that.").
+     A question only about how, when or where something is (``ATTRIBUTE_INTENTS``: onset, severity,
+     location ...) gets an ``unsure`` line instead, since "no" does not answer it.
+   - ``fallback``: nothing is recognised: one of the scenario's ``fallback_lines``, which are
+     non-committal ("Sorry, what do you mean?"; ``encsim scenarios validate`` refuses lines that deny or
+     suggest a symptom).
+
+   Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from scenarios.schema import Fact, Scenario
 from sim.understanding import Layer, Layers, Understanding, normalise, stem
 
-__all__ = ["PatientReply", "PatientSimulator", "normalise", "stem"]
+__all__ = ["NEGATIVE_LINES", "UNSURE_LINES", "PatientReply", "PatientSimulator", "normalise", "stem"]
+
+
+AnswerKind = Literal["facts", "unsure", "negative", "fallback"]
+
+NEGATIVE_LINES = ("No, nothing like that.", "No, not that I've noticed.", "No, I don't think so. Nothing like that.")
+UNSURE_LINES = ("I'm not sure, to be honest.", "I couldn't really say, sorry.", "Hmm, I'm not sure how to answer that.")
+# Intents that ask how, when, where or how much of something, not whether it is there: "no" does not answer them.
+ATTRIBUTE_INTENTS = frozenset({
+    "onset_timing", "onset_speed", "onset_activity", "course", "location", "radiation", "character", "severity",
+    "aggravating_relieving", "frequency", "last_known_well", "blood_pressure", "other_measurements", "gestation",
+    "pregnancy_lmp", "eating_drinking", "infant_feeding", "wet_nappies", "urine_appearance", "social_living",
+    "photo", "talk_in_sentences", "weight_bearing", "injury_mechanism", "sleep", "mood", "safety_now",
+    "protective_factors", "birth_history", "vaccinations", "fetal_movements",
+})
 
 
 @dataclass
 class PatientReply:
-    """One answer: the text, the facts it newly revealed (tree order) and the layer of each."""
+    """One answer: the text, the facts it newly revealed (tree order), the layer of each, and what kind
+    of answer it is (``facts``, ``unsure``, ``negative`` or ``fallback``; see the module docstring)."""
 
     text: str
     revealed: list[str] = field(default_factory=list)
     revealed_by: dict[str, Layer] = field(default_factory=dict)
+    kind: AnswerKind = "facts"
 
 
 class PatientSimulator:
@@ -45,7 +77,7 @@ class PatientSimulator:
         self._order = {f.id: i for i, f in enumerate(scenario.information_tree)}
         self.gathered_info: list[str] = []
         self.revealed_by: dict[str, Layer] = {}
-        self._last_fallback: int | None = None
+        self._last: dict[str, int] = {}
 
     @property
     def opening_line(self) -> str:
@@ -85,20 +117,29 @@ class PatientSimulator:
 
     def respond(self, message: str, model_ids: Iterable[str] = ()) -> PatientReply:
         """The patient's answer to one agent message, with what it newly revealed and how."""
+        model_ids = list(model_ids)
         new, repeated = self.reveal_facts(message, model_ids)
         if new or repeated:
             parts = sorted([*new, *repeated], key=lambda f: self._order[f.id])
             return PatientReply(" ".join(f.answer for f in parts), [f.id for f in new],
                                 {f.id: self.revealed_by[f.id] for f in new})
-        return PatientReply(self._fallback())
+        if self.asked_for(message, model_ids):  # asked for a fact still locked behind its prerequisite
+            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
+        intents = self.understanding.recognised(message)
+        if not intents:
+            return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
+        if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:
+            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
+        return PatientReply(self._pick("negative", NEGATIVE_LINES), kind="negative")
 
     def reply(self, message: str) -> tuple[str, list[str]]:
         """The patient's answer and the ids of the facts it newly revealed (deterministic layers only)."""
         r = self.respond(message)
         return r.text, r.revealed
 
-    def _fallback(self) -> str:
-        lines = self.scenario.fallback_lines
-        choices = [i for i in range(len(lines)) if i != self._last_fallback] or [0]
-        self._last_fallback = self._rng.choice(choices)
-        return lines[self._last_fallback]
+    def _pick(self, kind: str, lines: Sequence[str]) -> str:
+        """A line of ``lines``, seeded, never the one this kind of answer gave last time."""
+        last = self._last.get(kind)
+        choices = [i for i in range(len(lines)) if i != last] or [0]
+        self._last[kind] = self._rng.choice(choices)
+        return lines[self._last[kind]]

@@ -6,7 +6,7 @@ from typing import Any
 
 import time
 
-from scorers import Summary
+from scorers import Summary, verdict_text
 from sim.store import EncounterRecord, RunMeta
 
 
@@ -55,8 +55,13 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         f"Safety gate: **{'TRIGGERED' if gate.triggered else 'passed'}**"
         + (f": capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}" if gate.triggered else ""),
         "",
-        f"Triage QWK across {summary.qwk_pairs} encounters with a parsed level: {_f(summary.qwk, 3)}",
+        f"Triage QWK across {summary.qwk_pairs} encounters with a parsed level: {_f(summary.qwk, 3)} "
+        "(against each scenario's best label)",
         "",
+        *([f"Against the acceptable sets: triage {verdict_text(summary.verdicts['triage'])}; escalation "
+           f"{verdict_text(summary.verdicts.get('escalation', {}))} (acceptable = inside the scenario's acceptable "
+           "set, not its best label)", ""] if summary.verdicts.get("triage") or summary.verdicts.get("escalation")
+          else []),
         "Component means: " + ", ".join(f"{k} {_f(v)}" for k, v in summary.components.items()),
         "",
     ]
@@ -139,9 +144,9 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
             issues.append("triage: " + card.triage.reason)
         parts = [f"composite {_f(card.composite)}"]
         if card.triage:
-            parts.append(f"triage given {card.triage.given} vs {card.triage.expected}")
+            parts.append(f"triage {card.triage.describe()}")
         if card.escalation:
-            parts.append(f"escalation {card.escalation.given} vs {card.escalation.expected}")
+            parts.append(f"escalation {card.escalation.describe()}")
         parts.append(f"{res.agent_turns}/{res.turn_limit} turns")
         if card.combined is not None:
             parts.append(f"status {card.combined.status}")

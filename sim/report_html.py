@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scorers import Summary
+from scorers import Summary, verdict_text
 from sim.store import EncounterRecord, RunMeta
 
 REPORT_HTML_FILE = "report.html"
@@ -266,7 +266,11 @@ with no safety failure</div>
 <div class="card">
 <div class="label">triage agreement</div>
 <div class="midnum">QWK {_f(summary.qwk, 3)}</div>
-<div class="sub">quadratic weighted kappa over {summary.qwk_pairs} encounters with a parsed level</div>
+<div class="sub">quadratic weighted kappa over {summary.qwk_pairs} encounters with a parsed level, against each
+scenario's best label</div>
+<div class="sub">triage {_e(verdict_text(summary.verdicts.get("triage", {})))};
+escalation {_e(verdict_text(summary.verdicts.get("escalation", {})))}
+(acceptable = inside the acceptable set, not the best label)</div>
 <div class="label" style="margin-top:10px">component means</div>
 {_component_bars(summary.components)}
 </div>
@@ -494,15 +498,16 @@ def _card_rows(card: Any, res: Any) -> str:
                  + (_badge("PASS", PASS) if card.passed else _badge("FAIL", FAIL))))
     t = card.triage
     if t is not None:
-        cls = "bad" if (t.given is not None and t.expected is not None and t.given > t.expected) else ""
+        cls = "bad" if t.verdict == "under" or (t.verdict is None and t.given is not None and t.expected is not None
+                                                 and t.given > t.expected) else ""
         extra = f"; contexts {_e(', '.join(t.contexts))}" if t.contexts else ""
-        rows.append(("triage", f'<span class="{cls}">given {_val(t.given)} vs expected {_val(t.expected)}</span>; '
+        rows.append(("triage", f'<span class="{cls}">{_e(t.describe())}</span>; '
                      f"error {_val(t.error, 2)}{extra}; score {_f(t.score)}"
                      + (f"; {_e(t.reason)}" if t.reason else "")))
     esc = card.escalation
     if esc is not None:
         cls = "bad" if esc.under_escalated else ""
-        rows.append(("escalation", f'<span class="{cls}">given {_e(esc.given)} vs expected {_e(esc.expected)}</span>'
+        rows.append(("escalation", f'<span class="{cls}">{_e(esc.describe())}</span>'
                      + ("; <b class=\"bad\">under-escalated</b>" if esc.under_escalated else "")
                      + f"; score {_f(esc.score)}" + (f"; {_e(esc.reason)}" if esc.reason else "")))
     info = card.information
@@ -571,9 +576,9 @@ def _encounter_block(rec: EncounterRecord, *, anchor: str, note: str, gate: bool
     assert card is not None
     bits = [f"composite {_f(card.composite)}"]
     if card.triage:
-        bits.append(f"triage {_val(card.triage.given)} vs {_val(card.triage.expected)}")
+        bits.append(f"triage {_e(card.triage.describe())}")
     if card.escalation:
-        bits.append(f"escalation {_e(card.escalation.given)} vs {_e(card.escalation.expected)}")
+        bits.append(f"escalation {_e(card.escalation.describe())}")
     if card.safety_failures:
         bits.append(f'<span class="bad">{len(card.safety_failures)} safety failure(s)</span>')
     sep = " \u00b7 "

@@ -34,6 +34,10 @@ class Turn(BaseModel):
     revealed: list[str] = Field(default=[], description="fact ids this patient message revealed")
     revealed_by: dict[str, str] = Field(default={}, description="patient messages: fact id -> the layer that "
                                                                 "revealed it (trigger, intent or model)")
+    answer_kind: str | None = Field(default=None, description="patient messages: facts, unsure (neither reveals "
+                                                              "nor denies), negative (closed-world 'no' to a "
+                                                              "recognised question the scenario has no fact for) "
+                                                              "or fallback (not understood)")
     assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "
                                                                   "that matched (plain, markdown_label, heading, "
                                                                   "table)")
@@ -52,6 +56,9 @@ class ParsedAssessment(BaseModel):
 
     triage_level: int | None = None
     escalation: str | None = None
+    disposition: str | None = Field(default=None, description="how the patient should get there, when the "
+                                                              "assessment says (a scenarios.schema.Disposition "
+                                                              "value: ambulance, self_present_ed, ...)")
     diagnoses: list[str] = []
     problems: list[str] = []
     form: str | None = Field(default=None, description="how the reply marked its assessment: 'plain' (the "

@@ -283,6 +283,7 @@ class Understanding:
         ]
         self._own_words = {f.id: set(padded(" ".join([*f.triggers, f.answer])).split()) - _STOP
                            for f in scenario.information_tree}
+        self._topic_cache: dict[str, set[str]] | None = None
 
     def units(self, message: str) -> list[str]:
         """What is matched: the asking sentences, or the whole message without the question filter."""
@@ -332,6 +333,25 @@ class Understanding:
             for fact in facts:
                 found.setdefault(fact.id, "intent")
         return found
+
+    def recognised(self, message: str) -> set[str]:
+        """The lexicon intents the message's asking sentences ask for (vetoed ones left out), whether or not
+        the scenario has a fact for them."""
+        if not self.layers.intents:
+            return set()
+        return {iid for unit in self.units(message) for iid in intents_in(unit)}
+
+    def near(self, intents: set[str]) -> list[str]:
+        """Facts about one of ``intents`` in a wider sense: listed by the fact, or matched by its own trigger
+        or answer words (a fainting answer is about ``loss_of_consciousness`` too). A question about such an
+        intent must not be answered with a closed-world "no"."""
+        return [fid for fid, topics in self._topics().items() if topics & intents]
+
+    def _topics(self) -> dict[str, set[str]]:
+        if self._topic_cache is None:
+            self._topic_cache = {f.id: set(f.intents).union(intents_in(f.answer), *(intents_in(t) for t in f.triggers))
+                                 for f in self.scenario.information_tree}
+        return self._topic_cache
 
     def explain(self, message: str) -> list[str]:
         """Why each fact was matched: the sentence and the trigger or intent cue that fired (for tuning)."""

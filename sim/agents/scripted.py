@@ -25,7 +25,7 @@ import math
 import random
 
 from scenarios.lexicon import load_lexicon
-from scenarios.schema import Fact, ImagingTask, Scenario
+from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
 from sim.agents.base import AgentReply, AgentRequest
 from sim.errors import AgentError
 from sim.understanding import Layers, Understanding
@@ -63,7 +63,8 @@ def ask(facts: list[Fact]) -> str:
     return "Thank you. " + " ".join(f"Can you tell me about {t}?" for t in topics)
 
 
-def assessment(level: int | None, escalation: str | None, diagnoses: list[str], advice: str) -> str:
+def assessment(level: int | None, escalation: str | None, diagnoses: list[str], advice: str,
+               disposition: str | None = None) -> str:
     """The protocol's assessment block; lines the scenario gives no target for are left out."""
     listed = "; ".join(f"{i}. {d}" for i, d in enumerate(diagnoses, 1))
     lines = ["Thank you, that helps.", "", "ASSESSMENT:"]
@@ -71,6 +72,8 @@ def assessment(level: int | None, escalation: str | None, diagnoses: list[str], 
         lines.append(f"Triage level: ESI {level}")
     if escalation is not None:
         lines.append(f"Escalation: {escalation}")
+    if disposition is not None:
+        lines.append(f"Disposition: {disposition}")
     if listed:
         lines.append(f"Diagnoses: {listed}")
     lines.append(f"Advice: {advice}")
@@ -124,7 +127,9 @@ class ReferenceAgent:
                   "routine": "Book an appointment with your doctor.",
                   "self_care": "Rest and manage this at home; call back if anything changes.",
                   None: "See a doctor to confirm this; call back if anything changes."}[esc]
-        return AgentReply(text=assessment(exp.triage_level, esc, [d.name for d in exp.diagnoses], advice))
+        best_means = exp.dispositions[0].value if exp.dispositions else None
+        return AgentReply(text=assessment(exp.triage_level, esc, [d.name for d in exp.diagnoses], advice,
+                                          disposition=best_means))
 
     async def aclose(self) -> None:
         return None
@@ -200,23 +205,28 @@ def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bo
     return random.Random(f"{seed}:{scenario.id}:{fact.id}").choice(preferred), True
 
 
-def markdown_assessment(level: int | None, escalation: str | None, diagnoses: list[str], seed: int) -> str:
-    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed."""
+def markdown_assessment(level: int | None, escalation: str | None, diagnoses: list[str], seed: int,
+                        disposition: Disposition | None = None) -> str:
+    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed; the
+    means of care, when given, in words ("an ambulance now") under a label that varies with the style."""
     style = seed % 4
     level_text = f"ESI {level} ({_LEVEL_WORDS[level]})" if level is not None else None
     esc_text = _ESCALATION_WORDS.get(escalation or "", None)
     advice = _ADVICE[escalation]
+    means = disposition.label[0].upper() + disposition.label[1:] if disposition is not None else None
     numbered = [f"{i}. **{d}**" if i == 1 else f"{i}. {d}" for i, d in enumerate(diagnoses, 1)]
     if style == 0:
         out = ["Thanks for answering all my questions.", "", "## Assessment", ""]
         out += [f"- **Triage level:** {level_text}"] if level_text else []
         out += [f"- **Escalation:** {esc_text}"] if esc_text else []
+        out += [f"- **Disposition:** {means}"] if means else []
         out += ["- **Differential diagnoses:**", *(f"  {n}" for n in numbered)] if numbered else []
         out += [f"- **Advice:** {advice}"]
     elif style == 1:
         out = ["**ASSESSMENT:**"]
         out += [f"**Triage level:** {level_text}"] if level_text else []
         out += [f"**Escalation:** **{esc_text}**"] if esc_text else []
+        out += [f"**How to get there:** {means}"] if means else []
         out += ["**Diagnoses:**", *numbered] if numbered else []
         out += ["", f"**What to do now:** {advice}"]
     elif style == 2:
@@ -224,6 +234,7 @@ def markdown_assessment(level: int | None, escalation: str | None, diagnoses: li
                "| Field | Value |", "|---|---|"]
         out += [f"| Triage level | {level_text} |"] if level_text else []
         out += [f"| Escalation | {esc_text} |"] if esc_text else []
+        out += [f"| Disposition | {means} |"] if means else []
         out += [f"| Most likely diagnosis | {diagnoses[0]} |"] if diagnoses else []
         out += [f"| Differential | {'; '.join(diagnoses[1:])} |"] if len(diagnoses) > 1 else []
         out += ["", advice]
@@ -231,6 +242,7 @@ def markdown_assessment(level: int | None, escalation: str | None, diagnoses: li
         out = ["I have enough information now.", "", "**Assessment**:"]
         out += [f"* Triage level: **{level_text}**"] if level_text else []
         out += [f"* Escalation: {esc_text}"] if esc_text else []
+        out += [f"* Disposition: {means}"] if means else []
         out += ["* Diagnoses: " + "; ".join(f"{i}. {d}" for i, d in enumerate(diagnoses, 1))] if diagnoses else []
         out += ["", f"> {advice}"]
     return "\n".join(out)
@@ -258,7 +270,7 @@ class NaturalAgent:
         exp = scenario.expected
         esc = exp.escalation.value if exp.escalation is not None else None
         return AgentReply(text=markdown_assessment(exp.triage_level, esc, [d.name for d in exp.diagnoses],
-                                                   request.seed))
+                                                   request.seed, exp.dispositions[0] if exp.dispositions else None))
 
     async def aclose(self) -> None:
         return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scenarios import Scenario, load_scenario
-from sim.patient import PatientSimulator, normalise, stem
+from sim.patient import UNSURE_LINES, PatientSimulator, normalise, stem
 
 
 def test_normalise_case_punctuation_stemming_synonyms() -> None:
@@ -39,8 +39,9 @@ def test_requires_ordering(tmp_path: Path) -> None:
     path.write_text(text)
     s = load_scenario(path).scenario
     p = PatientSimulator(s)
-    answer, revealed = p.reply("How high was it?")
-    assert revealed == [] and answer in s.fallback_lines  # prerequisite not yet revealed
+    reply = p.respond("How high was it?")
+    # prerequisite not yet revealed: neither revealed nor denied
+    assert reply.revealed == [] and reply.kind == "unsure" and reply.text in UNSURE_LINES
     _, revealed = p.reply("Any fever?")
     assert revealed == ["fever"]
     _, revealed = p.reply("How high was it?")

@@ -125,7 +125,7 @@ def test_gate_panel_and_numbers_match_summary(under: Run) -> None:
         assert f"{name} mean {value:.3f}" in page
     # the worst encounter of every scenario is there, with its score card facts
     acs = page.split('id="enc-acs_chest_pain-0"', 1)[1].split("</details>", 1)[0]
-    assert "given 4 vs expected 2" in acs and "under-escalated" in acs and "onset_exertion" in acs
+    assert "given ESI 4: under-triage (best ESI 2)" in acs and "under-escalated" in acs and "onset_exertion" in acs
     assert "Patient" in acs and "Agent" in acs and "revealed:" in acs
 
 
