@@ -474,7 +474,8 @@ _DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") 
 _CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
 _NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
                            r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
-                           r"(?:no|not an?|not by) ambulance)\b", re.IGNORECASE)
+                           r"(?:no|not an?|not by) ambulance|(?:an |the )?ambulance (?:isn'?t|is not|won'?t be|wouldn'?t be|"
+                           r"is un)\s*(?:needed|necessary|required))\b", re.IGNORECASE)
 
 
 def disposition_from(text: str) -> str | None:
