@@ -17,6 +17,9 @@ The lexicon is one YAML file, ``scenarios/intents.yaml``, shared by every scenar
           - Does the pain go anywhere else?   # used by the ``scripted:natural`` control and the linter
     statements:                   # typical statements, explanations and plans that ask for nothing;
       - I'll ask about your family in a minute.   # the linter flags triggers that they would hit
+    related:                      # groups of intents about one clinical matter in different words: the
+      bleeding: [vaginal_bleeding, blood_in_stool, blood_in_vomit]   # patient never answers "no" to one
+                                  # of a group when one of its facts is about another (sim.patient)
 
 Matching happens in ``sim.understanding``; normalisation (lower case, stemming, ``words``) is the
 same for cues, triggers and the clinician's message, so a cue is written in plain words.
@@ -29,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 Cue = str | list[str]
 
@@ -66,6 +69,26 @@ class Lexicon(BaseModel):
     words: dict[str, str] = {}
     intents: dict[str, Intent] = Field(min_length=1)
     statements: list[str] = []
+    related: dict[str, list[str]] = Field(default={}, description="named groups of intents that ask about the same "
+                                                                  "clinical matter in different words; the patient "
+                                                                  "never answers a closed-world 'no' to one of a "
+                                                                  "group when a fact is about another")
+
+    @model_validator(mode="after")
+    def _groups(self) -> Lexicon:
+        for name, ids in self.related.items():
+            unknown = [i for i in ids if i not in self.intents]
+            if unknown:
+                raise ValueError(f"related.{name}: unknown intent(s) {', '.join(unknown)}")
+        return self
+
+    def related_to(self, intent: str) -> set[str]:
+        """The intent and every intent that shares a ``related`` group with it."""
+        out = {intent}
+        for ids in self.related.values():
+            if intent in ids:
+                out.update(ids)
+        return out
 
     @field_validator("intents")
     @classmethod

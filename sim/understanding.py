@@ -342,14 +342,18 @@ class Understanding:
         return {iid for unit in self.units(message) for iid in intents_in(unit)}
 
     def near(self, intents: set[str]) -> list[str]:
-        """Facts about one of ``intents`` in a wider sense: listed by the fact, or matched by its own trigger
-        or answer words (a fainting answer is about ``loss_of_consciousness`` too). A question about such an
+        """Facts about one of ``intents`` in a wider sense: listed by the fact or matched by one of its
+        triggers, or about an intent of the same ``related`` group of the lexicon (spotting is
+        vaginal_bleeding; "any blood when you wipe?" asks blood_in_stool; a near-faint is
+        dizziness_fainting, "have you blacked out?" asks loss_of_consciousness). A question about such an
         intent must not be answered with a closed-world "no"."""
-        return [fid for fid, topics in self._topics().items() if topics & intents]
+        lexicon = load_lexicon()
+        wide = set().union(*(lexicon.related_to(i) for i in intents)) if intents else set()
+        return [fid for fid, topics in self._topics().items() if topics & wide]
 
     def _topics(self) -> dict[str, set[str]]:
         if self._topic_cache is None:
-            self._topic_cache = {f.id: set(f.intents).union(intents_in(f.answer), *(intents_in(t) for t in f.triggers))
+            self._topic_cache = {f.id: set(f.intents).union(*(intents_in(t) for t in f.triggers))
                                  for f in self.scenario.information_tree}
         return self._topic_cache
 
