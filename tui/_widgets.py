@@ -407,15 +407,31 @@ def details_renderable(enc: Encounter, scenario: Scenario | None) -> RenderableT
         grid.add_column()
         grid.add_column()
         grid.add_row("", Text("expected", style="dim"), Text("given", style="dim"))
+        levels = card.triage.acceptable if card is not None and card.triage is not None else []
+        t_verdict = card.triage.verdict if card is not None and card.triage is not None else None
         triage_ok = exp_triage is None or given_triage == exp_triage
-        grid.add_row("triage", f"ESI {exp_triage}" if exp_triage is not None else "—",
-                     Text(f"ESI {given_triage}" if given_triage is not None else "—",
-                          style="green" if triage_ok else "bold red"))
+        given_t = Text(f"ESI {given_triage}" if given_triage is not None else "—",
+                       style="green" if triage_ok else "yellow" if t_verdict == "acceptable" else "bold red")
+        if t_verdict == "acceptable":
+            given_t.append("  acceptable", style="yellow")
+        exp_t = f"ESI {exp_triage}" if exp_triage is not None else "—"
+        if len(levels) > 1:
+            exp_t += f" (ok {levels[0]}-{levels[-1]})"
+        grid.add_row("triage", exp_t, given_t)
         under = card.escalation.under_escalated if card is not None and card.escalation is not None else False
-        esc = Text(given_esc or "—", style="bold red" if under or (exp_esc and given_esc != exp_esc) else "green")
+        e_verdict = card.escalation.verdict if card is not None and card.escalation is not None else None
+        ok_esc = card.escalation.acceptable if card is not None and card.escalation is not None else []
+        esc = Text(given_esc or "—", style="bold red" if under or (exp_esc and given_esc != exp_esc
+                                                                   and e_verdict != "acceptable")
+                   else "yellow" if e_verdict == "acceptable" else "green")
+        if e_verdict == "acceptable":
+            esc.append("  acceptable", style="yellow")
         if under:
             esc.append("  UNDER-ESCALATED", style="bold white on red")
-        grid.add_row("escalation", exp_esc or "—", esc)
+        if result is not None and result.assessment.disposition:
+            esc.append(f"  via {result.assessment.disposition}", style="dim")
+        grid.add_row("escalation", (exp_esc or "—") + (f" (ok {', '.join(ok_esc)})" if len(ok_esc) > 1 else ""),
+                     esc)
         parts.append(grid)
         if result is not None and result.assessment.diagnoses:
             dx = Text("diagnoses given: ", style="dim")
