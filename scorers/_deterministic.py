@@ -31,12 +31,10 @@ An encounter *passes* (for pass^k) when composite >= ``PASS_THRESHOLD`` and it h
 
 from __future__ import annotations
 
-import re
-
 from scenarios.schema import Escalation, Expected, Scenario
+from scorers._diagnosis import match_diagnoses
 from scorers._triage import acceptable_triage_error, nearest_acceptable, triage_score
 from scorers._types import (
-    DiagnosisMatch,
     EfficiencyComponent,
     EscalationComponent,
     InformationComponent,
@@ -54,24 +52,6 @@ ESCALATION_SCORES = {0: 1.0, -1: 0.8, -2: 0.6, -3: 0.6, 1: 0.25, 2: 0.0, 3: 0.0}
 def _contexts(scenario: Scenario) -> list[str]:
     ctx = scenario.patient_profile.context
     return [name for name in ("pediatric", "geriatric", "pregnancy") if getattr(ctx, name)]
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def _mentions(haystack: str, needle: str) -> bool:
-    h, n = _words(haystack), _words(needle)
-    return bool(n) and any(h[i : i + len(n)] == n for i in range(len(h) - len(n) + 1))
-
-
-def match_diagnoses(scenario: Scenario, given: list[str]) -> DiagnosisMatch:
-    top = scenario.expected.diagnoses[0]
-    names = [top.name, *top.synonyms]
-    hits = [i for i, g in enumerate(given) if any(_mentions(g, n) or _mentions(n, g) for n in names)]
-    matched = [d.name for d in scenario.expected.diagnoses
-               if any(_mentions(g, n) for g in given for n in [d.name, *d.synonyms])]
-    return DiagnosisMatch(top1=bool(hits) and hits[0] == 0, top3=any(i < 3 for i in hits), matched=matched)
 
 
 def _verdict(best: bool, acceptable: bool, under: bool) -> Verdict:
