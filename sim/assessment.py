@@ -567,7 +567,22 @@ def _without_tail(text: str) -> str:
     return text
 
 
+# A diagnosis the clinician has ruled out is not on the differential ("ACS (ruled out)", "Excluded: PE",
+# "No pneumothorax"); one still to be excluded is ("PE - needs excluding", "cannot exclude PE", "r/o PE").
+_RULED_OUT = re.compile(
+    r"\bruled[\s-]+out\b|\b(?:has been|have been|was|were|is|are|now|already)\s+(?:been\s+)?excluded\b|"
+    r"(?<![\w\s])\s*excluded\b|\(\s*excluded|[-\u2013\u2014,]\s*excluded\b|^\s*excluded\s*:|"
+    r"\bnegative\s+for\b|\bno\s+evidence\s+of\b|\bnot\s+(?:consistent|suggestive|compatible)\s+with\b|"
+    r"^\s*(?:no|not|non)\s+(?!\w+ing\b)", re.IGNORECASE)
+
+
+def _ruled_out(text: str) -> bool:
+    return bool(_RULED_OUT.search(_ITEM_NUMBER.sub("", text.strip().strip("*_ "))))
+
+
 def _clean_diagnosis(text: str) -> str:
+    if _ruled_out(text):
+        return ""
     text = _ITEM_NUMBER.sub("", text.strip())
     qualifier = _QUALIFIER_LABEL.match(text)
     if qualifier:

@@ -530,9 +530,17 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
         return 0
     if args.action == "lint":
         return _lint(args.paths)
+    from sim.lint import label_problems
+
     loaded, failures = _load_paths(args.paths)
     for item in loaded:
-        print(f"ok: {item.path} ({item.scenario.id})")
+        problems = label_problems(item.scenario)
+        if problems:
+            failures += 1
+            for problem in problems:
+                print(f"error: {item.path}: {problem}", file=sys.stderr)
+        else:
+            print(f"ok: {item.path} ({item.scenario.id})")
     return EXIT_USER_ERROR if failures else 0
 
 

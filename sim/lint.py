@@ -1,4 +1,5 @@
-"""``encsim scenarios lint``: find facts a natural clinician cannot reach and triggers that misfire.
+"""``encsim scenarios lint``: find facts a natural clinician cannot reach and triggers that misfire;
+``encsim scenarios validate``'s label checks (``label_problems``).
 
 Findings per scenario file (every one names the fact and the trigger):
 
@@ -16,6 +17,7 @@ Findings per scenario file (every one names the fact and the trigger):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from scenarios.lexicon import load_lexicon
@@ -82,4 +84,55 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
                 out.append(Finding(scenario.id, fact.id, "statement trigger",
                                    f"trigger {trigger!r} occurs in {len(hits)} typical statements on other topics "
                                    f"(e.g. {hits[0]!r}); use a more specific phrase"))
+    return out
+
+
+# ------------------------------------------------------------------------------- validate: label checks
+# A fallback line answers a message the patient did not understand, so it must neither deny ("Not that I've
+# noticed.", "No, I'm alright otherwise.") nor put a symptom in the clinician's mind ("It's mostly just the
+# pain."). Hedges are allowed: "not sure", "don't know", "didn't catch that", "can't remember".
+_HEDGES = re.compile(
+    r"\b(?:(?:i'?m|i am|am)\s+not\s+(?:quite\s+|really\s+|totally\s+|entirely\s+)?(?:sure|certain|following)|"
+    r"not\s+(?:quite\s+|really\s+)?sure|(?:i\s+)?(?:don'?t|do not|didn'?t|did not|can'?t|cannot|couldn'?t|could not)\s+"
+    r"(?:quite\s+|really\s+|always\s+)?(?:know|understand|follow|catch|get|hear|remember|say(?!\s+(?:i|i'?ve|that|so)\b)|tell|think of|work out)|"
+    r"(?:can'?t|cannot) think(?: straight| clearly| properly)?|no idea|not with you)\b", re.IGNORECASE)
+_DENIAL = re.compile(
+    r"\b(?:no|not|never|nothing|none|nobody|nowhere|nope|neither|nor|without|haven'?t|hasn'?t|hadn'?t|didn'?t|"
+    r"doesn'?t|don'?t|isn'?t|wasn'?t|aren'?t|weren'?t|won'?t|wouldn'?t|can'?t|cannot|couldn'?t|fine|alright|"
+    r"all right|okay|ok|otherwise|normal|apart from|except|other than|(?:just|only|mostly|mainly)\s+(?:the|my|a|an|"
+    r"this|that|his|her|their))\b", re.IGNORECASE)
+# Words that name a symptom, a body part or a clinical matter (stems, as ``padded`` gives them).
+_SYMPTOM_WORDS = frozenset(padded("""
+pain ache aching hurt hurts sore sick vomit nausea dizzy faint bleed bleeding blood fever temperature hot cold
+cough breath breathing rash itch swelling swollen numb tingling weak tired headache head chest tummy stomach belly
+abdomen back leg legs arm arms eye eyes ear throat heart skin wee pee urine poo stool period pregnant baby
+feeding symptom symptoms medicine medication tablets allergy injury fall fell lump spot burning stiff
+""").split())
+
+
+def fallback_problems(scenario: Scenario) -> list[str]:
+    """Why each of the scenario's fallback lines is unsafe: a denial, or a symptom it suggests."""
+    out = []
+    for i, line in enumerate(scenario.fallback_lines):
+        rest = _HEDGES.sub(" ", line)
+        denial = _DENIAL.search(rest)
+        named = (set(padded(line).split()) & _SYMPTOM_WORDS) | intents_in(line)
+        if denial:
+            out.append(f"fallback_lines.{i}: {line!r} denies or reassures ({denial.group(0)!r}); a fallback line "
+                       "answers a message the patient did not understand, so it must be non-committal, e.g. "
+                       "\"Sorry, what do you mean?\" (state a pertinent negative as a fact of its own)")
+        elif named:
+            out.append(f"fallback_lines.{i}: {line!r} suggests a symptom or topic ({', '.join(sorted(named))}); "
+                       "a fallback line must be non-committal, e.g. \"Sorry, could you put that another way?\"")
+    return out
+
+
+def label_problems(scenario: Scenario) -> list[str]:
+    """What ``encsim scenarios validate`` refuses beyond the schema: fallback lines that deny or suggest a
+    symptom, and diagnosis names or synonyms that a generic or benign answer would match."""
+    from scorers._diagnosis import synonym_problems
+
+    out = fallback_problems(scenario)
+    for i, dx in enumerate(scenario.expected.diagnoses):
+        out.extend(f"expected.diagnoses.{i}: {msg}" for msg in synonym_problems(dx))
     return out

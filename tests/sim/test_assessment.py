@@ -58,3 +58,19 @@ def test_parse_failures_are_explained() -> None:
 def test_conflicting_levels_use_first_and_say_so() -> None:
     p = parse_assessment("Assessment:\nTriage level: ESI 2, maybe level 3\nEscalation: emergency\nDiagnoses: MI")
     assert p.triage_level == 2 and any("several triage levels" in x for x in p.problems)
+
+
+@pytest.mark.parametrize(("listed", "read"), [
+    ("1. ACS (ruled out)\n2. Musculoskeletal chest wall pain", ["Musculoskeletal chest wall pain"]),
+    ("1. Acute coronary syndrome - ruled out by the history\n2. Costochondritis", ["Costochondritis"]),
+    ("- Excluded: pulmonary embolism\n- Viral pleurisy", ["Viral pleurisy"]),
+    ("1. No pneumothorax\n2. Pectoral muscle strain", ["Pectoral muscle strain"]),
+    ("1. Not consistent with appendicitis\n2. Mesenteric adenitis", ["Mesenteric adenitis"]),
+    # still to be excluded: on the differential
+    ("1. Pulmonary embolism (must be excluded)\n2. Pneumonia", ["Pulmonary embolism", "Pneumonia"]),
+    ("1. Ectopic pregnancy - needs excluding\n2. Miscarriage", ["Ectopic pregnancy", "Miscarriage"]),
+    ("1. Non-cardiac chest pain\n2. ACS (not excluded)", ["Non-cardiac chest pain", "ACS"]),
+])
+def test_a_ruled_out_diagnosis_leaves_the_differential(listed: str, read: list[str]) -> None:
+    parsed = parse_assessment(f"ASSESSMENT:\nTriage level: ESI 3\nEscalation: urgent\nDiagnoses:\n{listed}\n")
+    assert parsed.diagnoses == read
