@@ -596,6 +596,15 @@ def _name_heads(diagnosis: Diagnosis) -> set[Tokens]:
     return {h for h in heads if h}
 
 
+def _initialism_of(words: Tokens, others: list[Tokens]) -> bool:
+    """A one-word synonym that is the initials of the name or another synonym ("uti" of "urinary tract
+    infection"): the same condition, so a benign subtype that contains it names this condition too."""
+    if len(words) != 1 or len(words[0]) < 2:
+        return False
+    letters = words[0]
+    return any(len(o) == len(letters) and "".join(w[0] for w in o) == letters for o in others)
+
+
 def synonym_problems(diagnosis: Diagnosis) -> list[str]:
     """Lint messages for the diagnosis's name and synonyms that a vague or a different, benign answer would match
     (module doc, "Linting")."""
@@ -622,6 +631,8 @@ def synonym_problems(diagnosis: Diagnosis) -> list[str]:
                        f"condition and would credit vague or different answers (it matches only as the whole answer "
                        f"or with neutral modifiers); use a specific phrase, e.g. {example}")
         split = _flat(normalise(entry, join_prefixes=False))
+        if idx and _initialism_of(words, [_flat(normalise(e)) for e in entries if e != entry]):
+            continue  # "UTI" for "Urinary tract infection": a simple UTI *is* one, so containing it is right
         hits = [term for term, b, bs in _BENIGN_FORMS
                 if (_contains(b, words) or _contains(bs, split)) and b not in own and bs not in own_split
                 and not any(_contains(b, h) for h in (canonical, *heads))]

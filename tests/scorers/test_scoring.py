@@ -42,7 +42,12 @@ def _with_assessment(result: ConversationResult, parsed: ParsedAssessment) -> Co
 
 
 async def test_component_arithmetic(by_id: dict[str, Scenario]) -> None:
-    s = by_id["febrile_infant_6weeks"]  # pediatric: multiplier 1.2
+    infant = by_id["febrile_infant_6weeks"]  # ESI 1 is inside its acceptable set (issue 12): no over-triage error
+    result, _ = await _scored(infant, ReferenceAgent())
+    one = score_encounter(_with_assessment(result, ParsedAssessment(triage_level=1, escalation="emergency",
+                                                                    diagnoses=["x"])), infant)
+    assert one.triage.error == 0.0 and one.triage.verdict == "acceptable"
+    s = by_id["dka_teen"]  # pediatric: multiplier 1.2; best ESI 2, no acceptable set
     result, _ = await _scored(s, ReferenceAgent())
     over = score_encounter(_with_assessment(result, ParsedAssessment(triage_level=1, escalation="emergency",
                                                                      diagnoses=["x"])), s)
