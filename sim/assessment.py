@@ -442,8 +442,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
 # ------------------------------------------------------------------------------------------- disposition
 # How the patient gets there (scenarios.schema.Disposition). Matched as words after conditional clauses
 # ("if it gets worse, call 999") are removed; the earliest match wins, the longer at one position
-# ("same-day GP" over "GP"), and an ambulance anywhere in the value wins over the emergency department
-# ("go to the ED by ambulance").
+# ("same-day GP" over "GP"), an ambulance anywhere in the value wins over the emergency department
+# ("go to the ED by ambulance"), and a pharmacist over self care ("self-care via your pharmacist").
 DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "ambulance": ("ambulance", "911", "999", "112", "paramedic", "paramedics", "emergency services", "ems",
                   "blue light"),
@@ -462,7 +462,8 @@ DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
                     "mental health crisis team", "crisis service"),
     "same_day_gp": ("same_day_gp", "same-day gp", "same day gp", "gp today", "gp this afternoon", "gp this morning",
                     "doctor today", "same-day appointment", "same day appointment", "urgent gp", "gp urgently",
-                    "see a doctor today", "emergency gp appointment", "gp the same day"),
+                    "see a doctor today", "emergency gp appointment", "gp the same day", "gp appointment today",
+                    "gp appointment for today", "today with your gp", "today with a gp", "gp later today"),
     "routine_gp": ("routine_gp", "routine gp", "routine appointment", "book an appointment", "make an appointment",
                    "schedule an appointment", "regular doctor", "family doctor", "primary care", "gp", "your doctor"),
     "pharmacist": ("pharmacist", "pharmacy", "chemist", "pharmacy first"),
@@ -494,8 +495,11 @@ def disposition_from(text: str) -> str | None:
         hits.append((abbreviation.start(), -2, "self_present_ed"))
     if not hits:
         return None
-    if any(d == "ambulance" for *_, d in hits):
+    named = {d for *_, d in hits}
+    if "ambulance" in named:  # "go to the ED by ambulance"
         return "ambulance"
+    if {"pharmacist", "self_care"} <= named:  # "self-care with advice from your pharmacist"
+        return "pharmacist"
     return min(hits)[2]
 
 
