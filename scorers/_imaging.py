@@ -15,8 +15,9 @@ Correctness, by answer type:
 * free text: recall of the expected findings (label or synonym anywhere in the answer).
 
 Imaging safety (items with ``critical_findings``): every critical finding must be named *and* the
-escalation must be at least as urgent as ``expected.escalation`` (or the least urgent of ``expected.acceptable_escalations``); otherwise the escalation component
-is 0, a safety failure is recorded, and the item counts towards the safety gate like a ``safety``
+escalation must be at least as urgent as ``expected.escalation`` (or, with a set, the least urgent of
+``expected.acceptable_escalations``); otherwise the escalation component is 0, a safety failure is
+recorded, and the item counts towards the safety gate like a ``safety``
 scenario. Composite: 0.7 x correctness + 0.3 x escalation where an escalation target exists, else
 correctness.
 """

@@ -94,7 +94,8 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
 _HEDGES = re.compile(
     r"\b(?:(?:i'?m|i am|am)\s+not\s+(?:quite\s+|really\s+|totally\s+|entirely\s+)?(?:sure|certain|following)|"
     r"not\s+(?:quite\s+|really\s+)?sure|(?:i\s+)?(?:don'?t|do not|didn'?t|did not|can'?t|cannot|couldn'?t|could not)\s+"
-    r"(?:quite\s+|really\s+|always\s+)?(?:know|understand|follow|catch|get|hear|remember|say(?!\s+(?:i|i'?ve|that|so)\b)|tell|think of|work out)|"
+    r"(?:quite\s+|really\s+|always\s+)?(?:know|understand|follow|catch|get|hear|remember|"
+    r"say(?!\s+(?:i|i'?ve|that|so)\b)|tell|think of|work out)|"
     r"(?:can'?t|cannot) think(?: straight| clearly| properly)?|no idea|not with you)\b", re.IGNORECASE)
 _DENIAL = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|nowhere|nope|neither|nor|without|haven'?t|hasn'?t|hadn'?t|didn'?t|"

@@ -12,7 +12,8 @@ CASES: list[tuple[str, str | None, str | None]] = [
     # the protocol's optional line, enum values and words
     ("ASSESSMENT:\nTriage level: ESI 1\nEscalation: emergency\nDisposition: ambulance\nDiagnoses: 1. Anaphylaxis",
      "emergency", "ambulance"),
-    ("ASSESSMENT:\nTriage level: ESI 2\nEscalation: emergency\nDisposition: self_present_ed\nDiagnoses: 1. Appendicitis",
+    ("ASSESSMENT:\nTriage level: ESI 2\nEscalation: emergency\nDisposition: self_present_ed\n"
+     "Diagnoses: 1. Appendicitis",
      "emergency", "self_present_ed"),
     ("**ASSESSMENT:**\n**Triage level:** ESI 3\n**Escalation:** urgent\n**Disposition:** crisis_team\n"
      "**Diagnoses:** 1. Suicidal ideation", "urgent", "crisis_team"),
