@@ -83,21 +83,28 @@ def test_no_library_fallback_line_denies_or_suggests(library: list[LoadedScenari
     assert {k: v for k, v in problems.items() if v} == {}
 
 
-@pytest.mark.parametrize("line", [
-    "Not that I've noticed.", "No. I don't think so.", "No, I'm alright otherwise, really.",
-    "It's mostly just the pain.", "I've been so out of it I might not have noticed.", "Nothing else, no.",
-    "Can't say I have.", "He seems fine otherwise.",
-])
-def test_validate_refuses_a_fallback_line_that_denies_or_suggests(tmp_path: Path, line: str) -> None:
+REFUSED = ["Not that I've noticed.", "No. I don't think so.", "No, I'm alright otherwise, really.",
+           "It's mostly just the pain.", "I've been so out of it I might not have noticed.", "Nothing else, no.",
+           "Can't say I have.", "He seems fine otherwise."]
+
+
+@pytest.mark.parametrize("line", REFUSED)
+def test_a_fallback_line_that_denies_or_suggests_is_a_problem(line: str, by_id: dict[str, Scenario]) -> None:
+    s = by_id["viral_uri"].model_copy(update={"fallback_lines": ["Sorry, what do you mean?", line]})
+    assert [p.split(":")[0] for p in fallback_problems(s)] == ["fallback_lines.1"]
+
+
+def test_validate_refuses_such_a_file_with_a_clear_error(tmp_path: Path) -> None:
     text = (ROOT / "tests" / "scenarios" / "valid_minimal.yaml").read_text()
-    start = text.index("fallback_lines:")
-    end = text.index("information_tree:")
+    start, end = text.index("fallback_lines:"), text.index("information_tree:")
     path = tmp_path / "denies.yaml"
-    path.write_text(text[:start] + f"fallback_lines:\n  - {line!r}\n  - \"Sorry, what do you mean?\"\n" + text[end:])
+    path.write_text(text[:start] + f"fallback_lines:\n  - {REFUSED[0]!r}\n  - \"Sorry, what do you mean?\"\n"
+                    + text[end:])
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "scenarios", "validate", str(path)],
-                          capture_output=True, text=True, cwd=ROOT)
+                          capture_output=True, text=True, cwd=ROOT, check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "denies.yaml" in proc.stderr and "fallback_lines.0" in proc.stderr and "Traceback" not in proc.stderr
+    assert "non-committal" in proc.stderr
 
 
 @pytest.mark.parametrize("line", ["Sorry, what do you mean?", "I'm not sure what you're asking, sorry.",
