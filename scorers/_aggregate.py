@@ -18,7 +18,15 @@ from scenarios.schema import Scenario
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS
 from scorers._reliability import bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import quadratic_weighted_kappa
-from scorers._types import EvaluatorSummary, SafetyGate, ScenarioSummary, ScoreCard, SuiteSummary, Summary
+from scorers._types import (
+    EvaluatorErrorRecord,
+    EvaluatorSummary,
+    SafetyGate,
+    ScenarioSummary,
+    ScoreCard,
+    SuiteSummary,
+    Summary,
+)
 
 SUITE_WEIGHTS = {"triage": 3.0}
 DEFAULT_SUITE_WEIGHT = 1.0
@@ -120,12 +128,16 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
     for name in sorted({e.name for c in all_cards for e in c.evaluators}):
         results = [e for c in all_cards for e in c.evaluators if e.name == name and e.details.get("applicable", True)]
         severities = Counter(f.severity for e in results for f in e.findings)
+        crashed = sum(e.error is not None for c in all_cards for e in c.evaluators if e.name == name)
         evaluators[name] = EvaluatorSummary(applicable=len(results), mean=_mean([e.score for e in results]),
-                                            failed=sum(not e.passed for e in results), findings=dict(severities))
+                                            failed=sum(not e.passed for e in results), findings=dict(severities),
+                                            errors=crashed)
+    evaluator_errors = [EvaluatorErrorRecord(scenario_id=sid, k=k, evaluator=e.name, error=e.error)
+                        for (sid, k), c in sorted(cards.items()) for e in c.evaluators if e.error is not None]
     profiles = {c.combined.profile for c in all_cards if c.combined is not None}
     return Summary(profile=", ".join(sorted(profiles)) or None, combined=combined,
                    status_counts=dict(Counter(c.combined.status for c in all_cards if c.combined is not None)),
-                   evaluators=evaluators, aggregate=final, aggregate_uncapped=uncapped, safety_gate=gate, qwk=qwk, qwk_pairs=len(pairs),
+                   evaluators=evaluators, evaluator_errors=evaluator_errors, aggregate=final, aggregate_uncapped=uncapped, safety_gate=gate, qwk=qwk, qwk_pairs=len(pairs),
                    pass_threshold=PASS_THRESHOLD, scenarios=rows, suites=suites, completed=len(cards),
                    errors=len(errors), expected_total=expected_total, components=components, verdicts=verdicts,
                    not_applicable=sorted(only_na))

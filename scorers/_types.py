@@ -145,6 +145,16 @@ class EvaluatorSummary(BaseModel):
     mean: float | None
     failed: int
     findings: dict[str, int] = Field(default={}, description="severity -> count")
+    errors: int = Field(default=0, description="encounters on which the evaluator raised (left unscored by it)")
+
+
+class EvaluatorErrorRecord(BaseModel):
+    """An evaluator that raised on one encounter: the run went on without its verdict there."""
+
+    scenario_id: str
+    k: int
+    evaluator: str
+    error: str
 
 
 class SafetyGate(BaseModel):
@@ -184,6 +194,9 @@ class Summary(BaseModel):
     combined: float | None = Field(default=None, description="suite-weighted mean of scenarios' combined means")
     status_counts: dict[str, int] = Field(default={}, description="encounters per pass / warn / fail")
     evaluators: dict[str, EvaluatorSummary] = {}
+    evaluator_errors: list[EvaluatorErrorRecord] = Field(default=[], description="evaluators that raised, per "
+                                                                                 "encounter; a run with any exits "
+                                                                                 "non-zero")
     voice: dict[str, float] | None = Field(default=None, description="voice runs: WER per side, ASR-missed facts, "
                                                                       "stage times, audio seconds")
     live: dict[str, Any] | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "

@@ -40,6 +40,7 @@ from sim.runner import run_batch, summarise, text_progress
 from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
 
 EXIT_USER_ERROR = 2
+EXIT_EVALUATOR_ERRORS = 3
 EXIT_INTERRUPTED = 130
 DEMO_SCENARIOS = ["acs_chest_pain", "viral_uri"]
 DEMO_K = 2
@@ -399,6 +400,10 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
           f"{summary.completed} scored, {summary.errors} errors")
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
+    if summary.evaluator_errors:
+        names = sorted({e.evaluator for e in summary.evaluator_errors})
+        print(f"{len(summary.evaluator_errors)} evaluator error(s) ({', '.join(names)}): those encounters were scored "
+              f"without them; first: {summary.evaluator_errors[0].error}", file=sys.stderr)
     if summary.profile and summary.combined is not None:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")
@@ -421,7 +426,13 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     _print_summary(summary, root)
-    return 0
+    return run_exit_code(summary)
+
+
+def run_exit_code(summary: Summary) -> int:
+    """0 when every evaluator ran on every encounter; ``EXIT_EVALUATOR_ERRORS`` when one raised somewhere (the
+    run finished and is scored without it there, but something is broken and a script must notice)."""
+    return EXIT_EVALUATOR_ERRORS if summary.evaluator_errors else 0
 
 
 def _run_with_dashboard(args: argparse.Namespace) -> int:
@@ -443,7 +454,7 @@ def _run_with_dashboard(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     summary, root = app.job_result
     _print_summary(summary, root)
-    return 0
+    return run_exit_code(summary)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

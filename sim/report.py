@@ -152,6 +152,11 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
             parts.append(f"status {card.combined.status}")
             issues += card.combined.fail_reasons
         lines.append(f"- **{r.id}** k={r.worst_k_index}: " + "; ".join(parts + issues))
+    if summary.evaluator_errors:
+        lines += ["", "## Evaluator errors (those encounters scored without the evaluator)", ""]
+        lines += [f"- {e.scenario_id} k={e.k}: {e.evaluator}: {e.error}" for e in summary.evaluator_errors[:50]]
+        if len(summary.evaluator_errors) > 50:
+            lines.append(f"- ... and {len(summary.evaluator_errors) - 50} more in summary.json")
     errs = [rec for rec in records.values() if rec.status == "error"]
     if errs:
         lines += ["", "## Errors (not scored)", ""]

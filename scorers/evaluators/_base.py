@@ -45,6 +45,9 @@ class EvaluatorResult(BaseModel):
     findings: list[Finding] = []
     fail_reasons: list[str] = []
     details: dict[str, Any] = {}
+    error: str | None = Field(default=None, description="the evaluator raised on this encounter: its message. The "
+                                                        "result is then not applicable (no score, no verdict) and "
+                                                        "the run counts it as an evaluator error")
 
     def by_severity(self, severity: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity == severity]

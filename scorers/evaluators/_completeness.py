@@ -18,6 +18,9 @@ keyword syntax in ``_text``):
   feeding, wet nappies / urine output, immunisations (history); pregnancy: gestation, bleeding
   (history).
 
+Interviews only: on a standalone imaging item or a replay item the evaluator reports
+``applicable: false`` (no history to take; a replay's one reply is the judge's to score).
+
 Score = covered / applicable elements. Passes at ``PASS_SCORE`` (0.6) or more. Each missing
 element is a finding: ``medium`` for the assessment elements and allergies / medications (their
 absence changes what can safely be advised), ``low`` otherwise.
@@ -122,9 +125,15 @@ class CompletenessEvaluator:
     name = "completeness"
 
     def applies_to(self, scenario: Scenario) -> bool:
-        return True
+        """Interviews only: a standalone imaging item asks one question and a replay item's conversation is
+        fixed, so neither has a history for the agent to take (the judge's rubrics score a replay's reply)."""
+        return scenario.imaging is None and scenario.replay is None
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        if not self.applies_to(scenario):
+            kind = "an imaging item" if scenario.imaging is not None else "a replay item"
+            return EvaluatorResult(name=self.name, score=1.0, passed=True,
+                                   details={"applicable": False, "reason": f"{kind} has no interview to complete"})
         ctx = _contexts_for(scenario)
         elements = [*ELEMENTS, *(e for c, e in CONTEXT_ELEMENTS if c in ctx)]
         questions = question_turns(result)

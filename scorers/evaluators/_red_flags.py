@@ -280,15 +280,17 @@ class RedFlagEvaluator:
             details={"applicable": bool(applicable), "protocols": rows, "required": required,
                      "elicited": elicited_all, "missed": missed_all, "false_positives": false_pos,
                      "penalty": penalty, "escalation_given": given,
-                     "expected_escalation": scenario.expected.escalation.value})
+                     "expected_escalation": (scenario.expected.escalation.value
+                                             if scenario.expected.escalation is not None else None)})
 
     def _false_positives(self, result: ConversationResult, scenario: Scenario,
                          applicable: list[RedFlagProtocol]) -> list[dict[str, str]]:
         given = result.assessment.escalation
-        # Only an over-escalation can be "driven" by a false red flag; naming a condition in a
-        # differential while escalating correctly is sound reasoning, not a false alarm.
-        if given is None or given not in Escalation.__members__ \
-                or not below(scenario.expected.escalation.value, Escalation(given)):
+        # Only an over-escalation (beyond the most urgent acceptable category) can be "driven" by a false red
+        # flag; naming a condition in a differential while escalating correctly is sound reasoning, not a false
+        # alarm. A scenario with no escalation target (an imported case) has no over-escalation to explain.
+        ok = scenario.expected.escalations_ok
+        if given is None or given not in Escalation.__members__ or not ok or not below(ok[0].value, Escalation(given)):
             return []
         text = final_text(result)
         ids = {p.id for p in applicable}

@@ -157,8 +157,13 @@ def run_evaluators(result: ConversationResult, scenario: Scenario,
     ``names=None`` runs every built-in evaluator that applies to the scenario (an evaluator with
     an ``applies_to`` method that returns False is skipped). Named evaluators always run, applicable
     or not, and report applicability in ``details["applicable"]`` where they have the notion.
-    An evaluator that raises, or returns something other than an ``EvaluatorResult``, raises
-    ``EvaluatorError`` naming the evaluator and the scenario.
+
+    An evaluator that raises on this encounter, or returns something other than an
+    ``EvaluatorResult``, never takes the run down: its result is recorded with ``error`` set (the
+    evaluator, the scenario and the exception), ``details["applicable"]`` False, score 0 and no
+    verdict, so that it is left out of the profile's score and fail conditions; the run counts and
+    names such errors and exits non-zero. An unknown evaluator name still raises ``EvaluatorError``
+    before anything runs (a mistake in the command, not in one encounter).
     """
     chosen = list(names) if names is not None else evaluator_names(builtin_only=True)
     evaluators = [get_evaluator(n) for n in chosen]  # resolve every name before running anything
@@ -168,13 +173,18 @@ def run_evaluators(result: ConversationResult, scenario: Scenario,
             continue
         try:
             res = ev.evaluate(result, scenario)
-        except EvaluatorError:
-            raise
         except Exception as exc:
-            raise EvaluatorError(f"evaluator {name!r} raised {type(exc).__name__} on scenario {scenario.id!r} "
-                                 f"(k={result.k}): {exc}. Fix the evaluator, or leave it out of the run.") from exc
+            out.append(_failed(name, f"evaluator {name!r} raised {type(exc).__name__} on scenario {scenario.id!r} "
+                                     f"(k={result.k}): {exc}. Fix the evaluator, or leave it out of the run."))
+            continue
         if not isinstance(res, EvaluatorResult):
-            raise EvaluatorError(f"evaluator {name!r} returned {type(res).__name__} on scenario {scenario.id!r}; "
-                                 "evaluate() must return a scorers.evaluators.EvaluatorResult.")
+            out.append(_failed(name, f"evaluator {name!r} returned {type(res).__name__} on scenario "
+                                     f"{scenario.id!r}; evaluate() must return a scorers.evaluators.EvaluatorResult."))
+            continue
         out.append(res)
     return out
+
+
+def _failed(name: str, message: str) -> EvaluatorResult:
+    return EvaluatorResult(name=name, score=0.0, passed=False, error=message,
+                           details={"applicable": False, "error": message})
