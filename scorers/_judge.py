@@ -165,10 +165,10 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
         data = await judge.ask_json(trust_prompt(conversation, item), keys={"rating": int})
         return data["rating"] if data is not None and 0 <= data["rating"] <= 3 else None
 
-    rubric_calls = [[verdict(j, item) for j in judges] for item in scenario.rubrics]
-    trust_calls = [[rating(j, item) for j in judges] for item in trust_items]
-    rubric_out = [await asyncio.gather(*calls) for calls in rubric_calls]
-    trust_out = [await asyncio.gather(*calls) for calls in trust_calls]
+    # every call of the encounter at once: a judge bounds its own calls in flight (--judge-concurrency)
+    rubric_out, trust_out = await asyncio.gather(
+        asyncio.gather(*(asyncio.gather(*(verdict(j, item) for j in judges)) for item in scenario.rubrics)),
+        asyncio.gather(*(asyncio.gather(*(rating(j, item) for j in judges)) for item in trust_items)))
 
     criteria = []
     for item, outs in zip(scenario.rubrics, rubric_out, strict=True):

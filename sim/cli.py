@@ -31,7 +31,15 @@ from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
 from sim.agents.chat import api_key_from_env
 from scorers._profiles import PROFILES, ProfileError, load_profile
 from scorers.evaluators import EvaluatorError, load_evaluator_module
-from sim.judges import JudgeClient, family_of, judge_from_ref, load_family_map, make_judges, plan_judges
+from sim.judges import (
+    DEFAULT_JUDGE_CONCURRENCY,
+    JudgeClient,
+    family_of,
+    judge_from_ref,
+    load_family_map,
+    make_judges,
+    plan_judges,
+)
 from sim.patient_model import PatientModel
 from sim.channel import Channel, TextChannel
 from sim.errors import ConfigError, EncSimError
@@ -71,6 +79,8 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
                         help="the endpoint of each non-local --judge, in the same order")
     parser.add_argument("--judge-api-key-env", action="append", default=[], metavar="VAR",
                         help="key variable for the judges: once for all, or once per non-local judge")
+    parser.add_argument("--judge-concurrency", type=int, default=DEFAULT_JUDGE_CONCURRENCY, metavar="N",
+                        help=f"calls in flight per judge, across encounters (default {DEFAULT_JUDGE_CONCURRENCY})")
     parser.add_argument("--family-map", type=Path, metavar="FILE",
                         help="JSON {family: [name or URL substrings]} for the judges' self-preference guard")
 
@@ -309,7 +319,7 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
                 local_url = judge_server.base_url
         else:
             local_url = None
-        judges = [judge_from_ref(r, local_url) for r in active]
+        judges = [judge_from_ref(r, local_url, concurrency=args.judge_concurrency) for r in active]
         if store is None:
             store = RunStore.create(out, meta)
         patient_model = None
@@ -493,7 +503,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         families = load_family_map(args.family_map)
         server = await LlamaServer().start() if "local" in args.judge else None
         judges = make_judges(args.judge, args.judge_base_url, args.judge_api_key_env,
-                             local_base_url=server.base_url if server else None, families=families)
+                             local_base_url=server.base_url if server else None, families=families,
+                             concurrency=args.judge_concurrency)
         try:
             report = await pairwise(args.runs, judges, trials=args.trials, families=families)
         finally:

@@ -16,6 +16,7 @@ caller records "no verdict" and never counts it as met or unmet.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -24,6 +25,8 @@ from typing import Any
 from sim.agents.chat import ChatCompletionsAgent, api_key_from_env
 from sim.errors import AgentError, ConfigError
 from sim.store import JudgeRef
+
+DEFAULT_JUDGE_CONCURRENCY = 8  # calls in flight per judge (--judge-concurrency)
 
 DEFAULT_FAMILIES: dict[str, list[str]] = {
     "openai": ["gpt", "o1-", "o3-", "o4-", "openai.com", "chatgpt"],
@@ -111,8 +114,13 @@ class JudgeClient:
     """One judge model. ``ask_json`` returns a conforming dict, or None after every attempt failed."""
 
     def __init__(self, *, model: str, base_url: str, api_key: str | None = None, family: str | None = None,
-                 retries: int = 2, timeout_s: float = 60.0, max_tokens: int = 512) -> None:
+                 retries: int = 2, timeout_s: float = 60.0, max_tokens: int = 512,
+                 concurrency: int = DEFAULT_JUDGE_CONCURRENCY) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"--judge-concurrency {concurrency}: give 1 or more (calls in flight per judge).")
         self.name = model
+        self.concurrency = concurrency
+        self._slots = asyncio.Semaphore(concurrency)  # bounds this judge's calls in flight, across encounters
         self.base_url = base_url
         self.family = family or family_of(model, base_url)
         self.retries = retries
@@ -122,6 +130,10 @@ class JudgeClient:
         self.failures: list[str] = []
 
     async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        async with self._slots:
+            return await self._ask_json(messages, keys=keys)
+
+    async def _ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
         wanted = ", ".join(f'"{k}"' for k in keys)
         for _attempt in range(self.retries + 1):
             try:
@@ -176,19 +188,21 @@ def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
     return refs
 
 
-def judge_from_ref(ref: JudgeRef, local_base_url: str | None) -> JudgeClient:
+def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *,
+                   concurrency: int = DEFAULT_JUDGE_CONCURRENCY) -> JudgeClient:
     """A judge client for a planned judge, or one recorded in run.json (its key is read again)."""
     if ref.name == "local":
         if local_base_url is None:
             raise ConfigError("--judge local needs the embedded model server, which could not be started.")
         return JudgeClient(model="smollm2-135m-instruct", base_url=local_base_url, family=ref.family,
-                           timeout_s=120.0)
+                           timeout_s=120.0, concurrency=concurrency)
     assert ref.base_url is not None
     return JudgeClient(model=ref.name, base_url=ref.base_url, api_key=api_key_from_env(ref.api_key_env),
-                       family=ref.family)
+                       family=ref.family, concurrency=concurrency)
 
 
 def make_judges(names: list[str], base_urls: list[str], key_envs: list[str], *, local_base_url: str | None,
-                families: dict[str, list[str]]) -> list[JudgeClient]:
+                families: dict[str, list[str]], concurrency: int = DEFAULT_JUDGE_CONCURRENCY) -> list[JudgeClient]:
     """``plan_judges`` and a client for each."""
-    return [judge_from_ref(r, local_base_url) for r in plan_judges(names, base_urls, key_envs, families=families)]
+    return [judge_from_ref(r, local_base_url, concurrency=concurrency)
+            for r in plan_judges(names, base_urls, key_envs, families=families)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -196,3 +197,47 @@ async def test_jury_on_an_encounter(by_id: dict[str, Scenario]) -> None:
     assert card.rubric_score == pytest.approx(8 / 8)  # the tied +4 criterion drops out of the denominator
     assert card.axis_scores == {"emergency_referrals": 1.0}
     assert card.trust_score == pytest.approx(2 / 3) and len(card.trust) == 4 and card.no_verdicts == 1
+
+
+async def test_an_encounters_criteria_go_to_a_judge_concurrently_within_its_limit() -> None:
+    """No clock: calls block until released, and the judge counts how many are in flight at once."""
+    from scenarios.schema import RubricCriterion
+    from scorers._judge import judge_encounter
+    from sim.judges import JudgeClient
+    from sim.result import ConversationResult
+
+    judge = JudgeClient(model="m", base_url="http://127.0.0.1:9/v1", concurrency=3)
+    in_flight, peak, release = 0, 0, asyncio.Event()
+
+    async def fake_ask(messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, object]:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        if peak == 3:
+            release.set()  # the limit is reached: let everything through
+        await release.wait()
+        in_flight -= 1
+        return {"criteria_met": True} if "criteria_met" in keys else {"rating": 2}
+
+    judge._ask_json = fake_ask  # type: ignore[method-assign]
+    s = Scenario.model_validate({
+        "id": "many_criteria", "title": "t", "suite": "ddx", "canary": "encsim-canary-test-many-criteria",
+        "patient_profile": {"age": 30, "sex": "male"}, "chief_complaint": "c", "opening_line": "Hello?",
+        "fallback_lines": ["Sorry, what do you mean?"], "replay": [{"role": "patient", "content": "Hello?"}],
+        "expected": {}, "rubrics": [{"criterion": f"does {i}", "points": 1} for i in range(19)]})
+    result = ConversationResult(scenario_id=s.id, k=0, seed=0, harness_version="t", model="m", turns=[],
+                                gathered_info=[], final_assessment=None, final_reply="ok",
+                                termination="reply", agent_turns=1, turn_limit=1, started_at=0, ended_at=1)
+    card = await asyncio.wait_for(judge_encounter(result, s, [judge]), timeout=60)
+    assert peak == 3 and card.no_verdicts == 0 and len(card.rubric) == 19
+    assert all(isinstance(c, RubricCriterion) for c in s.rubrics)
+    await judge.aclose()
+
+
+def test_judge_concurrency_below_one_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    code = main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--judge", "m",
+                 "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-concurrency", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--judge-concurrency 0" in err and "Traceback" not in err
