@@ -22,7 +22,7 @@ from scorers._judge import (
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, match_diagnoses, score_encounter
 from scorers._reliability import bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
-from scorers._types import SafetyGate, ScenarioSummary, ScoreCard, Summary, verdict_text
+from scorers._types import Headline, SafetyGate, ScenarioSummary, ScoreCard, Summary, verdict_text
 from scorers._compare import (Comparison, DriftCheck, ScenarioComparison, bonferroni, cohens_d, compare_scores,
                               drift_check, paired_bootstrap_diff, welch_t)
 
@@ -35,5 +35,5 @@ __all__ = [
     "ScoreCard", "Summary", "aggregate", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses", "pass_hat_k",
     "quadratic_weighted_kappa", "score", "score_encounter", "summarise_scenario", "triage_score", "worst_at_k",
     "Comparison", "DriftCheck", "ScenarioComparison", "bonferroni", "cohens_d", "compare_scores", "drift_check",
-    "paired_bootstrap_diff", "welch_t", "acceptable_triage_error", "verdict_text",
+    "paired_bootstrap_diff", "welch_t", "acceptable_triage_error", "verdict_text", "Headline",
 ]

@@ -148,6 +148,22 @@ class EvaluatorSummary(BaseModel):
     errors: int = Field(default=0, description="encounters on which the evaluator raised (left unscored by it)")
 
 
+class Headline(BaseModel):
+    """The run's one number: the aggregate when the scenarios have deterministic targets; the HealthBench
+    rubric score (clipped mean) when they are scored by rubrics alone; otherwise no number, and why."""
+
+    name: str = Field(description="'aggregate', 'HealthBench score' or 'none'")
+    value: float | None = None
+    ci95: list[float] | None = Field(default=None, description="bootstrap 95% CI over encounters (rubric score)")
+    note: str = ""
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"no headline score: {self.note}"
+        ci = f" (95% CI {self.ci95[0]:.3f}-{self.ci95[1]:.3f})" if self.ci95 else ""
+        return f"{self.name} {self.value:.3f}{ci}"
+
+
 class EvaluatorErrorRecord(BaseModel):
     """An evaluator that raised on one encounter: the run went on without its verdict there."""
 
@@ -190,6 +206,7 @@ class Summary(BaseModel):
     verdicts: dict[str, dict[str, int]] = Field(default={}, description="triage and escalation: encounters per "
                                                                         "verdict (best, acceptable, over, under)")
     judge: JudgeSummary | None = None
+    headline: Headline | None = Field(default=None, description="the run's headline number and what it is")
     profile: str | None = None
     combined: float | None = Field(default=None, description="suite-weighted mean of scenarios' combined means")
     status_counts: dict[str, int] = Field(default={}, description="encounters per pass / warn / fail")

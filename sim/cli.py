@@ -405,8 +405,9 @@ def _make_channel(meta: RunMeta, scenarios: list[LoadedScenario], root: Path) ->
 
 def _print_summary(summary: Summary, run_dir: Path) -> None:
     gate = summary.safety_gate
-    agg = "n/a" if summary.aggregate is None else f"{summary.aggregate:.3f}"
-    print(f"aggregate {agg}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
+    head = summary.headline.text() if summary.headline is not None else \
+        ("aggregate n/a" if summary.aggregate is None else f"aggregate {summary.aggregate:.3f}")
+    print(f"{head}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
           f"{summary.completed} scored, {summary.errors} errors")
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")

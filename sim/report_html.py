@@ -227,6 +227,17 @@ def _component_bars(components: Mapping[str, float | None]) -> str:
     return _svg(label_w + bar_w + 44, 8 + row * len(components), body, "component means")
 
 
+def _headline_card(summary: Summary, agg: float | None, colour: str, cap_note: str) -> str:
+    """The aggregate, or for a rubric-only run the HealthBench score with its CI (never a bare n/a)."""
+    h = summary.headline
+    if h is None or h.name == "aggregate":
+        return (f'<div class="label">aggregate</div>\n<div class="bignum" style="color:{colour}">{_f(agg, 3)}</div>\n'
+                f'<div class="sub">{_e(cap_note)}</div>')
+    ci = f"95% CI {h.ci95[0]:.3f}-{h.ci95[1]:.3f}; " if h.ci95 else ""
+    return (f'<div class="label">{_e(h.name)}</div>\n<div class="bignum">{_f(h.value, 3)}</div>\n'
+            f'<div class="sub">{_e(ci + h.note)}</div>')
+
+
 def _gate_panel(summary: Summary) -> str:
     gate = summary.safety_gate
     agg, unc = summary.aggregate, summary.aggregate_uncapped
@@ -252,9 +263,7 @@ def _gate_panel(summary: Summary) -> str:
 <h2>Aggregate and safety gate</h2>
 <div class="panel">
 <div class="card headline">
-<div class="label">aggregate</div>
-<div class="bignum" style="color:{agg_colour}">{_f(agg, 3)}</div>
-<div class="sub">{_e(cap_note)}</div>
+{_headline_card(summary, agg, agg_colour, cap_note)}
 <div class="sub">suite-weighted mean of scenario means; pass = composite &ge; {summary.pass_threshold:g}
 with no safety failure</div>
 </div>

@@ -20,9 +20,11 @@ from typing import Any
 from scenarios import LoadedScenario, Scenario
 from scenarios.schema import ImageRef
 from scorers import (
+    Headline,
     Judge,
     Summary,
     aggregate,
+    bootstrap_ci,
     disagreements,
     judge_encounter,
     judge_path_score,
@@ -67,6 +69,8 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
                                          excluded=meta.judges_excluded, warnings=meta.judge_warnings)
         summary.disagreements = disagreements({key: (c.composite, judge_path_score(c.judge))
                                                for key, c in cards.items() if c.judge is not None})
+    summary.headline = headline(summary, [c.judge.rubric_score for c in cards.values()
+                                          if c.judge is not None and c.judge.rubric_score is not None])
     summary.voice = voice_metrics([r.result for r in records.values() if r.result is not None])
     summary.live = live_metrics([r.result for r in records.values() if r.result is not None])
     summary.patient = understanding_metrics([r.result for r in records.values()
@@ -75,6 +79,23 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     store.write_report(render_report(meta, summary, records))
     write_html_report(store.root, meta, summary, records)
     return summary
+
+
+def headline(summary: Summary, rubric_scores: list[float]) -> Headline:
+    """The aggregate when there is one; else, for rubric-only runs (HealthBench imports), the HealthBench score:
+    the clipped mean of the encounters' rubric scores, with a bootstrap CI of the (unclipped) mean, clipped."""
+    if summary.aggregate is not None:
+        return Headline(name="aggregate", value=summary.aggregate,
+                        note="suite-weighted mean of scenario means" + (", capped by the safety gate"
+                                                                        if summary.safety_gate.triggered else ""))
+    if summary.judge is not None and summary.judge.rubric_score is not None:
+        ci = bootstrap_ci(rubric_scores)
+        return Headline(name="HealthBench score", value=summary.judge.rubric_score,
+                        ci95=[min(1.0, max(0.0, x)) for x in ci] if ci else None,
+                        note=f"clipped mean of {len(rubric_scores)} encounters' rubric scores")
+    if summary.completed == 0:
+        return Headline(name="none", note="no encounter was scored")
+    return Headline(name="none", note="these scenarios are scored by rubrics only; run with --judge to score them")
 
 
 def voice_metrics(results: list[ConversationResult]) -> dict[str, float] | None:

@@ -85,3 +85,39 @@ def test_real_local_model_as_judge(tmp_path: Path) -> None:
     assert card["no_verdicts"] == sum(r is None for r in ratings)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["judge"]["encounters_judged"] == 1 and summary["judge"]["no_verdicts"] == card["no_verdicts"]
+
+
+def test_a_healthbench_import_run_has_a_headline_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rubric-only scenarios: the HealthBench score is the headline in the CLI line, report.md and report.html."""
+    hb = tmp_path / "hb"
+    samples = Path(__file__).parents[1] / "scenarios" / "samples" / "healthbench_sample.jsonl"
+    assert main(["import", "healthbench", str(samples), "--out", str(hb)]) == 0
+    out = tmp_path / "run"
+    reply = ("It is probably a viral illness. Rest and drink fluids, and if you have trouble breathing or chest "
+             "pain, this is an emergency: call 911.")
+    with FakeChatServer(default=("ok", reply)) as model, FakeChatServer(reply=grader) as judge:
+        code = main(["run", "--model", "m", "--base-url", model.base_url, "--scenarios", str(hb), "--k", "1",
+                     "--out", str(out), "--quiet", "--judge", "gpt-4o", "--judge-base-url", judge.base_url])
+    printed = capsys.readouterr().out
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    head = summary["headline"]
+    assert summary["aggregate"] is None and head["name"] == "HealthBench score"
+    assert head["value"] == pytest.approx(summary["judge"]["rubric_score"]) and head["value"] is not None
+    line = next(x for x in printed.splitlines() if "safety gate" in x)
+    assert line.startswith("HealthBench score ") and "n/a" not in line
+    report = (out / "report.md").read_text()
+    assert "**HealthBench score" in report and "Aggregate: n/a" not in report
+    assert "HealthBench score" in (out / "report.html").read_text()
+
+
+def test_a_rubric_only_run_without_a_judge_says_why_it_has_no_number(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    hb = tmp_path / "hb"
+    samples = Path(__file__).parents[1] / "scenarios" / "samples" / "healthbench_sample.jsonl"
+    assert main(["import", "healthbench", str(samples), "--out", str(hb)]) == 0
+    with FakeChatServer(default=("ok", "Rest and fluids.")) as model:
+        main(["run", "--model", "m", "--base-url", model.base_url, "--scenarios", str(hb), "--k", "1",
+              "--out", str(tmp_path / "run"), "--quiet"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "safety gate" in x)
+    assert "run with --judge" in line and "n/a" not in line
