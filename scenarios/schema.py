@@ -134,6 +134,9 @@ class ContextFlags(_Strict):
 
 class PatientProfile(_Strict):
     age: float = Field(ge=0, le=120, description="years; 0.1 is about five weeks")
+    age_detail: str | None = Field(default=None, description="the age as the source states it when years say too "
+                                                             "little (an imported newborn or infant at age 0: "
+                                                             "'4 days', '9 months', 'newborn')")
     sex: Literal["female", "male", "other"]
     pregnant: bool = False
     gestation_weeks: int | None = Field(default=None, ge=1, le=43)

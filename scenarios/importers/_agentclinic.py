@@ -19,8 +19,12 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
   reported as a duplicate). ``canary``: ``encsim-canary-<8 hex of sha256(id)>-<id with dashes>``.
 - ``patient_profile`` from ``Demographics`` (``45-year-old male``, ``6-month-old girl``, ``72 F``,
   ``pregnant woman, 32 weeks``): age and sex, pregnancy, and the pediatric (< 18) / geriatric
-  (>= 65) context flags. What cannot be read defaults to age 40 / sex ``other``, with a warning in
-  the import report and the tag ``profile:age_unknown`` / ``profile:sex_unknown``.
+  (>= 65) context flags. Newborns ("Newborn, female", "six hours post delivery") and infants under a
+  year get age 0 with the stated age in ``age_detail`` ("4 days", "9 months", "newborn"); a
+  gestational age ("born at 33 weeks of gestation") is not the baby's age. A sex the demographics do
+  not give is taken from the history when it names only one ("he", "his", "boy"). What cannot be
+  read defaults to age 40 / sex ``other``, with a warning in the import report and the tag
+  ``profile:age_unknown`` / ``profile:sex_unknown``.
 - ``chief_complaint``: ``Primary_Symptom``; ``opening_line``: "I've come in because of <it>."
 - ``information_tree`` (answers are the source text, turned into the first person where a simple
   pattern allows, e.g. "The patient reports that ..." / "She has ..." -> "I have ..."):
@@ -206,20 +210,45 @@ _AGE_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*[- ]?\s*(years?|yrs?|y/?o|months?|mos
 _AGE_BARE = re.compile(r"(?:\bage[d:]?\s*|^\s*)(\d{1,3})(?:\s*[mf]\b|\s*,|\s*$)", re.I)
 _FEMALE = re.compile(r"(?:\b|(?<=\d))(?:female|woman|women|girl|lady|mother|she|her|pregnant|f)\b", re.I)
 _MALE = re.compile(r"(?:\b|(?<=\d))(?:male|man|men|boy|gentleman|father|he|his|m)\b", re.I)
+_GESTATIONAL = re.compile(r"\b(?:born\s+)?(?:at|after|before)?\s*(?:the\s+)?\d{1,2}\s*(?:st|nd|rd|th)?\s*[- ]?\s*"
+                          r"(?:gestational\s+)?weeks?'?\s*(?:of\s+)?(?:gestation(?:al)?(?:\s+age)?|gestational\s+week)"
+                          r"|\b\d{1,2}\s*(?:st|nd|rd|th)\s+gestational\s+week", re.I)
+_NEWBORN = re.compile(r"\b(?:new[- ]?born|neonate|neonatal|hours?\s+(?:old|post[- ]?(?:delivery|partum)|after\s+birth))\b",
+                      re.I)
 _GESTATION = re.compile(r"(\d{1,2})\s*[- ]?\s*weeks?'?\s*(?:of\s+)?(?:gestation|pregnan)|\bat\s+(\d{1,2})\s*weeks\b", re.I)
 
 
-def parse_demographics(text: Any) -> tuple[dict[str, Any], list[str], list[str]]:
-    """``Demographics`` -> (patient_profile data, warnings, tags); see the module docstring."""
+# In a case's history only the patient's own pronouns and nouns say the sex: "the mother", "her pregnancy"
+# and "his father" are about the parents of a newborn, not the patient.
+_HISTORY_FEMALE = re.compile(r"\b(?:she|girl|woman|lady)\b", re.I)
+_HISTORY_MALE = re.compile(r"\b(?:he|boy|man|gentleman)\b", re.I)
+
+
+def _sex_in(text: str, female_re: re.Pattern[str] = _FEMALE, male_re: re.Pattern[str] = _MALE) -> str | None:
+    """The sex a text names, when it names only one ("a 3-day-old boy", "she has been feeding poorly")."""
+    female, male = len(female_re.findall(text)), len(male_re.findall(text))
+    return "female" if female and not male else "male" if male and not female else None
+
+
+def parse_demographics(text: Any, history: Any = None) -> tuple[dict[str, Any], list[str], list[str]]:
+    """``Demographics`` -> (patient_profile data, warnings, tags); see the module docstring. ``history``
+    (the case's own text) gives the sex when the demographics do not ("he", "she", "boy", "girl")."""
     demo = text if isinstance(text, str) else ""
     warnings: list[str] = []
     tags: list[str] = []
     age: float | None = None
-    if m := _AGE_UNIT.search(demo):
+    detail: str | None = None
+    demo_age = _GESTATIONAL.sub(" ", demo)  # "born at 33 weeks of gestation" is not the baby's age
+    if m := _AGE_UNIT.search(demo_age):
         n, unit = float(m.group(1)), m.group(2).lower()
         age = n / 12 if unit.startswith("mo") else n / 52 if unit.startswith("w") else n / 365 if unit.startswith(
             "d") else n
-    elif m := _AGE_BARE.search(demo):
+        if age < 1:
+            word = {"mo": "month", "w": "week", "d": "day"}[next(k for k in ("mo", "w", "d") if unit.startswith(k))]
+            detail = f"{m.group(1)} {word}{'' if n == 1 else 's'}"
+    elif _NEWBORN.search(demo):
+        age, detail = 0.0, "newborn"
+    elif m := _AGE_BARE.search(demo_age):
         age = float(m.group(1))
     if age is not None and not 0 <= age <= 120:
         age = None
@@ -227,15 +256,18 @@ def parse_demographics(text: Any) -> tuple[dict[str, Any], list[str], list[str]]
         warnings.append(f"Demographics {snippet(demo, 60)!r}: no age found, using {DEFAULT_AGE}")
         tags.append("profile:age_unknown")
         age = DEFAULT_AGE
-    age = round(age, 2) if age < 2 else round(age)
-    demo_wo_age = _AGE_UNIT.sub(" ", demo)
-    female, male = bool(_FEMALE.search(demo_wo_age)), bool(_MALE.search(demo_wo_age))
-    sex = "female" if female and not male else "male" if male and not female else None
+    age = 0 if age < 1 else round(age)  # newborns and infants: age 0, the stated age in age_detail
+    sex = _sex_in(_AGE_UNIT.sub(" ", demo))
+    if sex is None and isinstance(history, str) and \
+            (sex := _sex_in(history, _HISTORY_FEMALE, _HISTORY_MALE)) is not None:
+        warnings.append(f"Demographics {snippet(demo, 60)!r}: no sex given; {sex} from the case's history")
     if sex is None:
         warnings.append(f"Demographics {snippet(demo, 60)!r}: no sex found, using {DEFAULT_SEX!r}")
         tags.append("profile:sex_unknown")
         sex = DEFAULT_SEX
     profile: dict[str, Any] = {"age": age, "sex": sex}
+    if detail is not None:
+        profile["age_detail"] = detail
     context: dict[str, bool] = {}
     if sex == "female" and re.search(r"\bpregnan", demo, re.I):
         profile["pregnant"] = True
@@ -562,7 +594,7 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
                        "chief complaint and the patient's opening line")
     primary = " ".join(primary.split()).rstrip(".")
 
-    profile, warnings, profile_tags = parse_demographics(actor.get("Demographics"))
+    profile, warnings, profile_tags = parse_demographics(actor.get("Demographics"), actor.get("History"))
     facts = _actor_fields(actor)
     facts += _structured(osce.get("Physical_Examination_Findings") or {}, tests=False)
     facts += _structured(osce.get("Test_Results") or {}, tests=True)

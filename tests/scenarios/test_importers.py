@@ -264,8 +264,8 @@ def test_agentclinic_ids_are_stable_and_content_derived() -> None:
 @pytest.mark.parametrize(("text", "age", "sex", "context"), [
     ("45-year-old male", 45, "male", {}),
     ("A 72-year-old woman", 72, "female", {"geriatric": True}),
-    ("6-month-old girl", 0.5, "female", {"pediatric": True}),
-    ("3 week old boy", 0.06, "male", {"pediatric": True}),
+    ("6-month-old girl", 0, "female", {"pediatric": True}),
+    ("3 week old boy", 0, "male", {"pediatric": True}),
     ("34 F", 34, "female", {}),
     ("50M", 50, "male", {}),
     ("28-year-old pregnant female at 32 weeks gestation", 28, "female", {"pregnancy": True}),
@@ -369,3 +369,33 @@ def test_cli_import_not_jsonl_is_one_line_error(tmp_path: Path, capsys: pytest.C
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "not a JSON Lines file" in err
     assert "\n" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("demographics", "history", "age", "detail", "sex"), [
+    ("Newborn, female", "", 0, "newborn", "female"),
+    ("Newborn, 3050-g (6-lb 12-oz) male, six hours post delivery", "", 0, "newborn", "male"),
+    ("Newborn, born at 33 weeks of gestation", "The mother had an uneventful pregnancy.", 0, "newborn", "other"),
+    ("1100-g (2-lb 7-oz) newborn, 31 weeks' gestation", "", 0, "newborn", "other"),
+    ("4-day-old newborn", "The mother had no prenatal care; her pregnancy was at term.", 0, "4 days", "other"),
+    ("9-month-old infant", "", 0, "9 months", "other"),
+    ("2-week-old female newborn", "", 0, "2 weeks", "female"),
+    ("23-year-old college student", "He was recently diagnosed with schizophrenia.", 23, None, "male"),
+    ("3-year-old child", "She has had a cough for a week.", 3, None, "female"),
+])
+def test_newborns_infants_and_sex_from_the_history(demographics: str, history: str, age: float, detail: str | None,
+                                                   sex: str) -> None:
+    """Demographics as the public AgentClinic MedQA file writes them (the real rows' strings)."""
+    profile, _warnings, _tags = parse_demographics(demographics, history)
+    assert (profile["age"], profile.get("age_detail"), profile["sex"]) == (age, detail, sex)
+    assert profile["context"]["pediatric"] is True if age < 18 else "pediatric" not in profile.get("context", {})
+
+
+def test_every_row_of_the_public_agentclinic_file_has_a_real_age() -> None:
+    import os
+
+    shared = Path(os.environ.get("ENCSIM_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data"))
+    rows = [json.loads(line) for line in (shared / "public" / "agentclinic" / "agentclinic_medqa.jsonl").open()]
+    unknown = [r["OSCE_Examination"]["Patient_Actor"]["Demographics"] for r in rows
+               if "profile:age_unknown" in parse_demographics(r["OSCE_Examination"]["Patient_Actor"]["Demographics"],
+                                                              r["OSCE_Examination"]["Patient_Actor"].get("History"))[2]]
+    assert len(rows) == 107 and unknown == []
