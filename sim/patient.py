@@ -14,9 +14,9 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
    the patient has (``kind`` of the reply):
 
    - ``unsure``: it asks for a fact that is still locked behind its ``requires`` fact, or for an intent
-     that one of the scenario's facts is about in a wider sense (``Understanding.near``: the fact's own
-     words match the intent although it does not list it). The patient neither reveals nor denies:
-     a line of ``UNSURE_LINES``.
+     that one of the scenario's facts is about in a wider sense (``Understanding.near``: a fact lists
+     the intent, or one of the same ``related`` group of the lexicon, or its triggers match one). The
+     patient neither reveals nor denies: a line of ``UNSURE_LINES``.
    - ``negative``: the lexicon recognises what is asked and no fact is about it: the scenario's world
      is closed, so the patient does not have it: a line of ``NEGATIVE_LINES`` ("No, nothing like that.").
      A question only about how, when or where something is (``ATTRIBUTE_INTENTS``: onset, severity,
@@ -97,7 +97,9 @@ class PatientSimulator:
 
     def reveal_facts(self, message: str, model_ids: Iterable[str] = ()) -> tuple[list[Fact], list[Fact]]:
         """Apply one agent message: return (newly revealed, asked again) facts and update state."""
-        asked = self.asked_for(message, model_ids)
+        return self._reveal(self.asked_for(message, model_ids))
+
+    def _reveal(self, asked: dict[str, Layer]) -> tuple[list[Fact], list[Fact]]:
         triggered = self.understanding.facts(asked)
         pending = [f for f in triggered if f.id not in self.gathered_info]
         repeated = [f for f in triggered if f.id in self.gathered_info]
@@ -117,13 +119,13 @@ class PatientSimulator:
 
     def respond(self, message: str, model_ids: Iterable[str] = ()) -> PatientReply:
         """The patient's answer to one agent message, with what it newly revealed and how."""
-        model_ids = list(model_ids)
-        new, repeated = self.reveal_facts(message, model_ids)
+        asked = self.asked_for(message, model_ids)
+        new, repeated = self._reveal(asked)
         if new or repeated:
             parts = sorted([*new, *repeated], key=lambda f: self._order[f.id])
             return PatientReply(" ".join(f.answer for f in parts), [f.id for f in new],
                                 {f.id: self.revealed_by[f.id] for f in new})
-        if self.asked_for(message, model_ids):  # asked for a fact still locked behind its prerequisite
+        if asked:  # asked only for facts still locked behind their prerequisites
             return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
         intents = self.understanding.recognised(message)
         if not intents:

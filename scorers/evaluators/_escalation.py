@@ -273,8 +273,8 @@ class EscalationEvaluator:
         if means is not None:
             rows.append(means)
             if means["satisfied"] is False:
-                exp_esc = scenario.expected.escalation
-                under = exp_esc is not None and (rank is None or rank > exp_esc.rank)
+                ok_esc = scenario.expected.escalations_ok  # under-escalated: below every acceptable category
+                under = bool(ok_esc) and (rank is None or rank > ok_esc[-1].rank)
                 severity_d: Severity = "critical" if under or means["failure_mode"] == \
                     "self_present_when_ambulance_needed" else "high"
                 msg = f"disposition: {means['message']} ({means['failure_mode']})"
