@@ -29,61 +29,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-import snowballstemmer
-
-from scenarios.lexicon import Cue, load_lexicon
+from scenarios.lexicon import (
+    compiled_intents,
+    intents_in,
+    load_lexicon,
+    normalise,  # noqa: F401 - re-exported: the patient simulator normalises with the same rules
+    padded,
+    stem,  # noqa: F401 - re-exported
+    vetoed_intents,
+)
 from scenarios.schema import Fact, Scenario
 
 Layer = Literal["trigger", "intent", "model"]
 SpeechAct = Literal["question", "request", "statement"]
-
-_STEMMER = snowballstemmer.stemmer("english")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Snowball stem, repeated until stable (lightheadedness -> lightheaded -> lighthead)."""
-    for _ in range(3):
-        nxt = _STEMMER.stemWord(word)
-        if nxt == word:
-            break
-        word = nxt
-    return word
-
-
-@lru_cache(maxsize=1)
-def _word_table() -> dict[str, list[str]]:
-    """The bundled lexicon's ``words`` table, stemmed once per process."""
-    table: dict[str, list[str]] = {}
-    for raw, meant in load_lexicon().words.items():
-        out = [stem(w) for w in _WORD.findall(meant.lower())]
-        table[raw.lower()] = out
-        table.setdefault(stem(raw.lower()), out)
-    return table
-
-
-def normalise(text: str) -> list[str]:
-    """Lower-cased, word-table-mapped, stemmed words of ``text``."""
-    table = _word_table()
-    text = text.lower().replace("\u2019", "'")
-    text = re.sub(r"(\w)'(s|re|ve|ll|d|m|t)\b", r"\1 \2", text)  # contractions split, not glued
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        mapped = table.get(word)
-        if mapped is None:
-            s = stem(word)
-            mapped = table.get(s, [s])
-        out.extend(mapped)
-    return out
-
-
-@lru_cache(maxsize=131072)
-def padded(text: str) -> str:
-    """`` word word ... `` so that a whole-word sequence test is one substring test."""
-    words = normalise(text)
-    return f" {' '.join(words)} " if words else ""
-
 
 # ------------------------------------------------------------------------------------------ sentences
 
@@ -204,53 +162,6 @@ def _asking(message: str) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------------ matching
-
-
-@dataclass(frozen=True)
-class _CompiledCue:
-    phrases: tuple[str, ...]
-
-    def hit(self, text: str) -> bool:
-        return all(p in text for p in self.phrases)
-
-
-def _compile(cue: Cue) -> _CompiledCue | None:
-    parts = [cue] if isinstance(cue, str) else cue
-    phrases = tuple(padded(p) for p in parts)
-    return _CompiledCue(phrases) if all(phrases) else None
-
-
-@lru_cache(maxsize=1)
-def compiled_intents() -> dict[str, tuple[tuple[_CompiledCue, ...], tuple[_CompiledCue, ...]]]:
-    """Each intent's (cues, vetoes), compiled once per process."""
-    out = {}
-    for iid, intent in load_lexicon().intents.items():
-        cues = tuple(c for c in (_compile(x) for x in intent.cues) if c is not None)
-        vetoes = tuple(c for c in (_compile(x) for x in intent.unless) if c is not None)
-        out[iid] = (cues, vetoes)
-    return out
-
-
-def vetoed_intents(text: str) -> set[str]:
-    """The intents whose ``unless`` cues occur in one sentence."""
-    return set(_matches(padded(text))[1])
-
-
-def intents_in(text: str) -> set[str]:
-    """The intents one (asking) sentence matches."""
-    return set(_matches(padded(text))[0])
-
-
-@lru_cache(maxsize=65536)
-def _matches(p: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(matched, vetoed) intents of a padded sentence."""
-    found, vetoed = set(), set()
-    for iid, (cues, vetoes) in compiled_intents().items():
-        if any(v.hit(p) for v in vetoes):
-            vetoed.add(iid)
-        elif any(c.hit(p) for c in cues):
-            found.add(iid)
-    return frozenset(found), frozenset(vetoed)
 
 
 # Words too common to say which of several facts a question means (stemmed, as ``padded`` gives them).
