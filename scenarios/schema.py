@@ -110,6 +110,7 @@ class FactCategory(str, Enum):
     family_history = "family_history"
     vitals = "vitals"
     exam = "exam"
+    test = "test"  # a test or investigation result the clinician obtains by asking for that test
     red_flag = "red_flag"
     risk_factors = "risk_factors"
     obstetric = "obstetric"
