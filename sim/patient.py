@@ -21,7 +21,8 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
      is closed, so the patient does not have it: a line of ``NEGATIVE_LINES`` ("No, nothing like that.").
      A question only about how, when or where something is (``ATTRIBUTE_INTENTS``: onset, severity,
      location ...) gets an ``unsure`` line instead, since "no" does not answer it.
-   - ``fallback``: nothing is recognised: one of the scenario's ``fallback_lines``, which are
+   - ``fallback``: nothing is recognised, or only intents "no" cannot answer (``UNANSWERABLE_BY_NO``: the
+     story of the complaint, an examination, a test, with no fact about them): one of the scenario's ``fallback_lines``, which are
      non-committal ("Sorry, what do you mean?"; ``encsim scenarios validate`` refuses lines that deny or
      suggest a symptom).
 
@@ -55,6 +56,15 @@ ATTRIBUTE_INTENTS = frozenset({
     "protective_factors", "birth_history", "vaccinations", "fetal_movements",
 })
 
+# Intents that ask for a story, an examination or a test: a case without a fact about them has no answer
+# to give, not a "no" (a triage call has no examination; "Tell me more" is not a yes/no question), so
+# they leave the message to the scenario's fallback lines, as if the lexicon did not know them.
+UNANSWERABLE_BY_NO = frozenset({
+    "presenting_complaint", "occupation", "vital_signs", "physical_exam", "exam_cardiac", "exam_respiratory",
+    "exam_abdominal", "exam_neuro", "exam_skin", "exam_ent", "exam_eye", "exam_neck", "exam_limbs", "exam_msk",
+    "exam_pelvic", "test_blood", "test_urine", "test_imaging", "test_cardiac", "test_microbiology",
+    "test_pathology", "test_other",
+})
 
 @dataclass
 class PatientReply:
@@ -127,7 +137,7 @@ class PatientSimulator:
                                 {f.id: self.revealed_by[f.id] for f in new})
         if asked:  # asked only for facts still locked behind their prerequisites
             return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
-        intents = self.understanding.recognised(message)
+        intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
         if not intents:
             return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
         if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:

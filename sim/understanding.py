@@ -105,6 +105,18 @@ _REQUEST = re.compile(
     r"^(?:i|we)(?:'d| would) (?:also )?like (?:some|a bit of|more) (?:information|detail)",
     re.I,
 )
+# An examination or a test done now is a request for its findings, whoever says it ("I'm going to listen to
+# your chest now.", "Let's get an ECG.", "I'd like to order a chest X-ray.", "Open your mouth for me."); a
+# plan for later ("I'll examine you once we've talked") stays a statement (``_DEFER``).
+_EXAM_VERB = (r"(?:examine|listen|look|have a (?:quick )?look|take a (?:quick )?look|feel|check|press|palpate|"
+              r"auscultate|percuss|test|order|request|measure|perform|shine|watch|"
+              r"(?:arrange|send off|run|see|do|get|take)(?!\s+(?:for\s+)?(?:you|her|him|them|us)\b))")
+_ACTION = re.compile(
+    r"^(?:(?:let me|let's|let us|i'd like to|i would like to|i want to|i'm going to|i am going to|i'll|i will|"
+    r"we'll|we will|we're going to|we are going to|i need to|we need to|we should|i'm just going to|i'll just)"
+    r"(?:\s+(?:just|now|quickly|also|first|briefly|then))*\s+" + _EXAM_VERB + r"\b|"
+    r"(?:open your mouth|say ah|show me|follow my finger|squeeze my|stick out your tongue|"
+    r"take a deep breath|breathe in))", re.I)
 # Opening words of a question written without its question mark ("Any fever." / "Did you fall").
 _PRONOUN = r"(?:you|he|she|they|we|i|it|your|his|her|their|the|there|this|that|any|anyone|anybody|anything)"
 _QUESTION_START = re.compile(
@@ -128,7 +140,11 @@ def speech_act(sentence: str) -> SpeechAct:
         return "statement"
     asks_later = bool(_DEFER.search(s)) and bool(re.search(r"\b(?:ask|talk|discuss|cover|go over|come back|"
                                                            r"get to|return|look at|check|question)", s, re.I))
-    if asks_later or _FIRST_PERSON_FUTURE.match(s):
+    if asks_later:
+        return "statement"
+    if _ACTION.match(s) and not _DEFER.search(s):  # "I'm going to listen to your chest", "Let's get an ECG"
+        return "request"
+    if _FIRST_PERSON_FUTURE.match(s):
         return "statement"
     if s.endswith("?") or re.search(r"\?\s*[)\"'*_]*$", s):
         return "question"
