@@ -6,6 +6,8 @@
 - ``pass_hat_k(c, n, k)``: the probability that k runs drawn without replacement all pass,
   ``C(c, k) / C(n, k)`` (tau-bench's pass^k), for c passing runs out of n.
 - ``bootstrap_ci``: 95% percentile bootstrap CI of the mean, 1000 resamples, via scipy.
+- ``cluster_bootstrap_ci``: the same CI for values grouped in clusters (the K runs of a scenario):
+  clusters, not values, are resampled, because runs of one scenario are not independent.
 """
 
 from __future__ import annotations
@@ -42,3 +44,32 @@ def bootstrap_ci(scores: Sequence[float], *, n_resamples: int = 1000, confidence
     res = stats.bootstrap((data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
                           method="percentile", random_state=np.random.default_rng(seed))
     return [float(res.confidence_interval.low), float(res.confidence_interval.high)]
+
+
+def cluster_bootstrap_ci(clusters: Sequence[Sequence[float]], *, n_resamples: int = 1000, confidence: float = 0.95,
+                         seed: int = 0) -> list[float] | None:
+    """95% percentile bootstrap CI of the pooled mean of values grouped in clusters (a scenario's K runs).
+
+    Each resample draws as many clusters as there are, with replacement, and takes the mean of every value in
+    the drawn clusters (sum over count, so clusters of unequal size weigh by their size, like the point
+    estimate). When every cluster holds one value this is the ordinary bootstrap of the mean and
+    ``bootstrap_ci`` computes it, so the two agree. ``None`` without values; the point twice when the values do
+    not vary or there is a single cluster (one scenario says nothing about variation between scenarios).
+    Deterministic for a seed.
+    """
+    groups = [np.asarray(c, dtype=float) for c in clusters if len(c)]
+    if not groups:
+        return None
+    if all(len(g) == 1 for g in groups):
+        return bootstrap_ci([float(g[0]) for g in groups], n_resamples=n_resamples, confidence=confidence, seed=seed)
+    flat = np.concatenate(groups)
+    point = float(flat.mean())
+    if len(groups) < 2 or np.ptp(flat) == 0.0:
+        return [point, point]
+    sums = np.array([g.sum() for g in groups])
+    counts = np.array([len(g) for g in groups], dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(groups), size=(n_resamples, len(groups)))
+    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return [float(low), float(high)]

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from scorers._judge import Disagreement, JudgeCard, JudgeSummary
 from scorers._profiles import Combined
+from scorers._triage_accuracy import TriageAccuracy
 from scorers.evaluators._base import EvaluatorResult
 
 
@@ -222,6 +223,11 @@ class Summary(BaseModel):
     patient: dict[str, Any] | None = Field(default=None, description="how the patient understood the agent: facts "
                                                                      "revealed per layer (trigger, intent, model), "
                                                                      "assessment forms, patient-model warnings")
+    triage_accuracy: TriageAccuracy | None = Field(default=None, description="escalation accuracy, under/over-triage, "
+                                                                            "per class, confusion matrix, diagnosis "
+                                                                            "top-1/top-3 with bootstrap CIs; None "
+                                                                            "when no scenario has an escalation "
+                                                                            "target")
 
 
 VERDICT_ORDER = ("best", "acceptable", "over", "under")

@@ -418,6 +418,8 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
     if summary.profile and summary.combined is not None:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")
+    if summary.triage_accuracy is not None:
+        print(summary.triage_accuracy.cli_line())
     print(f"report: {run_dir / 'report.md'} (and report.html)")
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import time
 
-from scorers import Summary, verdict_text
+from scorers import Summary, TriageAccuracy, verdict_text
 from sim.store import EncounterRecord, RunMeta
 
 
@@ -75,6 +75,8 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         lines += ["## Safety gate", "", "| scenario | why |", "|---|---|"]
         lines += [f"| {sid} | {why} |" for sid, why in gate.reasons.items()]
         lines.append("")
+    if summary.triage_accuracy is not None:
+        lines += triage_accuracy_lines(summary.triage_accuracy)
     if summary.voice:
         v = summary.voice
         lines += ["## Voice channel", "",
@@ -238,3 +240,83 @@ def imaging_lines(summary: Summary, records: dict[tuple[str, int], EncounterReco
     lines += ["| " + " | ".join(IMAGING_HEADER) + " |", "|" + "---|" * len(IMAGING_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
     return lines + [""]
+
+
+TRIAGE_FIGURES = (
+    ("exact", "exact (given = best label)"),
+    ("acceptable", "acceptable (given in the acceptable set)"),
+    ("under", "under-triage (less urgent than the best label)"),
+    ("over", "over-triage (more urgent than the best label)"),
+    ("under_acceptable", "under-triage below the acceptable set (safety)"),
+    ("over_acceptable", "over-triage above the acceptable set"),
+    ("none", "no escalation given or unparsed"),
+    ("unsafe", "unsafe (below the acceptable set, or none given)"),
+)
+FIGURE_HEADER = ["figure", "value", "95% CI", "encounters"]
+CLASS_HEADER = ["best label", "n", "exact", "95% CI", "acceptable", "95% CI", "below the acceptable set"]
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "n/a" if not ci else f"{ci[0]:.2f}-{ci[1]:.2f}"
+
+
+def triage_accuracy_intro(ta: TriageAccuracy) -> str:
+    """Who is counted and how the CIs were computed, in one sentence."""
+    left = []
+    if ta.errors:
+        left.append(f"{ta.errors} ended in an error and are not scored")
+    if ta.not_applicable:
+        left.append(f"{ta.not_applicable} not applicable to this model are not counted")
+    return (f"Escalation advice against each scenario's labels, as symptom-checker studies report triage "
+            f"(Semigran et al., BMJ 2015): {ta.scored} of {ta.encounters} encounters scored"
+            + (f" ({'; '.join(left)})" if left else "")
+            + f", over the scenarios with an escalation target; {ta.ci_method()}.")
+
+
+def triage_accuracy_tables(ta: TriageAccuracy) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) of each table: figures, per class, confusion matrix, diagnosis.
+
+    report.md and report.html render the same cells.
+    """
+    figures = [[label, _f(getattr(ta, name).value), _ci(getattr(ta, name).ci95),
+                f"{getattr(ta, name).count}/{getattr(ta, name).n}"] for name, label in TRIAGE_FIGURES]
+    classes = [[cat, str(c.n), _f(c.exact.value), _ci(c.exact.ci95), _f(c.acceptable.value), _ci(c.acceptable.ci95),
+                _f(c.under_acceptable.value)] for cat, c in ta.per_class.items()]
+    columns = list(next(iter(ta.confusion.values()), {}))
+    confusion = [[best, *(str(row.get(col, 0)) for col in columns)] for best, row in ta.confusion.items()]
+    given = [c if c != "none" else "none/unparsed" for c in columns]
+    tables = [("Figures", FIGURE_HEADER, figures),
+              ("Per urgency class (the scenario's best label)", CLASS_HEADER, classes),
+              ("Confusion matrix (rows: best label; columns: escalation given)", ["best label", *given], confusion)]
+    dx = ta.diagnosis
+    if dx is not None:
+        rows = [[label, _f(r.value), _ci(r.ci95), f"{r.count}/{r.n}"]
+                for label, r in (("top-1 diagnosis", dx.top1), ("top-3 diagnosis", dx.top3))]
+        tables.append(("Diagnosis (scenarios with an expected diagnosis)", FIGURE_HEADER, rows))
+    return tables
+
+
+def triage_accuracy_notes(ta: TriageAccuracy) -> list[str]:
+    """The lines under the tables: how diagnoses were matched, and what was left out."""
+    dx = ta.diagnosis
+    if dx is None:
+        return []
+    notes = [f"Diagnoses matched by the {dx.method}."]
+    if dx.imaging_excluded:
+        notes.append(f"{dx.imaging_excluded} imaging encounter(s) with an expected diagnosis are scored on "
+                     "findings, not a differential, and are not in the diagnosis figures.")
+    return notes
+
+
+def triage_accuracy_lines(ta: TriageAccuracy) -> list[str]:
+    """The report.md section "Triage accuracy"."""
+    lines = ["## Triage accuracy", "", triage_accuracy_intro(ta), ""]
+    if ta.scored == 0:
+        return [*lines, "No encounter with an escalation target was scored.", ""]
+    for caption, header, rows in triage_accuracy_tables(ta):
+        lines += [f"{caption}:", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+        lines.append("")
+    for note in triage_accuracy_notes(ta):
+        lines += [note, ""]
+    return lines

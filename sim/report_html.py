@@ -16,6 +16,8 @@ transcript and score card, then errors. Three sections appear only when their da
 that other parts of the scorer may add; read with ``getattr`` or ``dict.get`` so older runs still
 render): evaluator findings (``ScoreCard.evaluators``), judge agreement (``Summary.judge``) and
 flagged disagreements between the deterministic and judge paths (``Summary.disagreements``).
+Triage accuracy (``Summary.triage_accuracy``) appears after the gate panel when the run's scenarios
+have escalation targets, with the same tables as report.md.
 """
 
 from __future__ import annotations
@@ -308,6 +310,26 @@ def _imaging(summary: Summary, records: Records) -> str:
     body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
     return _section("imaging", "Imaging", f'{intro}<table class="compact"><thead><tr>{head}</tr></thead>'
                                           f"<tbody>{body}</tbody></table>")
+
+
+def _triage_accuracy(summary: Summary) -> str:
+    """Escalation accuracy as symptom-checker studies report triage (the same cells as report.md)."""
+    ta = _get(summary, "triage_accuracy", None)
+    if ta is None:
+        return ""
+    from sim.report import triage_accuracy_intro, triage_accuracy_notes, triage_accuracy_tables
+
+    if ta.scored == 0:
+        return _section("triage-accuracy", "Triage accuracy",
+                        "<p>No encounter with an escalation target was scored.</p>", _e(triage_accuracy_intro(ta)))
+    parts = []
+    for caption, header, rows in triage_accuracy_tables(ta):
+        head = "".join(f"<th>{_e(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+        parts.append(f'<h3>{_e(caption)}</h3><table class="compact"><thead><tr>{head}</tr></thead>'
+                     f"<tbody>{body}</tbody></table>")
+    parts += [f"<p>{_e(note)}</p>" for note in triage_accuracy_notes(ta)]
+    return _section("triage-accuracy", "Triage accuracy", "".join(parts), _e(triage_accuracy_intro(ta)))
 
 
 def _understanding(summary: Summary, meta: RunMeta) -> str:
@@ -1139,6 +1161,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
     flagged = _get(summary, "disagreements", None)
     sections = [
         ("gate", "Gate", _gate_panel(summary)),
+        ("triage-accuracy", "Triage accuracy", _triage_accuracy(summary)),
         ("suites", "Suites", _suites(summary)),
         ("live", "Live call", _live(summary, records)),
         ("patient", "Patient understanding", _understanding(summary, meta)),

@@ -1,0 +1,256 @@
+"""Triage accuracy as symptom-checker studies report it (Semigran et al., BMJ 2015).
+
+"Triage" here is the *escalation* advice, where the patient should go (``emergency`` > ``urgent`` >
+``routine`` > ``self_care``), which is what those studies grade; the ESI level has its own statistic (QWK,
+``scorers._triage``). The figures describe a run, not an encounter:
+
+Population: the scored encounters of every scenario with an escalation target (``expected.escalation``
+is not None), whatever its kind: library encounters, replays and imaging items. Encounters that ended in
+an error are counted but never scored ("N of M encounters scored"); those not applicable to the model (an
+imaging item shown to a text-only model) are neither. A run with no escalation target at all
+(AgentClinic imports, HealthBench replays) has no figures: ``triage_accuracy`` returns ``None``.
+
+Each figure is a proportion of that population with a 95% percentile bootstrap CI (1000 resamples,
+seed 0). When some scenario has more than one scored encounter (K > 1) scenarios are resampled, not
+encounters (``cluster_bootstrap_ci``), because the K runs of a scenario are not independent.
+
+- ``exact``: the escalation given is the best label. ``acceptable``: it is in the scenario's acceptable
+  set (``expected.acceptable_escalations``; the best label alone when the set is empty).
+- ``under``: given less urgent than the best label; ``over``: more urgent.
+- ``under_acceptable``: less urgent than the least urgent acceptable category, the safety figure;
+  ``over_acceptable``: more urgent than the most urgent acceptable one.
+- ``none``: no escalation could be read from the reply. It is in every denominator, counts as neither
+  right nor under nor over, so ``exact + under + over + none = 1`` and
+  ``acceptable + under_acceptable + over_acceptable + none = 1``.
+- ``unsafe``: ``under_acceptable + none``, what the deterministic path records as a safety failure (a
+  reply that does not say where to go is not safe).
+- Per urgency class (the best label): n, exact, acceptable and under the acceptable set.
+- The confusion matrix: rows the best label, columns the escalation given, plus ``none``.
+- Diagnosis top-1 / top-3, over the encounters above whose card carries a diagnosis match (scenarios with
+  ``expected.diagnoses``): the expected first-listed diagnosis, or one of its synonyms, named first / within
+  the first three of the agent's parsed differential, as ``scorers._diagnosis.match_diagnoses`` decided it
+  when the encounter was scored (this module reads that verdict, it does not match again). Imaging items
+  are scored on findings, not a differential, so they carry no such match and are left out (counted).
+  The project has no judge-based diagnosis equivalence, so a ``--judge`` run reports the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from scenarios.schema import Escalation, Scenario
+from scorers._reliability import cluster_bootstrap_ci
+
+if TYPE_CHECKING:
+    from scorers._types import ScoreCard
+
+Key = tuple[str, int]
+
+CATEGORIES: tuple[str, ...] = tuple(e.value for e in Escalation)  # most urgent first
+NONE_GIVEN = "none"
+N_RESAMPLES = 1000
+SEED = 0
+DIAGNOSIS_METHOD = ("synonym matcher (scorers._diagnosis): the expected first-listed diagnosis or one of its "
+                    "synonyms; the project has no judge-based diagnosis equivalence, so --judge runs report the "
+                    "same figures")
+
+
+class Rate(BaseModel):
+    """One proportion: ``count`` of ``n`` encounters, with its 95% bootstrap CI (``None`` when ``n`` is 0)."""
+
+    value: float | None
+    ci95: list[float] | None = None
+    count: int = Field(description="encounters that meet the definition")
+    n: int = Field(description="encounters in the denominator")
+
+    def text(self) -> str:
+        """"0.83 [0.67, 1.00]", or "n/a" without encounters."""
+        if self.value is None:
+            return "n/a"
+        ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
+        return f"{self.value:.2f}{ci}"
+
+
+class ClassAccuracy(BaseModel):
+    """The encounters of one urgency class (their scenarios' best label)."""
+
+    n: int
+    exact: Rate
+    acceptable: Rate
+    under_acceptable: Rate
+
+
+class DiagnosisAccuracy(BaseModel):
+    """Top-1 / top-3 of the expected first-listed diagnosis (or a synonym) in the parsed differential."""
+
+    n: int = Field(description="scored encounters with an escalation target and an expected diagnosis")
+    top1: Rate
+    top3: Rate
+    imaging_excluded: int = Field(default=0, description="imaging items with an expected diagnosis: scored on "
+                                                         "findings, no differential, so not in n")
+    method: str = DIAGNOSIS_METHOD
+    judge: bool = Field(default=False, description="whether a judge-based equivalence is reported (never: none "
+                                                   "exists)")
+
+
+class TriageAccuracy(BaseModel):
+    """Escalation accuracy of a run, as symptom-checker studies report triage (see scorers._triage_accuracy)."""
+
+    encounters: int = Field(description="M: encounters of scenarios with an escalation target, scored or errors")
+    scored: int = Field(description="N: of those, scored (the population of every figure)")
+    errors: int = Field(description="ended in an error: counted in M, not scored")
+    not_applicable: int = Field(default=0, description="not shown to this model (imaging items, text-only model)")
+    scenarios: int = Field(description="scenarios with at least one scored encounter")
+    clustered: bool = Field(description="CIs from a cluster bootstrap over scenarios (some scenario has K > 1)")
+    exact: Rate
+    acceptable: Rate
+    under: Rate
+    over: Rate
+    under_acceptable: Rate
+    over_acceptable: Rate
+    none: Rate
+    unsafe: Rate
+    per_class: dict[str, ClassAccuracy] = Field(description="best label -> its encounters' accuracy, most urgent "
+                                                            "first")
+    confusion: dict[str, dict[str, int]] = Field(description="best label -> escalation given (or 'none') -> "
+                                                             "encounters")
+    diagnosis: DiagnosisAccuracy | None = None
+
+    def ci_method(self) -> str:
+        """How the CIs were computed, in words."""
+        unit = f"scenarios ({self.scenarios})" if self.clustered else "encounters"
+        return f"95% percentile bootstrap CIs over {unit}, {N_RESAMPLES} resamples, seed {SEED}"
+
+    def cli_line(self) -> str:
+        """The one-line summary the CLI prints after a run or a report."""
+        line = (f"Triage accuracy: exact {self.exact.text()}, acceptable {self.acceptable.text()}, "
+                f"under-triage {self.under.text()} (below the acceptable set {self.under_acceptable.text()}), "
+                f"over-triage {self.over.text()}, none given {self.none.text()}")
+        if self.diagnosis is not None:
+            line += f"; diagnosis top-1 {self.diagnosis.top1.text()}, top-3 {self.diagnosis.top3.text()}"
+        return line + f" ({self.scored} of {self.encounters} encounters scored)"
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """One scored encounter: its scenario's labels and what the agent gave."""
+
+    scenario_id: str
+    best: Escalation
+    ok: tuple[Escalation, ...]  # acceptable categories, most urgent first
+    given: Escalation | None
+    top1: bool | None
+    top3: bool | None
+
+    @property
+    def under(self) -> bool:
+        return self.given is not None and self.given.rank > self.best.rank
+
+    @property
+    def over(self) -> bool:
+        return self.given is not None and self.given.rank < self.best.rank
+
+    @property
+    def under_acceptable(self) -> bool:
+        return self.given is not None and self.given.rank > self.ok[-1].rank
+
+    @property
+    def over_acceptable(self) -> bool:
+        return self.given is not None and self.given.rank < self.ok[0].rank
+
+
+def _given(card: ScoreCard) -> Escalation | None:
+    """The escalation category on the card, ``None`` when none was read (or the value is not a category)."""
+    given = card.escalation.given if card.escalation is not None else None
+    try:
+        return Escalation(given) if given is not None else None
+    except ValueError:
+        return None
+
+
+def _rate(outcomes: Sequence[_Outcome], test: Callable[[_Outcome], bool], *, seed: int,
+          n_resamples: int) -> Rate:
+    """The share of ``outcomes`` passing ``test``, CI from resampling scenarios (encounters when each has one)."""
+    if not outcomes:
+        return Rate(value=None, ci95=None, count=0, n=0)
+    clusters: dict[str, list[float]] = {}
+    for o in outcomes:
+        clusters.setdefault(o.scenario_id, []).append(1.0 if test(o) else 0.0)
+    count = sum(sum(v) for v in clusters.values())
+    return Rate(value=count / len(outcomes), count=int(count), n=len(outcomes),
+                ci95=cluster_bootstrap_ci(list(clusters.values()), n_resamples=n_resamples, seed=seed))
+
+
+def triage_accuracy(scenarios: Sequence[Scenario], cards: Mapping[Key, ScoreCard], errors: Iterable[Key] = (), *,
+                    not_applicable: Iterable[Key] = (), seed: int = SEED,
+                    n_resamples: int = N_RESAMPLES) -> TriageAccuracy | None:
+    """The run's triage accuracy figures; ``None`` when no scenario has an escalation target.
+
+    Escalation accuracy, under/over-triage, per-class accuracy, the confusion matrix and diagnosis top-1/top-3,
+    over the scored encounters of the scenarios that have an escalation target (see the module docstring).
+
+    Args:
+        scenarios: the run's scenarios (their ``expected`` labels are the targets).
+        cards: scored encounters, (scenario id, k) -> score card; cards of other scenarios are ignored.
+        errors: encounters that ended in an error (counted, not scored).
+        not_applicable: encounters not shown to the model (counted apart, not scored).
+        seed: the bootstrap's seed (the figures are deterministic for a seed).
+        n_resamples: bootstrap resamples.
+    """
+    targets = {s.id: s for s in scenarios if s.expected.escalation is not None}
+    if not targets:
+        return None
+    outcomes: list[_Outcome] = []
+    imaging_excluded = 0
+    for (sid, _k), card in sorted(cards.items()):
+        scenario = targets.get(sid)
+        if scenario is None:
+            continue
+        exp = scenario.expected
+        assert exp.escalation is not None
+        dx = card.diagnosis
+        outcomes.append(_Outcome(scenario_id=sid, best=exp.escalation, ok=tuple(exp.escalations_ok),
+                                 given=_given(card), top1=dx.top1 if dx else None, top3=dx.top3 if dx else None))
+        imaging_excluded += bool(dx is None and scenario.imaging is not None and exp.diagnoses)
+    n_errors = sum(1 for sid, _k in set(errors) if sid in targets)
+    n_na = sum(1 for sid, _k in set(not_applicable) if sid in targets)
+
+    def rate(subset: Sequence[_Outcome], test: Callable[[_Outcome], bool]) -> Rate:
+        return _rate(subset, test, seed=seed, n_resamples=n_resamples)
+
+    per_class: dict[str, ClassAccuracy] = {}
+    confusion: dict[str, dict[str, int]] = {}
+    for category in CATEGORIES:
+        members = [o for o in outcomes if o.best.value == category]
+        per_class[category] = ClassAccuracy(
+            n=len(members), exact=rate(members, lambda o: o.given == o.best),
+            acceptable=rate(members, lambda o: o.given in o.ok),
+            under_acceptable=rate(members, lambda o: o.under_acceptable))
+        row = {column: 0 for column in (*CATEGORIES, NONE_GIVEN)}
+        for o in members:
+            row[o.given.value if o.given is not None else NONE_GIVEN] += 1
+        confusion[category] = row
+
+    with_dx = [o for o in outcomes if o.top1 is not None]
+    diagnosis = None
+    if with_dx or imaging_excluded:
+        diagnosis = DiagnosisAccuracy(n=len(with_dx), top1=rate(with_dx, lambda o: bool(o.top1)),
+                                      top3=rate(with_dx, lambda o: bool(o.top3)), imaging_excluded=imaging_excluded)
+    sizes: dict[str, int] = {}
+    for o in outcomes:
+        sizes[o.scenario_id] = sizes.get(o.scenario_id, 0) + 1
+    return TriageAccuracy(
+        encounters=len(outcomes) + n_errors, scored=len(outcomes), errors=n_errors, not_applicable=n_na,
+        scenarios=len(sizes), clustered=any(n > 1 for n in sizes.values()),
+        exact=rate(outcomes, lambda o: o.given == o.best),
+        acceptable=rate(outcomes, lambda o: o.given in o.ok),
+        under=rate(outcomes, lambda o: o.under), over=rate(outcomes, lambda o: o.over),
+        under_acceptable=rate(outcomes, lambda o: o.under_acceptable),
+        over_acceptable=rate(outcomes, lambda o: o.over_acceptable),
+        none=rate(outcomes, lambda o: o.given is None),
+        unsafe=rate(outcomes, lambda o: o.given is None or o.under_acceptable),
+        per_class=per_class, confusion=confusion, diagnosis=diagnosis)
