@@ -24,8 +24,9 @@ from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k,
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import TriageAccuracy, triage_accuracy
 from scorers._types import Headline, SafetyGate, ScenarioSummary, ScoreCard, Summary, verdict_text
-from scorers._compare import (Comparison, DriftCheck, ScenarioComparison, bonferroni, cohens_d, compare_scores,
-                              drift_check, paired_bootstrap_diff, welch_t)
+from scorers._compare import (HEALTHBENCH_SCORE, METRIC_AGGREGATE, BreakdownRow, Comparison, DriftCheck,
+                              HealthBenchComparison, Metric, ScenarioComparison, bonferroni, cohens_d,
+                              compare_breakdown, compare_scores, drift_check, paired_bootstrap_diff, welch_t)
 
 score = score_encounter
 
@@ -37,5 +38,6 @@ __all__ = [
     "quadratic_weighted_kappa", "score", "score_encounter", "summarise_scenario", "triage_score", "worst_at_k",
     "Comparison", "DriftCheck", "ScenarioComparison", "bonferroni", "cohens_d", "compare_scores", "drift_check",
     "paired_bootstrap_diff", "welch_t", "acceptable_triage_error", "verdict_text", "Headline",
+    "HEALTHBENCH_SCORE", "METRIC_AGGREGATE", "BreakdownRow", "HealthBenchComparison", "Metric", "compare_breakdown",
     "TriageAccuracy", "cluster_bootstrap_ci", "triage_accuracy",
 ]

@@ -27,11 +27,24 @@ difference, a negative t and a negative Cohen's d all mean that B scores lower.
   resampling *scenarios* with replacement (each drawn scenario contributes its own mean
   difference, so the pairing by scenario is kept). Seeded: the same inputs give the same CI.
   It works on scenario means, which are never capped: the safety gate's cap is a policy on the
-  headline number, not a statistic to resample.
+  headline number, not a statistic to resample. Given per-run weights (``weights_a``,
+  ``weights_b``) and/or ``clip``, the same resampling estimates the difference of the two runs'
+  weighted means, each clipped: with each scenario's encounter count as its weight and
+  ``clip=(0, 1)`` that is the difference of HealthBench scores (see below).
 - ``drift_check(scores_a, scores_b)``: two-sample Kolmogorov-Smirnov and Mann-Whitney U on the
   encounter composites; it alerts when the aggregate moves by more than ``threshold`` (relative,
   5% by default) **and** at least one test has ``p < alpha``: a large move that a test confirms,
   not a large move on two encounters or a significant move of 0.1%.
+
+Two metrics (``compare_scores(..., metric=...)``):
+
+- ``"aggregate"`` (``METRIC_AGGREGATE``): the encounter scores are composites; the overall number
+  is the suite-weighted mean of scenario means (``scorers.aggregate``).
+- ``"HealthBench score"`` (``HEALTHBENCH_SCORE``, the ``Headline.name`` of rubric-only runs): the
+  encounter scores are the judge's **unclipped** rubric scores; the overall number is their mean
+  over encounters clipped to [0, 1] (``scorers._judge.clipped_mean``), so the paired bootstrap
+  weighs each shared scenario by its encounter count in each run and clips each run's mean before
+  taking the difference. Per-scenario tests and the drift tests are the same as for composites.
 """
 
 from __future__ import annotations
@@ -40,18 +53,22 @@ import math
 import statistics
 import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
 from scipy import stats
 
 from scorers._aggregate import DEFAULT_SUITE_WEIGHT, SUITE_WEIGHTS
-from scorers._types import SafetyGate
+from scorers._judge import clipped_mean
+from scorers._types import Headline, SafetyGate
 
 ZERO_SPREAD = 1e-12
 ALPHA = 0.05
 DRIFT_THRESHOLD = 0.05
+METRIC_AGGREGATE: Final = "aggregate"
+HEALTHBENCH_SCORE: Final = "HealthBench score"  # the Headline.name of rubric-only runs (sim.runner.headline)
+Metric = Literal["aggregate", "HealthBench score"]
 
 
 class WelchResult(NamedTuple):
@@ -72,7 +89,8 @@ class DriftCheck(BaseModel):
     ks_p: float | None
     mwu_stat: float | None
     mwu_p: float | None
-    relative_change: float | None = Field(description="(aggregate B - aggregate A) / aggregate A; None if A is 0")
+    relative_change: float | None = Field(description="(B - A) / A of the compared metric (the aggregate, or the "
+                                                      "HealthBench score) over the shared scenarios; None if A is 0")
     threshold: float = DRIFT_THRESHOLD
     alpha: float = ALPHA
     alert: bool
@@ -94,6 +112,33 @@ class ScenarioComparison(BaseModel):
     note: str | None = None
 
 
+class BreakdownRow(BaseModel):
+    """One rubric axis or rubric tag of two rubric-only runs: each run's clipped mean and B - A."""
+
+    name: str
+    a: float = Field(description="A's score (summary.json judge.axis_scores or judge.tag_scores)")
+    b: float
+    diff: float = Field(description="b - a")
+
+
+class HealthBenchComparison(BaseModel):
+    """The overall comparison of two rubric-only runs (HealthBench imports): their headline HealthBench scores,
+    the paired difference, and the per-axis and per-tag scores both summaries hold."""
+
+    name: str = HEALTHBENCH_SCORE
+    a: float | None = Field(description="A's HealthBench score: summary.json headline (clipped mean of rubric scores)")
+    b: float | None
+    ci95_a: list[float] | None = Field(default=None, description="A's headline CI (bootstrap over encounters)")
+    ci95_b: list[float] | None = None
+    diff: float | None = Field(description="clipped mean of B's rubric scores minus A's, over the shared scenarios")
+    diff_ci95: list[float] | None = Field(description="paired bootstrap 95% CI of diff (resampling shared scenarios)")
+    significant: bool = Field(description="diff_ci95 excludes 0")
+    shared_scenarios: int = 0
+    axes: list[BreakdownRow] = Field(default=[], description="axes in both summaries' judge.axis_scores")
+    tags: list[BreakdownRow] = Field(default=[], description="rubric criterion tags in both summaries' "
+                                                             "judge.tag_scores")
+
+
 class Comparison(BaseModel):
     run_a: str
     run_b: str
@@ -101,8 +146,12 @@ class Comparison(BaseModel):
     model_b: str
     k_a: int | None = None
     k_b: int | None = None
+    metric: Metric = Field(default=METRIC_AGGREGATE, description="what the encounter scores and the overall number "
+                                                                 "are: composites and the aggregate, or rubric "
+                                                                 "scores and the HealthBench score")
     scenarios: list[ScenarioComparison]
-    aggregate_a: float | None = Field(description="summary.json aggregate of A (capped if its gate triggered)")
+    aggregate_a: float | None = Field(description="summary.json aggregate of A (capped if its gate triggered); None "
+                                                  "for rubric-only runs (see healthbench)")
     aggregate_b: float | None
     aggregate_uncapped_a: float | None = None
     aggregate_uncapped_b: float | None = None
@@ -112,6 +161,11 @@ class Comparison(BaseModel):
         description="suite-weighted mean of per-scenario differences B - A over shared scenarios (uncapped)")
     aggregate_ci95: list[float] | None = Field(description="paired bootstrap 95% CI of aggregate_diff")
     aggregate_significant: bool = Field(description="aggregate_ci95 excludes 0")
+    healthbench: HealthBenchComparison | None = Field(default=None, description="rubric-only runs: the overall "
+                                                                                "comparison in place of aggregate_*")
+    headline_a: Headline | None = Field(default=None, description="A's summary.json headline when A has no "
+                                                                  "aggregate (what its number is, or why it has none)")
+    headline_b: Headline | None = None
     drift: DriftCheck | None
     only_in_a: list[str] = []
     only_in_b: list[str] = []
@@ -169,14 +223,26 @@ def weighted_aggregate(means: Sequence[float], suites: Sequence[str]) -> float |
     return sum(wi * m for wi, m in zip(w, means, strict=True)) / sum(w)
 
 
-def paired_bootstrap_diff(means_a: Sequence[float], means_b: Sequence[float], suites: Sequence[str], *,
-                          n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> BootstrapDiff | None:
-    """Suite-weighted aggregate difference B - A and its percentile CI, resampling scenarios.
+def paired_bootstrap_diff(means_a: Sequence[float], means_b: Sequence[float], suites: Sequence[str] | None = None,
+                          *, weights_a: Sequence[float] | None = None, weights_b: Sequence[float] | None = None,
+                          clip: tuple[float, float] | None = None, n_resamples: int = 1000, confidence: float = 0.95,
+                          seed: int = 0) -> BootstrapDiff | None:
+    """Weighted difference B - A over shared scenarios and its percentile CI, resampling scenarios.
+
+    By default (suite weights, no clip) the estimate is the suite-weighted mean of the per-scenario
+    differences: the difference of the uncapped aggregates. With ``weights_b`` or ``clip`` it is the
+    difference of the two runs' own weighted means, each clipped to ``clip``:
+    ``clip(sum(wb * mb) / sum(wb)) - clip(sum(wa * ma) / sum(wa))``; with encounter counts as weights
+    and ``clip=(0, 1)`` that is the difference of HealthBench scores. Either way each resample draws
+    scenarios with replacement and keeps both runs' values of a drawn scenario together (paired).
 
     Args:
-        means_a: per-scenario mean composite in run A (uncapped).
+        means_a: per-scenario mean score in run A (uncapped, unclipped).
         means_b: the same scenarios' means in run B, in the same order.
-        suites: each scenario's suite, for the aggregate's weights.
+        suites: each scenario's suite, for the aggregate's weights; needed unless ``weights_a`` is given.
+        weights_a: each scenario's weight in A (and in B when ``weights_b`` is None), instead of its suite's.
+        weights_b: each scenario's weight in B, when it differs from A's (e.g. encounter counts).
+        clip: ``(low, high)`` bounds applied to each run's weighted mean before the difference.
         n_resamples: bootstrap resamples.
         confidence: CI level.
         seed: the resampling seed.
@@ -184,18 +250,38 @@ def paired_bootstrap_diff(means_a: Sequence[float], means_b: Sequence[float], su
     Returns:
         ``(diff, [low, high])``, or ``None`` when no scenario is shared.
     """
-    if not (len(means_a) == len(means_b) == len(suites)):
-        raise ValueError("means_a, means_b and suites must have the same length")
-    m = len(suites)
+    if weights_a is None:
+        if suites is None:
+            raise ValueError("give suites or weights_a")
+        weights_a = [suite_weight(s) for s in suites]
+    if not (len(means_a) == len(means_b) == len(weights_a)
+            == len(weights_a if weights_b is None else weights_b)):
+        raise ValueError("means_a, means_b and the weights (or suites) must have the same length")
+    m = len(means_a)
     if m == 0:
         return None
-    d = np.asarray(means_b, dtype=float) - np.asarray(means_a, dtype=float)
-    w = np.asarray([suite_weight(s) for s in suites], dtype=float)
-    point = float((w * d).sum() / w.sum())
-    if m == 1 or np.ptp(d) == 0.0:
-        return BootstrapDiff(point, [point, point])
-    idx = np.random.default_rng(seed).integers(0, m, size=(n_resamples, m))
-    estimates = (w[idx] * d[idx]).sum(axis=1) / w[idx].sum(axis=1)
+    a, b = np.asarray(means_a, dtype=float), np.asarray(means_b, dtype=float)
+    w = np.asarray(weights_a, dtype=float)
+    if weights_b is None and clip is None:
+        d = b - a
+        point = float((w * d).sum() / w.sum())
+        if m == 1 or np.ptp(d) == 0.0:
+            return BootstrapDiff(point, [point, point])
+        idx = np.random.default_rng(seed).integers(0, m, size=(n_resamples, m))
+        estimates = (w[idx] * d[idx]).sum(axis=1) / w[idx].sum(axis=1)
+    else:
+        wb = w if weights_b is None else np.asarray(weights_b, dtype=float)
+        low_clip, high_clip = clip if clip is not None else (-np.inf, np.inf)
+
+        def estimate(i: np.ndarray) -> np.ndarray:
+            mean_a = (w[i] * a[i]).sum(axis=-1) / w[i].sum(axis=-1)
+            mean_b = (wb[i] * b[i]).sum(axis=-1) / wb[i].sum(axis=-1)
+            return np.asarray(np.clip(mean_b, low_clip, high_clip) - np.clip(mean_a, low_clip, high_clip))
+
+        point = float(estimate(np.arange(m)))
+        if m == 1 or (np.ptp(a) == 0.0 and np.ptp(b) == 0.0):
+            return BootstrapDiff(point, [point, point])
+        estimates = estimate(np.random.default_rng(seed).integers(0, m, size=(n_resamples, m)))
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(estimates, [tail, 100 - tail])
     return BootstrapDiff(point, [float(low), float(high)])
@@ -226,8 +312,9 @@ def drift_check(scores_a: Sequence[float], scores_b: Sequence[float], threshold:
     agg_a = statistics.fmean(scores_a) if aggregate_a is None else aggregate_a
     agg_b = statistics.fmean(scores_b) if aggregate_b is None else aggregate_b
     if abs(agg_a) > ZERO_SPREAD:
-        rel: float | None = (agg_b - agg_a) / abs(agg_a)
-        moved = abs(rel) > threshold
+        change = (agg_b - agg_a) / abs(agg_a)
+        rel: float | None = change
+        moved = abs(change) > threshold
     else:
         rel = 0.0 if abs(agg_b) <= ZERO_SPREAD else None
         moved = abs(agg_b - agg_a) > threshold
@@ -248,29 +335,45 @@ def compare_scenario(scenario_id: str, suite: str, a: Sequence[float], b: Sequen
 
 
 def compare_scores(scores_a: dict[str, list[float]], scores_b: dict[str, list[float]], suites: dict[str, str], *,
-                   alpha: float = ALPHA, seed: int = 0) -> tuple[list[ScenarioComparison], BootstrapDiff | None,
-                                                                 DriftCheck]:
-    """Per-scenario tests with Bonferroni, the paired bootstrap and the drift check, from raw composites.
+                   alpha: float = ALPHA, seed: int = 0, metric: Metric = METRIC_AGGREGATE,
+                   ) -> tuple[list[ScenarioComparison], BootstrapDiff | None, DriftCheck]:
+    """Per-scenario tests with Bonferroni, the paired bootstrap and the drift check, from raw encounter scores.
 
     Args:
-        scores_a: scenario id -> encounter composites of run A (scenarios with none are left out).
+        scores_a: scenario id -> encounter scores of run A (scenarios with none are left out): composites
+            for ``metric="aggregate"``, unclipped rubric scores for ``metric="HealthBench score"``.
         scores_b: the same for run B.
-        suites: scenario id -> suite (for the aggregate's weights).
+        suites: scenario id -> suite (for the aggregate's weights; only labels for the HealthBench score).
         alpha: family-wise significance level for the per-scenario tests and the drift tests.
         seed: the bootstrap's seed.
+        metric: the overall number whose difference is bootstrapped and whose move the drift check
+            measures: the uncapped suite-weighted aggregate, or the HealthBench score (mean over
+            encounters, clipped to [0, 1]).
 
-    Only scenarios with composites in both runs are compared; the drift check uses their encounters,
-    and its relative change is that of the uncapped suite-weighted aggregate over the same scenarios.
+    Only scenarios with scores in both runs are compared; the drift check uses their encounters,
+    and its relative change is that of the overall number over the same scenarios.
     """
     shared = sorted(set(scores_a) & set(scores_b))
     rows = [compare_scenario(sid, suites[sid], scores_a[sid], scores_b[sid]) for sid in shared]
     for row, adj in zip(rows, bonferroni([r.p for r in rows]), strict=True):
         row.p_bonferroni = adj
         row.significant = adj is not None and adj < alpha
-    boot = paired_bootstrap_diff([r.mean_a for r in rows], [r.mean_b for r in rows], [r.suite for r in rows],
-                                 confidence=1 - alpha, seed=seed)
-    drift = drift_check([x for sid in shared for x in scores_a[sid]], [x for sid in shared for x in scores_b[sid]],
-                        alpha=alpha,
-                        aggregate_a=weighted_aggregate([r.mean_a for r in rows], [r.suite for r in rows]),
-                        aggregate_b=weighted_aggregate([r.mean_b for r in rows], [r.suite for r in rows]))
+    flat_a = [x for sid in shared for x in scores_a[sid]]
+    flat_b = [x for sid in shared for x in scores_b[sid]]
+    if metric == HEALTHBENCH_SCORE:
+        boot = paired_bootstrap_diff([r.mean_a for r in rows], [r.mean_b for r in rows],
+                                     weights_a=[r.n_a for r in rows], weights_b=[r.n_b for r in rows], clip=(0.0, 1.0),
+                                     confidence=1 - alpha, seed=seed)
+        overall_a, overall_b = clipped_mean(flat_a), clipped_mean(flat_b)
+    else:
+        boot = paired_bootstrap_diff([r.mean_a for r in rows], [r.mean_b for r in rows], [r.suite for r in rows],
+                                     confidence=1 - alpha, seed=seed)
+        overall_a = weighted_aggregate([r.mean_a for r in rows], [r.suite for r in rows])
+        overall_b = weighted_aggregate([r.mean_b for r in rows], [r.suite for r in rows])
+    drift = drift_check(flat_a, flat_b, alpha=alpha, aggregate_a=overall_a, aggregate_b=overall_b)
     return rows, boot, drift
+
+
+def compare_breakdown(a: dict[str, float], b: dict[str, float]) -> list[BreakdownRow]:
+    """A row per key in both ``a`` and ``b`` (axis or tag -> score), sorted by key; ``diff`` is B - A."""
+    return [BreakdownRow(name=k, a=a[k], b=b[k], diff=b[k] - a[k]) for k in sorted(set(a) & set(b))]

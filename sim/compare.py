@@ -1,7 +1,10 @@
 """``encsim compare RUN_A RUN_B``: are two runs different, scenario by scenario and overall?
 
 Reads two run directories (run.json, results.jsonl, summary.json; see ``sim.store``) and returns a
-``scorers.Comparison``; all statistics live in ``scorers._compare``. What is compared:
+``scorers.Comparison``; all statistics live in ``scorers._compare``. The metric is chosen from the
+two summaries' headlines (``Comparison.metric``):
+
+**Aggregate** (ordinary runs, and any pair that is not rubric-only on both sides):
 
 - per scenario: the composites of its scored ("ok") encounters, for every scenario scored in both
   runs (the others are listed as only in A / only in B); Welch's t, Cohen's d, Bonferroni across
@@ -12,18 +15,53 @@ Reads two run directories (run.json, results.jsonl, summary.json; see ``sim.stor
   aggregate; significant when the CI excludes 0;
 - drift: KS and Mann-Whitney U on the shared scenarios' encounter composites, alerting when the
   (uncapped, shared-scenario) aggregate moves by more than 5% and a test confirms it.
+
+**HealthBench score** (both runs rubric-only, e.g. ``encsim import healthbench`` scenarios run with
+``--judge``: summary.json's headline is the HealthBench score and there is no aggregate):
+
+- per scenario: the same tests on the encounters' rubric scores (``score.judge.rubric_score`` in
+  results.jsonl, unclipped as HealthBench computes them per example);
+- overall (``Comparison.healthbench``): each run's HealthBench score and CI from its summary.json
+  headline; the difference B - A over the shared scenarios (clipped mean of B's rubric scores
+  minus A's) with a 95% CI from the same paired bootstrap, weighing each scenario by its encounter
+  count in each run; significant when the CI excludes 0; per axis and per rubric tag, A, B and
+  B - A for every axis or tag in both summaries' judge block;
+- drift: the same tests on the rubric scores, alerting on a confirmed move of the HealthBench score.
+
+When one run is rubric-only and the other is not, or neither has a judge score, a note says so in
+one line, the composites both runs have are compared, and a run without an aggregate shows its
+headline (or why it has none) instead (``Comparison.headline_a`` / ``headline_b``).
+
+JSON (``write_comparison_json``): ``metric`` is written when it is the HealthBench score, and
+``healthbench``, ``headline_a``, ``headline_b`` when set, so two ordinary runs give the same JSON
+as before rubric-only runs could be compared.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
-from scorers import Comparison, SafetyGate, ScenarioComparison, Summary, compare_scores
+from scorers import (
+    HEALTHBENCH_SCORE,
+    METRIC_AGGREGATE,
+    Comparison,
+    Headline,
+    HealthBenchComparison,
+    Metric,
+    SafetyGate,
+    ScenarioComparison,
+    Summary,
+    compare_breakdown,
+    compare_scores,
+)
 from sim.errors import ConfigError
 from sim.store import SUMMARY_FILE, EncounterRecord, RunMeta, RunStore
+
+RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]
 
 
 def _load(run_dir: Path) -> tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord], int]:
@@ -50,23 +88,104 @@ def _composites(meta: RunMeta, records: dict[tuple[str, int], EncounterRecord]) 
     return dict(out)
 
 
+def _rubric_scores(meta: RunMeta, records: dict[tuple[str, int], EncounterRecord]) -> dict[str, list[float]]:
+    """Scenario id -> the unclipped rubric scores of its scored encounters that the judge could score."""
+    ids = {s.id for s in meta.scenarios}
+    out: dict[str, list[float]] = defaultdict(list)
+    for (sid, k) in sorted(records):
+        rec = records[(sid, k)]
+        card = rec.score.judge if rec.score is not None else None
+        if sid in ids and rec.status == "ok" and card is not None and card.rubric_score is not None:
+            out[sid].append(card.rubric_score)
+    return dict(out)
+
+
+def _scored(meta: RunMeta, records: dict[tuple[str, int], EncounterRecord]) -> int:
+    ids = {s.id for s in meta.scenarios}
+    return sum(sid in ids and r.status == "ok" and r.score is not None for (sid, _), r in records.items())
+
+
+def run_kind(summary: Summary) -> RunKind:
+    """What a run's headline number is: the aggregate; the HealthBench score of a rubric-only run; none
+    although encounters were scored (rubric-only scenarios run without a judge); or none at all."""
+    if summary.aggregate is not None:
+        return "aggregate"
+    head = summary.headline
+    if head is not None and head.name == HEALTHBENCH_SCORE and head.value is not None:
+        return "rubric"
+    if summary.judge is not None and summary.judge.rubric_score is not None:
+        return "rubric"  # a summary.json from before the headline existed
+    return "unjudged" if summary.completed else "empty"
+
+
+def _healthbench_headline(summary: Summary) -> Headline:
+    """The run's HealthBench score: its summary headline, or (older summaries) the judge's rubric score, no CI."""
+    if summary.headline is not None and summary.headline.name == HEALTHBENCH_SCORE:
+        return summary.headline
+    value = summary.judge.rubric_score if summary.judge is not None else None
+    return Headline(name=HEALTHBENCH_SCORE, value=value, note="from summary.json judge.rubric_score")
+
+
+def _describe(kind: RunKind, summary: Summary) -> str:
+    if kind == "aggregate":
+        return f"has the aggregate ({summary.aggregate:.3f})"
+    if kind == "rubric":
+        value = _healthbench_headline(summary).value
+        return f"is scored by rubrics only (HealthBench score {value:.3f})" if value is not None else \
+            "is scored by rubrics only"
+    why = summary.headline.note if summary.headline is not None and summary.headline.note else \
+        "neither an aggregate nor a judge rubric score"
+    return f"has no headline score ({why})"
+
+
+def _metric_note(kind_a: RunKind, kind_b: RunKind, sum_a: Summary, sum_b: Summary) -> str | None:
+    """One line when the two runs are not scored on one metric; None when they are (or one has nothing)."""
+    if kind_a == kind_b == "unjudged":
+        return ("neither run has a judge score: there is no aggregate and no HealthBench score to compare (rubric-only "
+                "scenarios are scored only by a judge); run both with --judge to compare their HealthBench scores.")
+    if kind_a == kind_b or "empty" in (kind_a, kind_b):
+        return None
+    return (f"the runs are not scored on one metric: A {_describe(kind_a, sum_a)}, B {_describe(kind_b, sum_b)}; "
+            "their headline numbers are not compared, only the encounter composites both runs have.")
+
+
 def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
-    """Compare run B against run A (every difference is B - A)."""
+    """Compare run B against run A (every difference is B - A), on the HealthBench score when both are
+    rubric-only, else on the composites and the aggregate (see the module docstring)."""
     meta_a, sum_a, rec_a, bad_a = _load(Path(dir_a))
     meta_b, sum_b, rec_b, bad_b = _load(Path(dir_b))
-    scores_a, scores_b = _composites(meta_a, rec_a), _composites(meta_b, rec_b)
+    kind_a, kind_b = run_kind(sum_a), run_kind(sum_b)
+    rubric = kind_a == kind_b == "rubric"
+    if rubric:
+        scores_a, scores_b = _rubric_scores(meta_a, rec_a), _rubric_scores(meta_b, rec_b)
+    else:
+        scores_a, scores_b = _composites(meta_a, rec_a), _composites(meta_b, rec_b)
     suites = {r.id: r.suite for r in sum_b.scenarios} | {r.id: r.suite for r in sum_a.scenarios}
     for sid in set(scores_a) | set(scores_b):
         suites.setdefault(sid, "?")  # not in the summary (stale): the default suite weight
-    rows, boot, drift = compare_scores(scores_a, scores_b, suites, seed=seed)
+    metric: Metric = HEALTHBENCH_SCORE if rubric else METRIC_AGGREGATE
+    rows, boot, drift = compare_scores(scores_a, scores_b, suites, seed=seed, metric=metric)
 
     notes: list[str] = []
-    for name, d, meta, summary, scores, bad in (("A", dir_a, meta_a, sum_a, scores_a, bad_a),
-                                                ("B", dir_b, meta_b, sum_b, scores_b, bad_b)):
-        scored = sum(len(v) for v in scores.values())
+    metric_note = _metric_note(kind_a, kind_b, sum_a, sum_b)
+    if metric_note:
+        notes.append(metric_note)
+    for name, d, meta, summary, scores, bad, records, kind in (
+            ("A", dir_a, meta_a, sum_a, scores_a, bad_a, rec_a, kind_a),
+            ("B", dir_b, meta_b, sum_b, scores_b, bad_b, rec_b, kind_b)):
+        compared = sum(len(v) for v in scores.values())
+        scored = _scored(meta, records)
         if scored != summary.completed:
             notes.append(f"{name}: summary.json counts {summary.completed} scored encounters but results.jsonl holds "
-                         f"{scored}; run `encsim report {d}` to refresh the aggregate.")
+                         f"{scored}; run `encsim report {d}` to refresh the "
+                         f"{'HealthBench score' if rubric else 'aggregate'}.")
+        if compared < scored and (rubric or kind == "aggregate"):  # otherwise the metric note says why
+            what = ("no rubric score (no judge verdict on a criterion with positive points)" if rubric else
+                    "no composite (scenarios scored by rubrics only)")
+            notes.append(f"{name}: {scored - compared} scored encounters have {what} and are not compared.")
+        if rubric and summary.headline is None:
+            notes.append(f"{name}: summary.json has no headline (it predates it), so its HealthBench score has no CI; "
+                         f"run `encsim report {d}` to add it.")
         if summary.errors:
             notes.append(f"{name}: {summary.errors} encounters ended in an error and are not compared.")
         if bad:
@@ -85,52 +204,81 @@ def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
                      "agent): their t-test is decided exactly (p = 0 when the scores differ, 1 when equal) and "
                      "Cohen's d is infinite (shown as inf) or 0.")
     if not rows:
-        notes.append("no scenario was scored in both runs: nothing to compare.")
-    elif len(rows) < 5:
-        notes.append(f"only {len(rows)} scenarios are shared: the bootstrap CI of the aggregate difference, which "
-                     "resamples scenarios, is coarse.")
+        notes.append("no scenario has rubric scores in both runs: nothing to compare." if rubric else
+                     "no scenario has encounter composites in both runs: nothing else to compare." if metric_note else
+                     "no scenario was scored in both runs: nothing to compare.")
+    else:
+        if rubric and all(r.p is None for r in rows):
+            notes.append("every shared scenario has fewer than 2 rubric scores in A or in B (as with K=1), so there is "
+                         "no per-scenario test (shown as -); the overall difference's CI, which resamples scenarios, "
+                         "is the test to read.")
+        if len(rows) < 5:
+            notes.append(f"only {len(rows)} scenarios are shared: the bootstrap CI of the {metric} difference, which "
+                         "resamples scenarios, is coarse.")
 
     ci = boot.ci95 if boot else None
+    significant = bool(ci and (ci[0] > 0 or ci[1] < 0))
+    healthbench = None
+    if rubric:
+        head_a, head_b = _healthbench_headline(sum_a), _healthbench_headline(sum_b)
+        judge_a, judge_b = sum_a.judge, sum_b.judge
+        healthbench = HealthBenchComparison(
+            a=head_a.value, b=head_b.value, ci95_a=head_a.ci95, ci95_b=head_b.ci95,
+            diff=boot.diff if boot else None, diff_ci95=ci, significant=significant, shared_scenarios=len(rows),
+            axes=compare_breakdown(judge_a.axis_scores, judge_b.axis_scores) if judge_a and judge_b else [],
+            tags=compare_breakdown(judge_a.tag_scores, judge_b.tag_scores) if judge_a and judge_b else [])
     return Comparison(
         run_a=str(dir_a), run_b=str(dir_b), model_a=meta_a.model, model_b=meta_b.model, k_a=meta_a.k, k_b=meta_b.k,
+        metric=metric,
         scenarios=rows, aggregate_a=sum_a.aggregate, aggregate_b=sum_b.aggregate,
         aggregate_uncapped_a=sum_a.aggregate_uncapped, aggregate_uncapped_b=sum_b.aggregate_uncapped,
         safety_gate_a=sum_a.safety_gate, safety_gate_b=sum_b.safety_gate,
-        aggregate_diff=boot.diff if boot else None, aggregate_ci95=ci,
-        aggregate_significant=bool(ci and (ci[0] > 0 or ci[1] < 0)),
+        aggregate_diff=None if rubric or not boot else boot.diff, aggregate_ci95=None if rubric else ci,
+        aggregate_significant=significant and not rubric, healthbench=healthbench,
+        headline_a=sum_a.headline if sum_a.aggregate is None else None,
+        headline_b=sum_b.headline if sum_b.aggregate is None else None,
         drift=drift if rows else None,
         only_in_a=sorted(set(scores_a) - set(scores_b)), only_in_b=sorted(set(scores_b) - set(scores_a)),
         notes=notes,
     )
 
 
+_ADDED_FIELDS = ("healthbench", "headline_a", "headline_b")
+
+
 def write_comparison_json(c: Comparison, path: Path) -> None:
+    """The comparison as JSON. Fields added for rubric-only runs are written only when they say something
+    (``metric`` when it is not the aggregate, the others when set), so the JSON of two ordinary runs is
+    what it was before they existed."""
+    exclude = {f for f in _ADDED_FIELDS if getattr(c, f) is None}
+    if c.metric == METRIC_AGGREGATE:
+        exclude.add("metric")
     try:
-        Path(path).write_text(c.model_dump_json(indent=2), encoding="utf-8")
+        Path(path).write_text(c.model_dump_json(indent=2, exclude=exclude or None), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--json {path}: cannot write the comparison ({exc.strerror}). "
                           "Choose a writable path.") from None
 
 
-def _f(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+def _f(x: float | None, digits: int = 3, missing: str = "n/a") -> str:
+    return missing if x is None else f"{x:.{digits}f}"
 
 
-def _p(p: float | None) -> str:
+def _p(p: float | None, missing: str = "n/a") -> str:
     if p is None:
-        return "n/a"
+        return missing
     if p == 0.0:
         return "0"
     return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
 
-def _d(row: ScenarioComparison) -> str:
+def _d(row: ScenarioComparison, missing: str = "n/a") -> str:
     if row.cohens_d is not None:
         return f"{row.cohens_d:+.2f}"
     # None with a defined test and a non-zero difference: the pooled SD is 0, the effect infinite.
     if row.p is not None and row.diff != 0:
         return "+inf" if row.diff > 0 else "-inf"
-    return "n/a"
+    return missing
 
 
 def _gate(agg: float | None, uncapped: float | None, gate: SafetyGate | None) -> str:
@@ -144,35 +292,91 @@ def _gate(agg: float | None, uncapped: float | None, gate: SafetyGate | None) ->
     return text
 
 
-def render_comparison(c: Comparison) -> str:
-    """A plain-text table: per-scenario rows, the aggregate with its CI, the drift verdict, notes."""
-    lines = [
-        f"A: {c.run_a}  model {c.model_a}, K={c.k_a}",
-        f"B: {c.run_b}  model {c.model_b}, K={c.k_b}",
-        "differences are B - A; * = significant after Bonferroni across "
-        f"{sum(r.p is not None for r in c.scenarios)} scenarios (adjusted p < 0.05)",
-        "",
-        f"{'scenario':32} {'suite':8} {'n_a':>3} {'n_b':>3} {'mean_a':>7} {'mean_b':>7} {'diff':>7} "
-        f"{'p':>8} {'p_adj':>8} {'d':>6}",
-    ]
+def _overall_line(name: str, agg: float | None, uncapped: float | None, gate: SafetyGate | None,
+                  headline: Headline | None) -> str:
+    """"aggregate A: 0.812 (safety gate passed)"; a run without an aggregate shows its own headline instead."""
+    if agg is None and headline is not None and headline.name != "aggregate":
+        return f"{name}: {headline.text()}; no aggregate"
+    return f"aggregate {name}: {_gate(agg, uncapped, gate)}"
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f" (95% CI {ci[0]:.3f}-{ci[1]:.3f})" if ci else ""
+
+
+def _table(c: Comparison, missing: str) -> list[str]:
+    lines = [f"{'scenario':32} {'suite':8} {'n_a':>3} {'n_b':>3} {'mean_a':>7} {'mean_b':>7} {'diff':>7} "
+             f"{'p':>8} {'p_adj':>8} {'d':>6}"]
     for r in c.scenarios:
         lines.append(f"{r.id[:32]:32} {r.suite[:8]:8} {r.n_a:>3} {r.n_b:>3} {r.mean_a:>7.3f} {r.mean_b:>7.3f} "
-                     f"{r.diff:>+7.3f} {_p(r.p):>8} {_p(r.p_bonferroni):>8} {_d(r):>6}"
+                     f"{r.diff:>+7.3f} {_p(r.p, missing):>8} {_p(r.p_bonferroni, missing):>8} {_d(r, missing):>6}"
                      + (" *" if r.significant else ""))
     n_sig = sum(r.significant for r in c.scenarios)
-    lines += [f"{n_sig} of {len(c.scenarios)} scenarios differ significantly.", ""]
+    return [*lines, f"{n_sig} of {len(c.scenarios)} scenarios differ significantly.", ""]
+
+
+def _only(c: Comparison, what: str) -> list[str]:
+    lines = []
     if c.only_in_a:
-        lines.append(f"scored only in A (not compared): {', '.join(c.only_in_a)}")
+        lines.append(f"{what} only in A (not compared): {', '.join(c.only_in_a)}")
     if c.only_in_b:
-        lines.append(f"scored only in B (not compared): {', '.join(c.only_in_b)}")
-    if c.only_in_a or c.only_in_b:
-        lines.append("")
+        lines.append(f"{what} only in B (not compared): {', '.join(c.only_in_b)}")
+    return [*lines, ""] if lines else []
+
+
+def _healthbench_lines(c: Comparison, hb: HealthBenchComparison) -> list[str]:
+    """The overall HealthBench score lines of a rubric-only comparison; never "n/a"."""
+    lines = [f"{hb.name} A: " + (f"{hb.a:.3f}{_ci(hb.ci95_a)}" if hb.a is not None else "none"),
+             f"{hb.name} B: " + (f"{hb.b:.3f}{_ci(hb.ci95_b)}" if hb.b is not None else "none")]
+    if hb.diff is None or hb.diff_ci95 is None:
+        lines.append(f"{hb.name} difference: not computed (no scenario has rubric scores in both runs)")
+    else:
+        lo, hi = hb.diff_ci95
+        lines.append(f"{hb.name} difference B - A: {hb.diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] (paired bootstrap "
+                     f"over {hb.shared_scenarios} shared scenarios, clipped means of encounters' rubric scores): "
+                     + ("SIGNIFICANT" if hb.significant else "not significant"))
+    for label, rows in (("per axis", hb.axes), ("per rubric tag", hb.tags)):
+        if rows:
+            lines.append(f"{label} (A -> B, B - A): "
+                         + "; ".join(f"{r.name} {r.a:.3f} -> {r.b:.3f} ({r.diff:+.3f})" for r in rows))
+    d = c.drift
+    if d is None:
+        lines.append("drift: not computed (no scenario has rubric scores in both runs)")
+    else:
+        rel = "undefined (A is 0)" if d.relative_change is None else f"{d.relative_change:+.1%}"
+        lines.append(f"drift: {hb.name} {rel} (threshold {d.threshold:.0%}); KS D={_f(d.ks_stat, missing='-')} "
+                     f"p={_p(d.ks_p, '-')}; Mann-Whitney U={_f(d.mwu_stat, 1, '-')} p={_p(d.mwu_p, '-')}: "
+                     + ("ALERT" if d.alert else "ok"))
+    return lines
+
+
+def render_comparison(c: Comparison) -> str:
+    """A plain-text table: per-scenario rows, the overall number with its CI, the drift verdict, notes.
+
+    The overall number is the aggregate, or for two rubric-only runs the HealthBench score with its
+    per-axis and per-tag breakdown; a rubric-only comparison prints "-" for a test that cannot be made,
+    never "n/a".
+    """
+    head = [f"A: {c.run_a}  model {c.model_a}, K={c.k_a}", f"B: {c.run_b}  model {c.model_b}, K={c.k_b}"]
+    tests = (f"differences are B - A; * = significant after Bonferroni across "
+             f"{sum(r.p is not None for r in c.scenarios)} scenarios (adjusted p < 0.05)")
+    if c.healthbench is not None:
+        lines = [*head,
+                 f"metric: {c.healthbench.name} (per encounter its rubric score, unclipped; per run their mean "
+                 "clipped to [0, 1])",
+                 tests + "; - = no test (fewer than 2 rubric scores in a run)", "",
+                 *_table(c, "-"), *_only(c, "rubric-scored"), *_healthbench_lines(c, c.healthbench)]
+        if c.notes:
+            lines += ["", "notes:"] + [f"- {n}" for n in c.notes]
+        return "\n".join(lines) + "\n"
+    lines = [*head, tests, "", *_table(c, "n/a"), *_only(c, "scored")]
     lines += [
-        f"aggregate A: {_gate(c.aggregate_a, c.aggregate_uncapped_a, c.safety_gate_a)}",
-        f"aggregate B: {_gate(c.aggregate_b, c.aggregate_uncapped_b, c.safety_gate_b)}",
+        _overall_line("A", c.aggregate_a, c.aggregate_uncapped_a, c.safety_gate_a, c.headline_a),
+        _overall_line("B", c.aggregate_b, c.aggregate_uncapped_b, c.safety_gate_b, c.headline_b),
     ]
+    both = c.aggregate_a is not None and c.aggregate_b is not None
     if c.aggregate_diff is None or c.aggregate_ci95 is None:
-        lines.append("aggregate difference: n/a")
+        lines.append("aggregate difference: " + ("n/a" if both else "not computed (see notes)"))
     else:
         lo, hi = c.aggregate_ci95
         lines.append(f"aggregate difference B - A: {c.aggregate_diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] "
@@ -180,7 +384,7 @@ def render_comparison(c: Comparison) -> str:
                      + ("SIGNIFICANT" if c.aggregate_significant else "not significant"))
     d = c.drift
     if d is None:
-        lines.append("drift: n/a")
+        lines.append("drift: " + ("n/a" if both else "not computed (see notes)"))
     else:
         rel = "n/a" if d.relative_change is None else f"{d.relative_change:+.1%}"
         lines.append(f"drift: aggregate {rel} (threshold {d.threshold:.0%}); KS D={_f(d.ks_stat)} p={_p(d.ks_p)}; "

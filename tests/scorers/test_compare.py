@@ -84,6 +84,23 @@ def test_paired_bootstrap_weights_and_ci() -> None:
     assert paired_bootstrap_diff([], [], []) is None
 
 
+def test_paired_bootstrap_of_healthbench_scores() -> None:
+    """Per-run weights (encounters per scenario) and a clip: the difference of the clipped weighted means."""
+    # A: (1 * 0.2 + 3 * 0.5) / 4 = 0.425; B: (2 * 1.2 + 2 * 1.5) / 4 = 1.35, clipped to 1: 1 - 0.425.
+    res = paired_bootstrap_diff([0.2, 0.5], [1.2, 1.5], weights_a=[1, 3], weights_b=[2, 2], clip=(0.0, 1.0))
+    assert res is not None and res.diff == pytest.approx(0.575)
+    # Every resample is a clipped mean too: B's stays 1, A's lies between its scenario means.
+    assert res.ci95[0] == pytest.approx(0.5) and res.ci95[1] == pytest.approx(0.8)
+    # Without the clip B's mean is not capped.
+    unclipped = paired_bootstrap_diff([0.2, 0.5], [1.2, 1.5], weights_a=[1, 3], weights_b=[2, 2])
+    assert unclipped is not None and unclipped.diff == pytest.approx(1.35 - 0.425)
+    # One weight list serves both runs when B's is not given: resamples give 0.2, 0.3 (mixed) or 0.4.
+    same = paired_bootstrap_diff([0.2, 0.5], [0.4, 0.9], weights_a=[1, 1], clip=(0.0, 1.0), seed=5)
+    assert same is not None and same.diff == pytest.approx(0.3) and same.ci95 == pytest.approx([0.2, 0.4])
+    with pytest.raises(ValueError):
+        paired_bootstrap_diff([0.2], [0.4])  # neither suites nor weights
+
+
 def test_drift_check() -> None:
     rng = np.random.default_rng(0)
     a = list(rng.normal(0.80, 0.05, 200))
