@@ -166,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             for f in c.scenario.information_tree:
                 if f.id not in c.revealed and shown < args.misses:
                     shown += 1
-                    print(f"  miss {'*' if f.critical else ' '} {f.category.value:12} {c.scenario.id}: {f.answer[:110]}")
+                    mark = "*" if f.critical else " "
+                    print(f"  miss {mark} {f.category.value:12} {c.scenario.id}: {f.answer[:110]}")
     return 0
 
 

@@ -10,8 +10,6 @@ not fire on every question (``pain``, ``time``, ``any``, numbers and units never
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -134,72 +132,6 @@ def is_usable_trigger(trigger: str) -> bool:
                                                  or len(w[0]) < 3))
 
 
-def _runs(text: str) -> list[list[str]]:
-    """Maximal runs of consecutive content words (stop words and numbers split runs)."""
-    runs: list[list[str]] = [[]]
-    for w in words(text):
-        if w in STOPWORDS or any(ch.isdigit() for ch in w):
-            runs.append([])
-        else:
-            runs[-1].append(w)
-    return [r for r in runs if r]
-
-
-class KeyPhrases:
-    """Chooses triggers for free-text facts of one case, preferring words no other fact uses.
-
-    ``document_frequency`` counts, over all free-text facts of the case, how many contain each
-    (roughly stemmed) word and word pair; a word found in one fact only is the most telling trigger
-    for it, a word in many (the presenting symptom, say) would reveal them all at once.
-    """
-
-    def __init__(self, texts: Iterable[str]) -> None:
-        self.df: Counter[str] = Counter()
-        for text in texts:
-            self.df.update(set(self._units(text)))
-
-    @staticmethod
-    def _units(text: str) -> list[str]:
-        out: list[str] = []
-        for run in _runs(text):
-            stems = [rough_stem(w) for w in run]
-            out.extend(stems)
-            out.extend(f"{a} {b}" for a, b in zip(stems, stems[1:]))
-        return out
-
-    def triggers(self, text: str, limit: int = 4) -> list[str]:
-        """Up to ``limit`` triggers for ``text``: rare word pairs, then rare single words."""
-        pairs: list[tuple[float, int, str]] = []
-        singles: list[tuple[float, int, str]] = []
-        order = 0
-        for run in _runs(text):
-            for i, w in enumerate(run):
-                order += 1
-                if w not in WEAK_WORDS and len(w) >= 3:
-                    df = self.df.get(rough_stem(w), 1)
-                    singles.append((-(1 / df) * min(len(w), 8) / 8, order, w))
-                if i + 1 < len(run) and (len(w) >= 3 or len(run[i + 1]) >= 3):
-                    key = f"{rough_stem(w)} {rough_stem(run[i + 1])}"
-                    df = self.df.get(key, 1)
-                    if w not in WEAK_WORDS or run[i + 1] not in WEAK_WORDS:
-                        pairs.append((-(1 / df), order, f"{w} {run[i + 1]}"))
-        pairs.sort()
-        singles.sort()
-        chosen: list[str] = []
-        rare_pairs = [p for s, _, p in pairs if s <= -1.0][:2]
-        rare_singles = [w for s, _, w in singles if s <= -0.5]
-        for t in [*rare_pairs, *rare_singles]:
-            if t not in chosen and is_usable_trigger(t) and len(chosen) < limit:
-                chosen.append(t)
-        # Words other facts share reveal those facts too: use them only to reach two triggers.
-        for t in [*[p for _, _, p in pairs], *[w for _, _, w in singles]]:
-            if len(chosen) >= 2:
-                break
-            if t not in chosen and is_usable_trigger(t):
-                chosen.append(t)
-        return chosen
-
-
 def lay_synonyms(text: str) -> list[str]:
     """Lay triggers for clinical terms that occur (as whole words) in ``text``."""
     padded = f" {' '.join(words(text))} "
@@ -252,7 +184,7 @@ def _rewrite_clause(match: re.Match[str]) -> str:
     return f"I {adverb}{base}" + (f" {match.group('prep')}" if match.group("prep") else "")
 
 
-_CLAUSE = re.compile(rf"(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Za-z]+)\b(?:\s+(?P<prep>of|with)\b)?",
+_CLAUSE = re.compile(rf"\b(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Za-z]+)\b(?:\s+(?P<prep>of|with)\b)?",
                      re.I)
 
 

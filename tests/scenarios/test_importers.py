@@ -169,12 +169,16 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
     assert dvt.source == "agentclinic:agentclinic_sample.jsonl#1"
     cats = {f.id.split("_")[0]: f.category.value for f in dvt.information_tree}
     assert cats["history"] == "history" and cats["pmh"] == "past_history" and cats["social"] == "social"
-    assert cats["exam"] == "exam" and cats["vital"] == "vitals" and cats["test"] == "exam" and cats["symptom"] == "symptoms"
-    tests = [f for f in dvt.information_tree if f.id.startswith("test_")]
-    assert len(tests) == 4 and all(f.critical for f in tests)
+    assert cats["exam"] == "exam" and cats["vital"] == "vitals" and cats["test"] == "test" and cats["symptom"] == "symptoms"
+    tests = {f.id: f for f in dvt.information_tree if f.id.startswith("test_")}
+    # one fact per test or panel; the abnormal results are critical, a normal blood count is not
+    assert sorted(tests) == ["test_clotting", "test_complete_blood_count", "test_compression_ultrasound"]
+    assert tests["test_clotting"].critical and tests["test_compression_ultrasound"].critical
+    assert not tests["test_complete_blood_count"].critical
     assert any("Singapore" in f.answer and f.answer.startswith("My left calf") for f in dvt.information_tree)
-    ddimer = dvt.fact("test_d_dimer")
-    assert ddimer.answer == "Test result - d dimer (blood tests): 2.8 mg/L FEU (elevated)." and "d dimer" in ddimer.triggers
+    ddimer = dvt.fact("test_clotting")
+    assert ddimer.answer == "The clotting results show: d dimer 2.8 mg/L FEU (elevated)." and "d dimer" in ddimer.triggers
+    assert {"test_blood", "investigations"} <= set(ddimer.intents)
     heart = next(f for f in dvt.information_tree if f.answer.startswith("On examination - heart sounds"))
     assert "listen to your heart" in heart.triggers and "examine" not in heart.triggers
     pneumonia = by_dx["Community-acquired pneumonia (right lower lobe)"]
@@ -183,7 +187,7 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
     graves = by_dx["Graves disease"]
     assert (graves.patient_profile.age, graves.patient_profile.sex) == (40, "female")
     assert "profile:age_unknown" in graves.tags
-    assert graves.fact("test_tsh").answer.startswith("Test result - TSH (thyroid function tests)")
+    assert graves.fact("test_thyroid_function_tests").answer.startswith("The thyroid function tests results show: TSH")
 
 
 def test_every_imported_fact_revealable_by_its_first_trigger(ac_dir) -> None:  # noqa: ANN001
@@ -192,13 +196,19 @@ def test_every_imported_fact_revealable_by_its_first_trigger(ac_dir) -> None:  #
 
 
 def test_generic_questions_do_not_reveal_everything(ac_dir) -> None:  # noqa: ANN001
+    """An open question gets the story of the complaint, "anything else?" the other symptoms: never the
+    examination, the tests or most of the case."""
     out, _ = ac_dir
     for item in load_dir(out):
         s = item.scenario
         for question in ["How are you feeling?", "Is there anything else?", "Can I order some tests?",
                          "When did the pain start and how bad is it?", "Thank you. Can you tell me more?"]:
             revealed = PatientSimulator(s).triggered_facts(question)
-            assert len(revealed) <= 2, f"{s.id}: {question!r} reveals {[f.id for f in revealed]}"
+            assert len(revealed) <= len(s.information_tree) // 3, f"{s.id}: {question!r} reveals {[f.id for f in revealed]}"
+            assert not {f.category.value for f in revealed} & {"exam", "test", "vitals"}, (s.id, question)
+    dvt = next(i.scenario for i in load_dir(out) if i.scenario.id.startswith("ac_deep_vein"))
+    story = PatientSimulator(dvt).triggered_facts("Thank you. Can you tell me more?")
+    assert [f.id for f in story] == [f.id for f in dvt.information_tree if f.category.value == "history"]
 
 
 async def test_agentclinic_encounters_run_to_the_diagnosis(ac_dir) -> None:  # noqa: ANN001
@@ -218,12 +228,16 @@ def test_agentclinic_row_checks() -> None:
     good = _rows(AC_SAMPLE)[0]
     convert_agentclinic_row(good, CTX)
     osce = good["OSCE_Examination"]
+    # no primary symptom: the chief complaint comes from the history (every public row must import)
     no_primary = {**osce, "Patient_Actor": {**osce["Patient_Actor"], "Symptoms": {"Secondary_Symptoms": []}}}
+    converted = convert_agentclinic_row({"OSCE_Examination": no_primary}, CTX)
+    assert converted.data["chief_complaint"] and "taken from the history" in " ".join(converted.warnings)
+    nothing = {**osce, "Patient_Actor": {"Demographics": "40-year-old man", "Symptoms": {}}}
     for broken, fragment in [
         ({"image_url": "x", "question": "?"}, "no 'OSCE_Examination' object"),
         ({"OSCE_Examination": {**osce, "Correct_Diagnosis": " "}}, "Correct_Diagnosis is missing or empty"),
         ({"OSCE_Examination": {**osce, "Patient_Actor": "a man"}}, "Patient_Actor is missing"),
-        ({"OSCE_Examination": no_primary}, "Primary_Symptom is missing"),
+        ({"OSCE_Examination": nothing}, "no Primary_Symptom, History or Secondary_Symptoms"),
     ]:
         with pytest.raises(RowError, match=fragment):
             convert_agentclinic_row(broken, CTX)
@@ -246,10 +260,13 @@ def test_agentclinic_odd_shapes_still_give_a_valid_scenario(tmp_path: Path) -> N
     assert len(report.converted) == 1 and not report.failed and len(report.warnings) == 2
     s = load_dir(tmp_path / "out")[0].scenario
     by_id = {f.id: f for f in s.information_tree}
-    assert by_id["test_crp"].answer == "Test result - crp (labs): 40 mg/L."
+    assert by_id["test_inflammatory_markers"].answer == "The inflammatory markers results show: crp 40 mg/L."
+    assert by_id["test_kidney_function_and"].answer.endswith("sodium 131.")
     assert by_id["test_ecg"].triggers[:2] == ["ecg", "electrocardiogram"]
-    assert by_id["medication_ibuprofen"].category.value == "medications"
-    assert by_id["family_mother_diabetes"].category.value == "family_history"
+    assert by_id["medication_medications"].answer == "Ibuprofen 400 mg" and \
+        by_id["medication_medications"].category.value == "medications"
+    assert by_id["family_family_history"].answer == "Mother: Diabetes" and \
+        by_id["family_family_history"].category.value == "family_history"
     assert {"symptom_fatigue", "symptom_joint_pain"} <= set(by_id)
     assert s.expected.diagnoses[0].name == "Dengue fever"
 
