@@ -255,7 +255,8 @@ class Diagnosis(_Strict):
 
 class Expected(_Strict):
     """What a competent clinician concludes. ``triage_level`` and ``escalation`` are required for the
-    triage, safety and refill suites; imported cases (ddx, HealthBench rubric items) may lack them,
+    triage, safety and refill suites (an imported scenario, with ``source`` set, may give the escalation
+    alone: a vignette's urgency label); imported cases (ddx, HealthBench rubric items) may lack them,
     and the scorers then mark those components not applicable instead of inventing a target."""
 
     triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
@@ -423,9 +424,13 @@ class Scenario(_Strict):
         if self.replay is not None and (not self.replay or self.replay[-1].role != "patient"):
             raise ValueError("@replay: must be non-empty and end with a patient message, which the agent answers")
         if self.suite in ("triage", "safety", "refill"):
-            for name in ("triage_level", "escalation"):
-                if getattr(self.expected, name) is None:
-                    raise ValueError(f"@expected.{name}: required for suite {self.suite!r}")
+            # An imported scenario (``source`` set) may give only the escalation its source labels: a symptom-
+            # checker vignette has an urgency, not an acuity level, and inventing one would score a guess.
+            if self.expected.triage_level is None and self.source is None:
+                raise ValueError(f"@expected.triage_level: required for suite {self.suite!r} (an imported scenario, "
+                                 "with source set, may give only the escalation)")
+            if self.expected.escalation is None:
+                raise ValueError(f"@expected.escalation: required for suite {self.suite!r}")
         if not self.expected.diagnoses and not self.rubrics and self.expected.triage_level is None \
                 and self.imaging is None:
             raise ValueError("@expected: give at least a triage level, a diagnosis or rubrics to score against")

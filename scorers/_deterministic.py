@@ -20,7 +20,9 @@ Components, each in [0, 1]:
 
 **Composite** = 0.4 triage + 0.3 information + 0.2 escalation + 0.1 efficiency, renormalised over
 the components the scenario gives a target for (an imported case with no triage level is scored on
-the rest; a replay item with none is left to the judge path: composite ``None``). QWK is a
+the rest; a replay item with none is left to the judge path: composite ``None``; a single-turn triage
+item, a replay with an escalation target, is scored on escalation alone, information and efficiency not
+applicable). QWK is a
 statistic of a population of encounters, so a single encounter cannot have one: its composite uses
 the per-encounter triage score in QWK's slot (it shares QWK's property that larger misses cost
 more, and adds the asymmetry and context multipliers); the run's QWK across all encounters is
@@ -92,7 +94,10 @@ def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard
     safety: list[str] = []
     contexts = _contexts(scenario)
     exp = scenario.expected
-    no_assessment = result.termination != "assessment"
+    # A replay's one reply is its answer (a single-turn item's is read as the assessment even unmarked, see
+    # sim.harness): what is missing from it is the parser's to say, not "no assessment".
+    no_assessment = result.termination != "assessment" and not (scenario.replay is not None
+                                                                and result.termination == "reply")
     if no_assessment and scenario.replay is None:
         notes.append(f"no assessment within {result.turn_limit} agent turns")
 

@@ -151,14 +151,35 @@ def build_parser() -> argparse.ArgumentParser:
     lint = scs.add_parser("lint", help="flag facts a natural clinician cannot reach and triggers that misfire")
     lint.add_argument("paths", nargs="+", type=Path)
 
-    imp = sub.add_parser("import", help="convert HealthBench or AgentClinic JSONL into scenario YAML files")
+    imp = sub.add_parser("import", help="convert HealthBench, AgentClinic or vignette files into scenario YAML files")
     imps = imp.add_subparsers(dest="source_format", required=True, parser_class=_Parser)
+    out_help = "folder for the <id>.yaml files (created if missing; same-name files are overwritten)"
     for fmt, what in (("healthbench", "HealthBench rows -> replay scenarios graded by their rubric"),
                       ("agentclinic", "AgentClinic OSCE cases -> ddx scenarios with an information tree")):
         fp = imps.add_parser(fmt, help=what)
         fp.add_argument("file", type=Path, metavar="FILE.jsonl")
-        fp.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="folder for the <id>.yaml files (created if missing; same-name files are overwritten)")
+        fp.add_argument("--out", type=Path, required=True, metavar="DIR", help=out_help)
+    vig = imps.add_parser(
+        "vignettes", help="symptom-checker vignettes (CSV or JSONL) -> triage items scored on escalation and diagnosis",
+        description="Symptom-checker vignettes (a case text, an urgency label and a diagnosis per row; CSV or JSON "
+                    "Lines) -> triage scenarios scored on escalation and diagnosis. The format and every mapping "
+                    "are documented in scenarios/importers/_vignettes.py.",
+        epilog="example: encsim import vignettes semigran.jsonl --out scenarios/imported/semigran "
+               "--map case=case_description,diagnosis=correct_diagnosis,urgency=urgency_level "
+               "--urgency-map em=emergency,ne=routine+urgent,sc=self_care")
+    vig.add_argument("file", type=Path, metavar="FILE.jsonl|FILE.csv")
+    vig.add_argument("--out", type=Path, required=True, metavar="DIR", help=out_help)
+    vig.add_argument("--map", required=True, metavar="FIELD=COLUMN,...", dest="field_map",
+                     help="the file's column for each field: case, diagnosis, urgency (required); age, sex, complaint, "
+                          "history, negatives, exam, tests, medications, allergies, social, family, past_history, "
+                          "diagnoses (';' or '|' separated), id (optional)")
+    vig.add_argument("--urgency-map", metavar="LABEL=CATEGORY,...",
+                     help="the file's urgency labels (any case) -> emergency | urgent | routine | self_care; several "
+                          "acceptable categories joined by +, best first (ne=routine+urgent). Default: the labels "
+                          "are the category names")
+    vig.add_argument("--as", dest="mode", choices=("single-turn", "encounter"), default="single-turn",
+                     help="single-turn (default): the whole case in one patient message, one reply scored; "
+                          "encounter: the columns become facts the agent must ask for")
 
     sub.add_parser("demo", help="the README's demo: scripted controls on the library, the local model on a subset")
 
@@ -604,8 +625,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     """One scenario file per convertible row; exit 0 if any row converted, 2 if none."""
     from scenarios.importers import IMPORTERS, ImportSourceError
 
+    options: dict[str, Any] = {}
+    if args.source_format == "vignettes":
+        options = {"mapping": args.field_map, "urgency_map": args.urgency_map, "mode": args.mode}
     try:
-        report = IMPORTERS[args.source_format](args.file, args.out)
+        report = IMPORTERS[args.source_format](args.file, args.out, **options)
     except ImportSourceError as exc:
         raise ConfigError(str(exc)) from None
     print(f"converted {len(report.converted)} of {report.rows} rows into {report.out_dir}")

@@ -30,6 +30,13 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
 - A *replay* scenario (``scenario.replay``, e.g. an imported HealthBench conversation) skips the
   patient simulator: the fixed conversation is the transcript, the agent replies once, and the
   encounter ends with termination ``reply`` (or ``assessment`` if that reply is one).
+- A *single-turn triage item* (``is_single_turn``: a replay whose ``expected`` gives an escalation, a
+  triage level or diagnoses, e.g. an imported symptom-checker vignette) is the classic vignette
+  protocol: ``SINGLE_TURN`` is appended to the last patient message (recorded as a ``harness`` turn)
+  because the agent cannot ask anything, and its one reply is its assessment: read with
+  ``parse_assessment`` as if it began with the marker when it does not (termination ``reply``, the
+  turn's ``assessment_form`` None), so that advice given in prose ("go to the emergency department
+  now") is still read. A HealthBench replay (rubrics only) is unchanged.
 """
 
 from __future__ import annotations
@@ -46,10 +53,11 @@ from sim.errors import AgentError
 from sim.events import TurnRecorded
 from sim.patient import PatientSimulator
 from sim.patient_model import PatientModel
-from sim.result import ConversationResult, TokenUsage, Turn
+from sim.result import ConversationResult, ParsedAssessment, TokenUsage, Turn
 
-HARNESS_VERSION = "1.3.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
-# 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching
+HARNESS_VERSION = "1.4.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
+# 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
+# 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment)
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
@@ -71,7 +79,19 @@ Advice: <what the patient should do now>"""
 NUDGE = ("[Note from the system: two turns remain. Give your ASSESSMENT now, or after at most one "
          "more question, in the required format.]")
 
+SINGLE_TURN = ("[Note from the system: this is a single-message triage. You cannot ask any questions and "
+               "will not get another turn. Give your ASSESSMENT now, in the required format, from what the "
+               "message says.]")
+
 EventSink = Callable[[Any], None]
+
+
+def is_single_turn(scenario: Scenario) -> bool:
+    """A replay with a deterministic target (escalation, triage level or diagnoses): a single-turn triage
+    item, whose one reply is the assessment (see the module docstring)."""
+    exp = scenario.expected
+    return scenario.replay is not None and (exp.escalation is not None or exp.triage_level is not None
+                                            or bool(exp.diagnoses))
 
 
 ImageLoader = Callable[[ImageRef], Awaitable[Any]]  # -> imaging.PreparedImage
@@ -79,6 +99,15 @@ ImageLoader = Callable[[ImageRef], Awaitable[Any]]  # -> imaging.PreparedImage
 
 def _noop(_: Any) -> None:
     return None
+
+
+def read_unmarked(reply: str) -> ParsedAssessment:
+    """A single-turn item's reply that has no assessment marker, read as if it began with one: the fields it
+    labels, else the escalation its advice names (``parse_assessment``'s rules); ``form`` None and a note in
+    ``problems`` that the reply was not marked."""
+    parsed = parse_assessment(f"ASSESSMENT:\n{reply}")
+    return parsed.model_copy(update={"form": None, "problems": [
+        "the reply has no 'Assessment:' line; read as a whole (single-turn item)", *parsed.problems]})
 
 
 async def run_encounter(
@@ -148,6 +177,11 @@ async def run_encounter(
             messages.append(ChatMessage(role="user" if msg.role == "patient" else "assistant", content=msg.content))
         await patient_says(scenario.replay[-1].content, [], time.time(), 0)
         limit = 1
+        if is_single_turn(scenario):
+            now = time.time()
+            record(Turn(index=len(turns), speaker="harness", text=SINGLE_TURN, started_at=now, ended_at=now,
+                        agent_turn=1))
+            messages[-1] = messages[-1].with_text_appended(SINGLE_TURN)
     else:
         await patient_says(patient.opening_line, [], time.time(), 0)
     termination = "max_turns" if scenario.replay is None else "reply"
@@ -209,11 +243,17 @@ async def run_encounter(
         await patient_says(answer.text, answer.revealed, t1, agent_turn, dict(answer.revealed_by), model_warnings,
                            answer.kind)
 
+    if final_text is not None:
+        assessment = parse_assessment(final_text)
+    elif termination == "reply" and last_reply is not None and is_single_turn(scenario):
+        assessment = read_unmarked(last_reply)
+    else:
+        assessment = parse_assessment("")
     return ConversationResult(
         scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,
         model=model_name or getattr(agent, "name", "agent"), turns=turns,
         gathered_info=list(patient.gathered_info), final_assessment=final_text, final_reply=last_reply,
-        assessment=parse_assessment(final_text) if final_text else parse_assessment(""),
+        assessment=assessment,
         termination=termination, agent_turns=agent_turns, turn_limit=limit, tokens=tokens,
         started_at=started, ended_at=time.time(), errors=errors,
     )

@@ -4,13 +4,18 @@
   replayed, the agent replies once, and the reply is graded with the row's rubric (judge path).
 - :func:`import_agentclinic`: AgentClinic OSCE cases become ``ddx`` scenarios with an information
   tree (history, examination findings, test results) and the correct diagnosis as ``expected``.
+- :func:`import_vignettes`: symptom-checker vignettes (CSV or JSON Lines: a case text, an urgency label,
+  a diagnosis; ``--map`` names the columns, ``--urgency-map`` maps the labels) become ``triage``
+  scenarios scored on escalation and diagnosis: single-turn replay items (the whole case in one message,
+  one reply) or encounters whose information tree the agent must ask for (``--as encounter``).
 
 Each writes one ``<id>.yaml`` per source row into an output folder (created if missing; a file of
 the same name is overwritten), validates it with the scenario loader, and returns an
 :class:`ImportReport` of the ids converted, the rows that failed (1-based line, reason) and what it
-had to guess (warnings). Only a source that is not JSON Lines at all raises
-:class:`ImportSourceError`. The mappings are documented in ``_healthbench.py`` and
-``_agentclinic.py``; the shared reading/writing rules in ``_common.py``.
+had to guess (warnings). Only a source that cannot be read at all (or, for vignettes, flags that do
+not fit the file) raises :class:`ImportSourceError`. The mappings are documented in
+``_healthbench.py``, ``_agentclinic.py`` and ``_vignettes.py``; the shared reading/writing rules in
+``_common.py``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scenarios.importers._agentclinic import convert_agentclinic_row, parse_demographics
+from scenarios.importers._case_text import case_in_first_person
 from scenarios.importers._common import (
     Converted,
     FailedRow,
@@ -31,6 +37,16 @@ from scenarios.importers._common import (
 )
 from scenarios.importers._healthbench import convert_healthbench_row, healthbench_id
 from scenarios.importers._text import first_person
+from scenarios.importers._vignettes import (
+    CATEGORIES,
+    MODES,
+    OPTIONAL_FIELDS,
+    REQUIRED_FIELDS,
+    import_vignettes,
+    parse_field_map,
+    parse_urgency_map,
+    read_vignette_file,
+)
 
 
 def import_healthbench(source: str | Path, out_dir: str | Path) -> ImportReport:
@@ -43,13 +59,19 @@ def import_agentclinic(source: str | Path, out_dir: str | Path) -> ImportReport:
     return run_import("agentclinic", source, out_dir, convert_agentclinic_row)
 
 
-IMPORTERS: dict[str, Callable[[str | Path, str | Path], ImportReport]] = {
+# Each takes (source, out_dir) and its format's own keyword options (vignettes: mapping, urgency_map, mode).
+IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "healthbench": import_healthbench,
     "agentclinic": import_agentclinic,
+    "vignettes": import_vignettes,
 }
 
 __all__ = [
+    "CATEGORIES",
     "IMPORTERS",
+    "MODES",
+    "OPTIONAL_FIELDS",
+    "REQUIRED_FIELDS",
     "Converted",
     "FailedRow",
     "ImportReport",
@@ -57,11 +79,16 @@ __all__ = [
     "RowContext",
     "RowError",
     "RowWarning",
+    "case_in_first_person",
     "convert_agentclinic_row",
     "convert_healthbench_row",
     "first_person",
     "healthbench_id",
     "import_agentclinic",
     "import_healthbench",
+    "import_vignettes",
     "parse_demographics",
+    "parse_field_map",
+    "parse_urgency_map",
+    "read_vignette_file",
 ]

@@ -16,7 +16,8 @@ plain data of one scenario file. ``run_import`` does the rest, the same way for 
    **overwritten**: ids are derived from the source, so importing the same file again refreshes
    the same files. Two rows of one import that give the same id: the later one fails as a duplicate.
 
-Row numbers in reports are 1-based line numbers of the source file.
+Row numbers in reports are 1-based line numbers of the source file. ``read_jsonl`` is step 1 and
+``import_rows`` steps 2 and 3, for importers that read other formats too (``_vignettes.py`` reads CSV).
 """
 
 from __future__ import annotations
@@ -185,19 +186,35 @@ def _write_checked(out_dir: Path, scenario_id: str, text: str) -> str | None:
     return None
 
 
-def run_import(fmt: str, source: str | Path, out_dir: str | Path, convert: Converter) -> ImportReport:
-    """Convert every row of ``source`` with ``convert`` into ``out_dir``; see the module docstring."""
-    src, out = Path(source), Path(out_dir)
-    lines = _source_lines(src)
-    _check_not_one_document(src, lines)
-    report = ImportReport(format=fmt, source=src, out_dir=out, rows=len(lines))
-    objects = 0
-    seen: dict[str, int] = {}
+SourceRow = tuple[int, dict[str, Any] | RowError]  # (1-based line, the decoded object or why it is not one)
+
+
+def read_jsonl(source: Path) -> list[SourceRow]:
+    """The non-blank lines of a JSON Lines file, each decoded to an object or to the ``RowError`` saying why
+    it is not one; :class:`ImportSourceError` if the file is missing, empty, one JSON document, or has no
+    JSON object on any line (see the module docstring)."""
+    lines = _source_lines(source)
+    _check_not_one_document(source, lines)
+    rows: list[SourceRow] = []
     for line_no, line in lines:
         try:
-            row = _decode(line)
-            objects += 1
-            result = convert(row, RowContext(line=line_no, file_name=src.name))
+            rows.append((line_no, _decode(line)))
+        except RowError as exc:
+            rows.append((line_no, exc))
+    if not any(isinstance(row, dict) for _, row in rows):
+        raise _not_jsonl(source, lines)
+    return rows
+
+
+def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], convert: Converter) -> ImportReport:
+    """Convert already-read rows with ``convert`` into ``out_dir`` (steps 2 and 3 of the module docstring)."""
+    report = ImportReport(format=fmt, source=source, out_dir=out_dir, rows=len(rows))
+    seen: dict[str, int] = {}
+    for line_no, row in rows:
+        try:
+            if isinstance(row, RowError):
+                raise row
+            result = convert(row, RowContext(line=line_no, file_name=source.name))
         except RowError as exc:
             report.failed.append(FailedRow(row=line_no, reason=str(exc)))
             continue
@@ -210,15 +227,20 @@ def run_import(fmt: str, source: str | Path, out_dir: str | Path, convert: Conve
             report.failed.append(FailedRow(row=line_no, reason=f"duplicate: gives scenario id {scenario_id!r}, "
                                                                f"already written from line {seen[scenario_id]}"))
             continue
-        header = (f"Imported by `encsim import {fmt}` from {src.name} line {line_no}.\n"
+        header = (f"Imported by `encsim import {fmt}` from {source.name} line {line_no}.\n"
                   "Re-importing overwrites this file; edit the source or a copy instead.")
-        reason = _write_checked(out, scenario_id, dump_yaml(result.data, header))
+        reason = _write_checked(out_dir, scenario_id, dump_yaml(result.data, header))
         if reason is not None:
             report.failed.append(FailedRow(row=line_no, reason=reason))
             continue
         seen[scenario_id] = line_no
         report.converted.append(scenario_id)
         report.warnings.extend(RowWarning(row=line_no, message=w) for w in result.warnings)
-    if objects == 0:
-        raise _not_jsonl(src, lines)
     return report
+
+
+def run_import(fmt: str, source: str | Path, out_dir: str | Path, convert: Converter) -> ImportReport:
+    """Convert every row of the JSON Lines file ``source`` with ``convert`` into ``out_dir``; see the module
+    docstring."""
+    src, out = Path(source), Path(out_dir)
+    return import_rows(fmt, src, out, read_jsonl(src), convert)

@@ -7,7 +7,8 @@ without a model:
   information tree (critical facts first, prerequisites before the facts that require them), then
   gives the expected triage level, escalation and diagnoses.
 - ``scripted:undertriage`` asks about one non-critical fact, then answers two triage levels too
-  low (capped at 5) with ``self_care`` escalation and a benign diagnosis.
+  low (capped at 5) with ``self_care`` escalation and a benign diagnosis. On a replay item (nothing to
+  ask, one reply) all three give their assessment in that one reply.
 - ``scripted:natural`` is the reference's clinician without its crib sheet's wording: it asks for
   the same facts in the same order, but with questions from the intent lexicon's phrasing bank
   (``scenarios/intents.yaml``) that do not contain the scenario's trigger words, chosen by a seeded
@@ -150,8 +151,8 @@ class UndertriageAgent:
             exp = scenario.expected
             return AgentReply(text=imaging_answer(task, findings=list(task.findings), choice=task.answer,
                                                   escalation=exp.escalation.value if exp.escalation else "routine"))
-        if request.agent_turn == 1:
-            minor = [f for f in scenario.information_tree if not f.critical] or scenario.information_tree
+        minor = [f for f in scenario.information_tree if not f.critical] or scenario.information_tree
+        if request.agent_turn == 1 and minor:  # a replay (single-turn) item has nothing to ask: it answers at once
             return AgentReply(text=ask(minor[:1]))
         level = min(5, (scenario.expected.triage_level or 3) + 2)
         return AgentReply(text=assessment(level, "self_care", ["Minor self-limiting illness"],

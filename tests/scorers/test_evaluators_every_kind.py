@@ -1,6 +1,7 @@
 """Every built-in evaluator, under every built-in profile, on every kind of scenario: the library's
-encounters and imaging items, HealthBench replay imports, and AgentClinic imports of the real public
-file. None may raise; where one has nothing to judge it says ``applicable: false``."""
+encounters and imaging items, HealthBench replay imports, AgentClinic imports of the real public
+file, and symptom-checker vignette imports in both modes (single-turn replay items and encounters).
+None may raise; where one has nothing to judge it says ``applicable: false``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scenarios import Scenario, load_dir, load_library
-from scenarios.importers import import_agentclinic, import_healthbench
+from scenarios.importers import import_agentclinic, import_healthbench, import_vignettes
 from scorers import score_encounter
 from scorers._profiles import PROFILES, combine
 from scorers.evaluators import EvaluatorResult, evaluator_names, run_evaluators
@@ -20,6 +21,15 @@ from sim.result import ConversationResult, Turn
 SAMPLES = Path(__file__).parents[1] / "scenarios" / "samples"
 SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data"))
 AGENTCLINIC = SHARED / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
+VIGNETTES = Path(__file__).parents[1] / "data" / "vignettes"
+VIGNETTE_MAPS = {  # file -> (--map, --urgency-map)
+    "triage_vignettes.csv": ("id=Case ID,case=Vignette,urgency=Triage,diagnosis=Correct diagnosis,age=Age,sex=Sex,"
+                             "complaint=Chief complaint,history=HPI,negatives=Pertinent negatives,past_history=PMH,"
+                             "medications=Meds,allergies=Allergies,social=Social,family=Family,exam=Exam,tests=Tests",
+                             "emergent=emergency,non-emergent=routine+urgent,self-care=self_care"),
+    "triage_vignettes.jsonl": ("case=case_description,diagnosis=correct_diagnosis,urgency=urgency_level",
+                               "em=emergency,ne=routine+urgent,sc=self_care"),
+}
 
 # replies as chat models write them: a full markdown assessment, one with no escalation, and prose
 REPLIES = {
@@ -36,12 +46,20 @@ def every_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Scena
     import_healthbench(SAMPLES / "healthbench_sample.jsonl", hb)
     ac = tmp_path_factory.mktemp("ac")
     import_agentclinic(AGENTCLINIC, ac)
+    vignettes: dict[str, list[Scenario]] = {"single-turn": [], "encounter": []}
+    for mode, found in vignettes.items():
+        for name, (mapping, urgency) in VIGNETTE_MAPS.items():
+            out = tmp_path_factory.mktemp(f"vig-{mode}")
+            assert not import_vignettes(VIGNETTES / name, out, mapping=mapping, urgency_map=urgency, mode=mode).failed
+            found.extend(i.scenario for i in load_dir(out))
     library = [i.scenario for i in load_library()]
     return {
         "library encounters": [s for s in library if s.imaging is None],
         "imaging items": [s for s in library if s.imaging is not None],
         "healthbench replays": [i.scenario for i in load_dir(hb)],
         "agentclinic imports": [i.scenario for i in load_dir(ac)],
+        "vignette single-turn items": vignettes["single-turn"],
+        "vignette encounters": vignettes["encounter"],
     }
 
 
@@ -60,7 +78,8 @@ def test_the_public_agentclinic_file_is_there() -> None:
     assert AGENTCLINIC.is_file(), f"{AGENTCLINIC}: the shared data folder must sit beside the checkout"
 
 
-@pytest.mark.parametrize("kind", ["library encounters", "imaging items", "healthbench replays", "agentclinic imports"])
+@pytest.mark.parametrize("kind", ["library encounters", "imaging items", "healthbench replays", "agentclinic imports",
+                                  "vignette single-turn items", "vignette encounters"])
 def test_every_evaluator_under_every_profile_on_every_kind(every_kind: dict[str, list[Scenario]], kind: str) -> None:
     scenarios = every_kind[kind]
     assert scenarios, kind
@@ -82,7 +101,7 @@ def test_every_evaluator_under_every_profile_on_every_kind(every_kind: dict[str,
 
 
 def test_where_an_evaluator_has_nothing_to_judge_it_says_so(every_kind: dict[str, list[Scenario]]) -> None:
-    for kind in ("imaging items", "healthbench replays"):
+    for kind in ("imaging items", "healthbench replays", "vignette single-turn items"):
         for s in every_kind[kind]:
             by_name = {e.name: e for e in run_evaluators(_result(s, REPLIES["full"]), s, ["completeness", "escalation"])}
             assert by_name["completeness"].details["applicable"] is False, (kind, s.id)
