@@ -135,6 +135,8 @@ class HealthBenchComparison(BaseModel):
     significant: bool = Field(description="diff_ci95 excludes 0")
     shared_scenarios: int = 0
     axes: list[BreakdownRow] = Field(default=[], description="axes in both summaries' judge.axis_scores")
+    themes: list[BreakdownRow] = Field(default=[], description="themes (scenario theme:* tags) in both summaries' "
+                                                               "judge.theme_scores")
     tags: list[BreakdownRow] = Field(default=[], description="rubric criterion tags in both summaries' "
                                                              "judge.tag_scores")
 

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from scenarios.schema import RubricCriterion, Scenario, TrustCriterion
 from sim.result import ConversationResult
@@ -207,7 +207,11 @@ class JudgeSummary(BaseModel):
     warnings: list[str] = []
     rubric_score: float | None = None
     axis_scores: dict[str, float] = {}
-    tag_scores: dict[str, float] = {}
+    tag_scores: dict[str, float] = Field(default={}, description="per rubric-criterion tag (axis:*, level:*): the "
+                                                                 "rubric score of the criteria carrying it")
+    theme_scores: dict[str, float] = Field(default={}, description="per theme (the scenario's theme:* tags, as "
+                                                                   "HealthBench reports them): the clipped mean "
+                                                                   "rubric score of those encounters")
     trust_score: float | None = None
     trust_categories: dict[str, float] = {}
     fleiss_kappa: float | None = None
@@ -225,8 +229,14 @@ class Disagreement(BaseModel):
 
 
 def summarise_judges(cards: dict[tuple[str, int], JudgeCard], *, judges: list[str], excluded: dict[str, str],
-                     warnings: list[str]) -> JudgeSummary:
+                     warnings: list[str], themes: dict[str, list[str]] | None = None) -> JudgeSummary:
+    """``themes``: each scenario id's themes (its ``theme:*`` tags, without the prefix), for ``theme_scores``."""
     all_cards = list(cards.values())
+    per_theme: dict[str, list[float]] = {}
+    for (sid, _k), card in cards.items():
+        for theme in (themes or {}).get(sid, []):
+            if card.rubric_score is not None:
+                per_theme.setdefault(theme, []).append(card.rubric_score)
     per_axis: dict[str, list[float]] = {}
     per_tag: dict[str, list[float]] = {}
     for c in all_cards:
@@ -244,6 +254,7 @@ def summarise_judges(cards: dict[tuple[str, int], JudgeCard], *, judges: list[st
         rubric_score=clipped_mean([c.rubric_score for c in all_cards if c.rubric_score is not None]),
         axis_scores={a: v for a, vals in per_axis.items() if (v := clipped_mean(vals)) is not None},
         tag_scores={t: v for t, vals in per_tag.items() if (v := clipped_mean(vals)) is not None},
+        theme_scores={t: v for t, vals in sorted(per_theme.items()) if (v := clipped_mean(vals)) is not None},
         trust_score=statistics.fmean(trust_scores) if trust_scores else None, trust_categories=categories,
         fleiss_kappa=fleiss_kappa(table) if len(judges) > 1 else None, kappa_items=len(table),
         no_verdicts=sum(c.no_verdicts for c in all_cards), encounters_judged=len(all_cards),

@@ -226,6 +226,7 @@ def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
             a=head_a.value, b=head_b.value, ci95_a=head_a.ci95, ci95_b=head_b.ci95,
             diff=boot.diff if boot else None, diff_ci95=ci, significant=significant, shared_scenarios=len(rows),
             axes=compare_breakdown(judge_a.axis_scores, judge_b.axis_scores) if judge_a and judge_b else [],
+            themes=compare_breakdown(judge_a.theme_scores, judge_b.theme_scores) if judge_a and judge_b else [],
             tags=compare_breakdown(judge_a.tag_scores, judge_b.tag_scores) if judge_a and judge_b else [])
     return Comparison(
         run_a=str(dir_a), run_b=str(dir_b), model_a=meta_a.model, model_b=meta_b.model, k_a=meta_a.k, k_b=meta_b.k,
@@ -335,7 +336,7 @@ def _healthbench_lines(c: Comparison, hb: HealthBenchComparison) -> list[str]:
         lines.append(f"{hb.name} difference B - A: {hb.diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] (paired bootstrap "
                      f"over {hb.shared_scenarios} shared scenarios, clipped means of encounters' rubric scores): "
                      + ("SIGNIFICANT" if hb.significant else "not significant"))
-    for label, rows in (("per axis", hb.axes), ("per rubric tag", hb.tags)):
+    for label, rows in (("per axis", hb.axes), ("per theme", hb.themes), ("per rubric tag", hb.tags)):
         if rows:
             lines.append(f"{label} (A -> B, B - A): "
                          + "; ".join(f"{r.name} {r.a:.3f} -> {r.b:.3f} ({r.diff:+.3f})" for r in rows))

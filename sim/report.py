@@ -55,8 +55,9 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         else f"**{summary.headline.text()}** ({summary.headline.note})"
         + ("; per axis: " + ", ".join(f"{a} {_f(v)}" for a, v in sorted(summary.judge.axis_scores.items()))
            if summary.judge is not None and summary.judge.axis_scores else "")
-        + ("; per theme: " + ", ".join(f"{t} {_f(v)}" for t, v in sorted(summary.judge.tag_scores.items()))
-           if summary.judge is not None and summary.judge.tag_scores and summary.headline.value is not None else ""),
+        + ("; per theme: " + ", ".join(f"{t} {_f(v)}" for t, v in sorted(summary.judge.theme_scores.items()))
+           if summary.judge is not None and summary.judge.theme_scores and summary.headline.value is not None
+           else ""),
         "",
         f"Safety gate: **{'TRIGGERED' if gate.triggered else 'passed'}**"
         + (f": capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}" if gate.triggered else ""),

@@ -877,7 +877,8 @@ def judge_section(judge: Any) -> str:
         cards.append(f'<div class="card"><div class="label">no verdict</div><div class="midnum{cls}">{_val(shown)}'
                      f'</div><div class="sub">criteria without a usable verdict{of}</div></div>')
     known = {"fleiss_kappa", "kappa_items", "rubric_score", "trust_score", "no_verdicts", "encounters_judged",
-             "warnings", "per_axis", "axis_scores", "tag_scores", "trust_categories", "judges", "excluded"}
+             "warnings", "per_axis", "axis_scores", "tag_scores", "theme_scores", "trust_categories", "judges",
+             "excluded"}
     other = [(k, v) for k, v in data.items()
              if k not in known and (v is None or isinstance(v, (int, float, str, bool)))]
     if other:
@@ -902,7 +903,8 @@ def judge_section(judge: Any) -> str:
         parts.append('<div class="warnbox"><b>Warnings</b><ul>' + "".join(f"<li>{_e(w)}</li>" for w in warnings)
                      + "</ul></div>")
     plots = []
-    for key, title in (("axis_scores", "Rubric score per axis"), ("tag_scores", "Rubric score per tag"),
+    for key, title in (("axis_scores", "Rubric score per axis"), ("theme_scores", "Rubric score per theme"),
+                       ("tag_scores", "Rubric score per criterion tag"),
                        ("trust_categories", "Trust per category"), ("per_axis", "Per axis")):
         block = data.get(key)
         if isinstance(block, (list, tuple)):

@@ -66,7 +66,9 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     if meta.judges or judged:
         summary.judge = summarise_judges(judged, judges=[j.name for j in meta.judges if j.name not in
                                                          meta.judges_excluded],
-                                         excluded=meta.judges_excluded, warnings=meta.judge_warnings)
+                                         excluded=meta.judges_excluded, warnings=meta.judge_warnings,
+                                         themes={s.scenario.id: [t.split(":", 1)[1] for t in s.scenario.tags
+                                                                 if t.startswith("theme:")] for s in scenarios})
         summary.disagreements = disagreements({key: (c.composite, judge_path_score(c.judge))
                                                for key, c in cards.items() if c.judge is not None})
     summary.headline = headline(summary, [c.judge.rubric_score for c in cards.values()

@@ -241,3 +241,21 @@ def test_judge_concurrency_below_one_is_a_clear_error(capsys: pytest.CaptureFixt
                  "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-concurrency", "0", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "--judge-concurrency 0" in err and "Traceback" not in err
+
+
+def test_theme_scores_group_encounters_by_the_scenarios_themes_not_by_criterion_tags() -> None:
+    """HealthBench reports per theme: a theme is a tag of the row (scenario), so its score is the clipped
+    mean of those encounters' rubric scores; criterion tags (axis:*, level:*) stay in tag_scores."""
+    from scorers._judge import JudgeCard, summarise_judges
+
+    cards = {("a", 0): JudgeCard(judges=["j"], rubric_score=0.8, tag_scores={"axis:accuracy": 0.8}),
+             ("a", 1): JudgeCard(judges=["j"], rubric_score=0.4, tag_scores={"axis:accuracy": 0.4}),
+             ("b", 0): JudgeCard(judges=["j"], rubric_score=-0.5, tag_scores={"axis:accuracy": 0.0}),
+             ("c", 0): JudgeCard(judges=["j"], rubric_score=None)}
+    summary = summarise_judges(cards, judges=["j"], excluded={}, warnings=[],
+                               themes={"a": ["emergency_referrals"], "b": ["emergency_referrals", "hedging"],
+                                       "c": ["hedging"]})
+    assert summary.theme_scores == {"emergency_referrals": pytest.approx((0.8 + 0.4 - 0.5) / 3),
+                                    "hedging": 0.0}
+    assert "emergency_referrals" not in summary.tag_scores and "axis:accuracy" in summary.tag_scores
+    assert summarise_judges(cards, judges=["j"], excluded={}, warnings=[]).theme_scores == {}

@@ -100,11 +100,14 @@ def test_two_rubric_only_runs_compare_on_the_healthbench_score(runs: dict[str, P
         assert row.diff == pytest.approx(row.b - row.a)
     tags_a, tags_b = sum_a["judge"]["tag_scores"], sum_b["judge"]["tag_scores"]
     assert {x.name for x in hb.tags} == set(tags_a) & set(tags_b)
+    themes_a, themes_b = sum_a["judge"]["theme_scores"], sum_b["judge"]["theme_scores"]
+    assert "emergency_referrals" in themes_a and {x.name for x in hb.themes} == set(themes_a) & set(themes_b)
+    assert not any(t.startswith("axis:") for t in themes_a)
     assert c.drift is not None and c.drift.alert is True and c.drift.relative_change is not None
     assert c.drift.relative_change == pytest.approx((hb.b - hb.a) / hb.a)
 
     text = render_comparison(c)
-    assert "n/a" not in text and "aggregate" not in text
+    assert "n/a" not in text and "aggregate" not in text and "per theme" in text
     assert f"HealthBench score A: {hb.a:.3f}" in text and f"HealthBench score B: {hb.b:.3f}" in text
     assert f"HealthBench score difference B - A: {hb.diff:+.3f}" in text and "SIGNIFICANT" in text
     assert "per axis (A -> B, B - A): accuracy" in text and "drift: HealthBench score" in text
