@@ -17,44 +17,12 @@ from __future__ import annotations
 
 import re
 
-from scenarios.importers._text import first_person, sentences, words
+from scenarios.importers._text import _ADVERB, _first_person_verb, _rewrite_clause, first_person, sentences, words
 
+# Only he / she: in a case's later sentences "the patient" is handled by ``first_person`` itself.
 _SUBJECT = r"(?:he|she)"
-_ADVERB = (r"(?:(?:also|still|never|often|usually|sometimes|occasionally|recently|previously|currently|"
-           r"frequently|only|further|now|regularly|rarely|additionally)\s+)?")
-_IRREGULAR = {"has": "have", "is": "am", "was": "was", "had": "had", "does": "do", "did": "did", "can": "can",
-              "could": "could", "will": "will", "would": "would", "cannot": "cannot", "may": "may", "must": "must"}
-_PHRASES = {"complains of": "have", "presents with": "have", "complained of": "had", "presented with": "had"}
 _CLAUSE = re.compile(rf"\b(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Za-z]+)\b(?:\s+(?P<prep>of|with)\b)?",
                      re.I)
-
-
-def _first_person_verb(verb: str) -> str | None:
-    """``has`` -> ``have``, ``smokes`` -> ``smoke``, ``vomited`` -> ``vomited``; None when it is not a verb form
-    this can rewrite."""
-    low = verb.lower()
-    if low in _IRREGULAR:
-        return _IRREGULAR[low]
-    if low.endswith("ed"):
-        return low
-    if low.endswith("ies") and len(low) > 4:
-        return low[:-3] + "y"
-    if re.search(r"(?:ss|sh|ch|x|z|o)es$", low):
-        return low[:-2]
-    if low.endswith("s") and not low.endswith("ss") and len(low) > 3:
-        return low[:-1]
-    return None
-
-
-def _rewrite_clause(match: re.Match[str]) -> str:
-    adverb, verb = match.group("adv") or "", match.group("verb")
-    phrase = f"{verb} {match.group('prep') or ''}".strip().lower()
-    if phrase in _PHRASES:
-        return f"I {adverb}{_PHRASES[phrase]}"
-    base = _first_person_verb(verb)
-    if base is None:
-        return match.group(0)
-    return f"I {adverb}{base}" + (f" {match.group('prep')}" if match.group("prep") else "")
 
 
 _AGE_PHRASE = r"\d+(?:\.\d+)?\s*[- ]?\s*(?:years?|yrs?|months?|weeks?|days?)\s*[- ]?\s*old"

@@ -25,12 +25,12 @@ from scenarios.importers import (
 from scenarios.lexicon import intent_ids
 from scenarios.schema import Scenario
 from scorers import score_encounter
-from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.cli import main
 from sim.harness import SINGLE_TURN, is_single_turn, run_encounter
 from sim.patient import PatientSimulator
+from tests.scenarios.test_importers import FixedReply
 from tests.scenarios.test_loader import assert_every_fact_revealable
 
 ROOT = Path(__file__).parents[2]
@@ -188,21 +188,8 @@ def test_encounter_from_a_case_text_alone_asks_for_the_story(imported) -> None: 
 
 # --- the harness and the controls on a single-turn item ------------------------------------------
 
-class OneReply:
-    """Replies once with a fixed text; records the request."""
-
-    name = "one"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.requests: list[AgentRequest] = []
-
-    async def respond(self, request: AgentRequest) -> AgentReply:
-        self.requests.append(request)
-        return AgentReply(text=self.text)
-
-    async def aclose(self) -> None:
-        return None
+# An agent that replies once with a fixed text (the importers' tests use the same one).
+OneReply = FixedReply
 
 
 async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> None:  # noqa: ANN001
