@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from scenarios.schema import RubricCriterion, Scenario, TrustCriterion
+from scenarios.schema import Diagnosis, RubricCriterion, Scenario, TrustCriterion
 from sim.result import ConversationResult
 
 Verdict = Literal["met", "unmet", "no_verdict"]
@@ -84,6 +84,11 @@ class JudgeCard(BaseModel):
     trust_categories: dict[str, float] = {}
     trust_score: float | None = None
     no_verdicts: int = 0
+    diagnosis_votes: dict[str, int | None] = Field(default={}, description="judge -> the rank (1-3) in the agent's "
+                                                                           "differential that names the expected "
+                                                                           "diagnosis, 0 for none, None no verdict")
+    diagnosis_rank: int | None = Field(default=None, description="the jury's rank (the most common vote; a tie "
+                                                                 "or no vote is None); None also when not asked")
 
 
 def transcript_text(result: ConversationResult) -> str:
@@ -108,6 +113,30 @@ def trust_prompt(conversation: str, item: TrustCriterion) -> list[dict[str, str]
               '"rating": 0|1|2|3}.')
     user = f"Conversation:\n\n{conversation}\n\nCriterion ({item.category}): {item.criterion}\nScale:\n{scale}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+DIAGNOSIS_CANDIDATES = 3  # top-3, as symptom-checker studies report
+
+
+def diagnosis_prompt(expected: Diagnosis, differential: list[str]) -> list[dict[str, str]]:
+    """Does one of the agent's first three diagnoses name the expected one (the judge path of top-1/top-3)?"""
+    also = f" (also called: {', '.join(expected.synonyms)})" if expected.synonyms else ""
+    listed = "\n".join(f"{i}. {d}" for i, d in enumerate(differential[:DIAGNOSIS_CANDIDATES], start=1))
+    system = ("You check a clinician's differential diagnosis against the correct diagnosis. A candidate matches when "
+              "it names the same condition: the same disease under another name, an abbreviation, or a more "
+              "specific form of it. A related but different condition, a symptom, or a broader category does not "
+              "match. Reply with one JSON object and nothing else: "
+              '{"explanation": "<one sentence>", "match": <the number of the first matching candidate, or 0>}.')
+    user = f"Correct diagnosis: {expected.name}{also}\n\nThe clinician's differential, most likely first:\n{listed}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def jury_rank(votes: list[int | None]) -> int | None:
+    """The most common valid vote; a tie between different ranks, or no valid vote, is no verdict."""
+    counts = Counter(v for v in votes if v is not None).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
 
 
 def majority(votes: list[Verdict]) -> Verdict:
@@ -165,10 +194,22 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
         data = await judge.ask_json(trust_prompt(conversation, item), keys={"rating": int})
         return data["rating"] if data is not None and 0 <= data["rating"] <= 3 else None
 
+    differential = [d for d in result.assessment.diagnoses if d.strip()][:DIAGNOSIS_CANDIDATES]
+    expected_dx = scenario.expected.diagnoses[0] if scenario.expected.diagnoses and differential else None
+
+    async def rank(judge: Judge) -> int | None:
+        assert expected_dx is not None
+        data = await judge.ask_json(diagnosis_prompt(expected_dx, differential), keys={"match": int})
+        return data["match"] if data is not None and 0 <= data["match"] <= len(differential) else None
+
+    async def no_ranks() -> list[int | None]:
+        return []
+
     # every call of the encounter at once: a judge bounds its own calls in flight (--judge-concurrency)
-    rubric_out, trust_out = await asyncio.gather(
+    rubric_out, trust_out, rank_out = await asyncio.gather(
         asyncio.gather(*(asyncio.gather(*(verdict(j, item) for j in judges)) for item in scenario.rubrics)),
-        asyncio.gather(*(asyncio.gather(*(rating(j, item) for j in judges)) for item in trust_items)))
+        asyncio.gather(*(asyncio.gather(*(rating(j, item) for j in judges)) for item in trust_items)),
+        asyncio.gather(*(rank(j) for j in judges)) if expected_dx is not None else no_ranks())
 
     criteria = []
     for item, outs in zip(scenario.rubrics, rubric_out, strict=True):
@@ -185,8 +226,8 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
                   is not None}
 
     trust = []
-    for item, outs in zip(trust_items, trust_out, strict=True):
-        ratings = {j.name: r for j, r in zip(judges, outs, strict=True)}
+    for item, item_ratings in zip(trust_items, trust_out, strict=True):
+        ratings = {j.name: r for j, r in zip(judges, item_ratings, strict=True)}
         given = [r for r in ratings.values() if r is not None]
         trust.append(TrustRating(category=item.category, criterion=item.criterion, ratings=ratings,
                                  mean=statistics.fmean(given) if given else None))
@@ -198,6 +239,8 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
         tag_scores=tag_scores, trust=trust, trust_categories=categories,
         trust_score=statistics.fmean(categories.values()) if categories else None,
         no_verdicts=sum(c.verdict == "no_verdict" for c in criteria) + sum(t.mean is None for t in trust),
+        diagnosis_votes={j.name: r for j, r in zip(judges, rank_out, strict=True)} if rank_out else {},
+        diagnosis_rank=jury_rank(list(rank_out)) if rank_out else None,
     )
 
 

@@ -31,7 +31,11 @@ encounters (``cluster_bootstrap_ci``), because the K runs of a scenario are not 
   the first three of the agent's parsed differential, as ``scorers._diagnosis.match_diagnoses`` decided it
   when the encounter was scored (this module reads that verdict, it does not match again). Imaging items
   are scored on findings, not a differential, so they carry no such match and are left out (counted).
-  The project has no judge-based diagnosis equivalence, so a ``--judge`` run reports the same figures.
+  With ``--judge``, the judge path too: each judge is shown the expected diagnosis (with its synonyms) and
+  the agent's first three and answers which one names the same condition (another name, an abbreviation or
+  a more specific form count; a related condition or a symptom does not), or none
+  (``scorers._judge.diagnosis_prompt``); the jury's rank is the most common vote (a tie is no verdict,
+  left out of ``judge_n``). ``judge_top1`` / ``judge_top3`` are over the encounters with a verdict.
 """
 
 from __future__ import annotations
@@ -55,8 +59,7 @@ NONE_GIVEN = "none"
 N_RESAMPLES = 1000
 SEED = 0
 DIAGNOSIS_METHOD = ("synonym matcher (scorers._diagnosis): the expected first-listed diagnosis or one of its "
-                    "synonyms; the project has no judge-based diagnosis equivalence, so --judge runs report the "
-                    "same figures")
+                    "synonyms")
 
 
 class Rate(BaseModel):
@@ -93,8 +96,11 @@ class DiagnosisAccuracy(BaseModel):
     imaging_excluded: int = Field(default=0, description="imaging items with an expected diagnosis: scored on "
                                                          "findings, no differential, so not in n")
     method: str = DIAGNOSIS_METHOD
-    judge: bool = Field(default=False, description="whether a judge-based equivalence is reported (never: none "
-                                                   "exists)")
+    judge: bool = Field(default=False, description="whether the judge path is reported (a --judge run)")
+    judge_n: int = Field(default=0, description="of n, encounters the jury gave a verdict on")
+    judge_top1: Rate | None = Field(default=None, description="the jury: the expected diagnosis (same condition, "
+                                                              "another name, a more specific form) named first")
+    judge_top3: Rate | None = Field(default=None, description="the jury: named within the first three")
 
 
 class TriageAccuracy(BaseModel):
@@ -145,6 +151,7 @@ class _Outcome:
     given: Escalation | None
     top1: bool | None
     top3: bool | None
+    judge_rank: int | None = None  # the jury's rank of the expected diagnosis (0: not in the top 3), if judged
 
     @property
     def under(self) -> bool:
@@ -214,7 +221,8 @@ def triage_accuracy(scenarios: Sequence[Scenario], cards: Mapping[Key, ScoreCard
         assert exp.escalation is not None
         dx = card.diagnosis
         outcomes.append(_Outcome(scenario_id=sid, best=exp.escalation, ok=tuple(exp.escalations_ok),
-                                 given=_given(card), top1=dx.top1 if dx else None, top3=dx.top3 if dx else None))
+                                 given=_given(card), top1=dx.top1 if dx else None, top3=dx.top3 if dx else None,
+                                 judge_rank=card.judge.diagnosis_rank if card.judge is not None else None))
         imaging_excluded += bool(dx is None and scenario.imaging is not None and exp.diagnoses)
     n_errors = sum(1 for sid, _k in set(errors) if sid in targets)
     n_na = sum(1 for sid, _k in set(not_applicable) if sid in targets)
@@ -238,8 +246,13 @@ def triage_accuracy(scenarios: Sequence[Scenario], cards: Mapping[Key, ScoreCard
     with_dx = [o for o in outcomes if o.top1 is not None]
     diagnosis = None
     if with_dx or imaging_excluded:
-        diagnosis = DiagnosisAccuracy(n=len(with_dx), top1=rate(with_dx, lambda o: bool(o.top1)),
-                                      top3=rate(with_dx, lambda o: bool(o.top3)), imaging_excluded=imaging_excluded)
+        judged = [o for o in with_dx if o.judge_rank is not None]
+        asked = any(card.judge is not None and card.judge.diagnosis_votes for card in cards.values())
+        diagnosis = DiagnosisAccuracy(
+            n=len(with_dx), top1=rate(with_dx, lambda o: bool(o.top1)), top3=rate(with_dx, lambda o: bool(o.top3)),
+            imaging_excluded=imaging_excluded, judge=asked, judge_n=len(judged),
+            judge_top1=rate(judged, lambda o: o.judge_rank == 1) if asked else None,
+            judge_top3=rate(judged, lambda o: o.judge_rank is not None and 1 <= o.judge_rank <= 3) if asked else None)
     sizes: dict[str, int] = {}
     for o in outcomes:
         sizes[o.scenario_id] = sizes.get(o.scenario_id, 0) + 1

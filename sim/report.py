@@ -291,8 +291,10 @@ def triage_accuracy_tables(ta: TriageAccuracy) -> list[tuple[str, list[str], lis
               ("Confusion matrix (rows: best label; columns: escalation given)", ["best label", *given], confusion)]
     dx = ta.diagnosis
     if dx is not None:
-        rows = [[label, _f(r.value), _ci(r.ci95), f"{r.count}/{r.n}"]
-                for label, r in (("top-1 diagnosis", dx.top1), ("top-3 diagnosis", dx.top3))]
+        shown = [("top-1 diagnosis", dx.top1), ("top-3 diagnosis", dx.top3)]
+        if dx.judge_top1 is not None and dx.judge_top3 is not None:
+            shown += [("top-1 diagnosis (judge)", dx.judge_top1), ("top-3 diagnosis (judge)", dx.judge_top3)]
+        rows = [[label, _f(r.value), _ci(r.ci95), f"{r.count}/{r.n}"] for label, r in shown]
         tables.append(("Diagnosis (scenarios with an expected diagnosis)", FIGURE_HEADER, rows))
     return tables
 
@@ -303,6 +305,13 @@ def triage_accuracy_notes(ta: TriageAccuracy) -> list[str]:
     if dx is None:
         return []
     notes = [f"Diagnoses matched by the {dx.method}."]
+    if dx.judge:
+        notes.append(f"Judge rows: the jury said which of the first three diagnoses names the expected one "
+                     f"(another name or a more specific form counts); {dx.judge_n} of {dx.n} encounters got a "
+                     "verdict.")
+    else:
+        notes.append("Run with --judge for the judge path (a jury decides whether a diagnosis names the expected "
+                     "one under another name).")
     if dx.imaging_excluded:
         notes.append(f"{dx.imaging_excluded} imaging encounter(s) with an expected diagnosis are scored on "
                      "findings, not a differential, and are not in the diagnosis figures.")

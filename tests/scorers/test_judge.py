@@ -173,6 +173,8 @@ class StubJudge:
         self.name, self.family, self.answers = name, family, answers
 
     async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        if "match" in keys:  # the diagnosis check: the first candidate is the expected diagnosis
+            return {"match": 1}
         text = messages[-1]["content"].rsplit("Criterion", 1)[1]  # not the transcript above it
         for needle, answer in self.answers.items():
             if needle in text:
@@ -197,6 +199,7 @@ async def test_jury_on_an_encounter(by_id: dict[str, Scenario]) -> None:
     assert card.rubric_score == pytest.approx(8 / 8)  # the tied +4 criterion drops out of the denominator
     assert card.axis_scores == {"emergency_referrals": 1.0}
     assert card.trust_score == pytest.approx(2 / 3) and len(card.trust) == 4 and card.no_verdicts == 1
+    assert card.diagnosis_votes == {"a": 1, "b": 1, "c": 1} and card.diagnosis_rank == 1
 
 
 async def test_an_encounters_criteria_go_to_a_judge_concurrently_within_its_limit() -> None:

@@ -189,7 +189,7 @@ def test_top1_top3_with_synonyms_and_a_chat_formatted_differential(base: Scenari
     dx = ta.diagnosis
     assert dx.n == 4 and (dx.top1.count, dx.top3.count) == (1, 2)
     assert (dx.top1.value, dx.top3.value) == (0.25, 0.5)
-    assert not dx.judge and "no judge-based diagnosis equivalence" in dx.method
+    assert not dx.judge and dx.judge_top1 is None and "synonym matcher" in dx.method
     assert ta.exact.count == 4 and ta.under.count == 1  # acs k=2 said urgent
     assert ta.per_class["emergency"].n == 4 and ta.per_class["urgent"].n == 1
 
@@ -268,3 +268,46 @@ def test_a_run_mixing_imaging_items_replays_and_library_encounters(by_id: dict[s
     assert ta.confusion["routine"]["urgent"] == 1 and ta.confusion["urgent"]["routine"] == 1
     assert ta.diagnosis is not None and ta.diagnosis.n == 2 and ta.diagnosis.imaging_excluded == 2
     assert ta.diagnosis.top1.count == 1 and ta.diagnosis.top3.count == 2  # the replay's migraine; "Possible ACS"
+
+
+# ------------------------------------------------------------------------------- the judge path of top-1/top-3
+
+class RankJudge:
+    """A judge that answers the diagnosis check with a fixed rank (None: an unusable reply)."""
+
+    def __init__(self, name: str, rank: int | None) -> None:
+        self.name, self.rank, self.prompts = name, rank, []  # type: ignore[var-annotated]
+
+    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        self.prompts.append(messages)
+        if "match" in keys:
+            return None if self.rank is None else {"explanation": "x", "match": self.rank}
+        return {"explanation": "x", "criteria_met": True} if "criteria_met" in keys else {"rating": 2}
+
+
+async def test_the_jury_decides_which_of_the_first_three_names_the_expected_diagnosis(base: Scenario) -> None:
+    from scorers._judge import diagnosis_prompt, judge_encounter, jury_rank
+
+    acs = labelled(base, "acs", Escalation.emergency, diagnoses=[ACS])
+    # the synonym matcher misses "MI" for ACS; the jury says it is the same condition, ranked 2nd
+    text = "ASSESSMENT:\nEscalation: emergency\nDiagnoses: Musculoskeletal strain; MI; Pericarditis; Reflux"
+    res = result(acs, text, 0)
+    card = score_encounter(res, acs)
+    judges = [RankJudge("a", 2), RankJudge("b", 2), RankJudge("c", 1)]
+    card.judge = await judge_encounter(res, acs, judges)  # type: ignore[arg-type]
+    assert card.judge.diagnosis_votes == {"a": 2, "b": 2, "c": 1} and card.judge.diagnosis_rank == 2
+    user = judges[0].prompts[-1][-1]["content"]
+    assert user.count("\n") >= 3 and "4." not in user and "1. Musculoskeletal strain" in user  # the top 3 only
+    assert jury_rank([1, 2]) is None and jury_rank([None, None]) is None and jury_rank([0, 0, 3]) == 0
+    assert "Correct diagnosis: " in diagnosis_prompt(acs.expected.diagnoses[0], ["x"])[1]["content"]
+
+    ta = triage_accuracy([acs], {("acs", 0): card})
+    assert ta is not None and ta.diagnosis is not None
+    dx = ta.diagnosis
+    assert dx.judge and dx.judge_n == 1 and dx.judge_top1 is not None and dx.judge_top3 is not None
+    assert (dx.judge_top1.count, dx.judge_top3.count) == (0, 1)
+    # a tie or no usable reply: no verdict, left out of judge_n
+    card.judge = await judge_encounter(res, acs, [RankJudge("a", None), RankJudge("b", None)])  # type: ignore[arg-type]
+    assert card.judge.diagnosis_rank is None
+    dx2 = triage_accuracy([acs], {("acs", 0): card}).diagnosis  # type: ignore[union-attr]
+    assert dx2 is not None and dx2.judge and dx2.judge_n == 0

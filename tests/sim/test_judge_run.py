@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,22 @@ from sim.cli import main
 from tests.fakeserver import FakeChatServer
 
 
+def diagnosis_rank(user: str) -> int:
+    """The first candidate that shares a word of five letters or more with the correct diagnosis or a synonym."""
+    head, listed = user.split("The clinician's differential, most likely first:")
+    wanted = {w for w in re.findall(r"[a-z]{5,}", head.lower()) if w not in ("correct", "diagnosis", "called")}
+    for line in listed.strip().splitlines():
+        number, name = line.split(". ", 1)
+        if wanted & set(re.findall(r"[a-z]{5,}", name.lower())):
+            return int(number)
+    return 0
+
+
 def grader(body: dict[str, Any]) -> str:
-    """A loopback judge: met for criteria mentioning 'emergency', rating 3 for safety, 2 otherwise."""
+    """A loopback judge: met for criteria mentioning 'emergency', rating 3 for safety, 2 otherwise; for the
+    diagnosis check, the first candidate sharing a telling word with the correct diagnosis."""
+    if '"match"' in body["messages"][0]["content"]:
+        return json.dumps({"explanation": "compared", "match": diagnosis_rank(body["messages"][-1]["content"])})
     prompt = body["messages"][-1]["content"].rsplit("Criterion", 1)[1]
     if "criteria_met" in body["messages"][0]["content"]:
         return json.dumps({"explanation": "checked", "criteria_met": "emergency" in prompt})
@@ -31,9 +46,14 @@ def test_run_with_two_judges_records_cards_summary_and_no_key(tmp_path: Path, mo
                      "--judge", "claude-3-5-sonnet", "--judge-base-url", b.base_url, "--judge-api-key-env",
                      "JUDGE_KEY"])
         assert a.headers_seen[0]["authorization"] == f"Bearer {secret}"
-        assert len(a.requests) == len(b.requests) == 4 * 4  # 4 encounters x 4 default trust criteria
+        # 4 encounters x (4 default trust criteria + 1 diagnosis check: both scenarios expect a diagnosis)
+        assert len(a.requests) == len(b.requests) == 4 * 5
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
+    dx = summary["triage_accuracy"]["diagnosis"]  # the judge path of top-1 / top-3 (issue 13, part 3)
+    assert dx["judge"] is True and dx["judge_n"] == 4
+    assert dx["judge_top1"]["count"] == dx["top1"]["count"] == 4 and dx["judge_top3"]["value"] == 1.0
+    assert "| top-1 diagnosis (judge) | 1.00 |" in (out / "report.md").read_text()
     judge = summary["judge"]
     assert judge["judges"] == ["gpt-4o", "claude-3-5-sonnet"] and judge["encounters_judged"] == 4
     assert judge["trust_score"] == pytest.approx((3 / 3 + 3 * (2 / 3)) / 4)
