@@ -604,11 +604,21 @@ def _clean_diagnosis(text: str) -> str:
 
 
 def _split_inline(value: str) -> list[str]:
-    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split)."""
+    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split). Where semicolons or
+    numbers separate the names, a comma is part of a name ("Hand, foot and mouth disease; Herpangina");
+    in a list of commas only, a one-word piece before "<word> and <word> disease|syndrome|..." is rejoined
+    with it ("Hand, foot and mouth disease, herpangina" names two conditions, not three)."""
+    chunks = [p for c in _split_outside_parens(value, ";") for p in _INLINE_NUMBER.split(c) if p.strip(" .,")]
+    if len(chunks) > 1:
+        return [d for d in map(_clean_diagnosis, chunks) if d]
+    pieces = [p for c in chunks for p in _split_outside_parens(c, ",")]
     parts: list[str] = []
-    for chunk in _split_outside_parens(value, ";"):
-        for piece in _INLINE_NUMBER.split(chunk):
-            parts.extend(_split_outside_parens(piece, ","))
+    for piece in pieces:
+        if parts and len(parts[-1].split()) == 1 and \
+                re.match(r"\s*\w+\s+and\s+\w+\s+(?:disease|syndrome|fever|infection|disorder)\b", piece, re.I):
+            parts[-1] = f"{parts[-1]},{piece}"
+        else:
+            parts.append(piece)
     return [d for d in map(_clean_diagnosis, parts) if d]
 
 

@@ -74,3 +74,17 @@ def test_conflicting_levels_use_first_and_say_so() -> None:
 def test_a_ruled_out_diagnosis_leaves_the_differential(listed: str, read: list[str]) -> None:
     parsed = parse_assessment(f"ASSESSMENT:\nTriage level: ESI 3\nEscalation: urgent\nDiagnoses:\n{listed}\n")
     assert parsed.diagnoses == read
+
+
+def test_a_comma_inside_a_diagnosis_name_does_not_split_it() -> None:
+    """"Hand, foot and mouth disease" is one condition: where semicolons or numbers separate the names a comma
+    is part of one, and in a comma list the "X, Y and Z disease" form is rejoined."""
+    from sim.assessment import parse_assessment
+
+    for reply in ("ASSESSMENT:\nEscalation: routine\nDiagnoses: Hand, foot and mouth disease; Herpangina",
+                  "ASSESSMENT:\nEscalation: routine\nDiagnoses: 1. Hand, foot and mouth disease 2. Herpangina",
+                  "ASSESSMENT:\nEscalation: routine\nDiagnoses: Hand, foot and mouth disease, herpangina"):
+        assert [d.lower() for d in parse_assessment(reply).diagnoses] == ["hand, foot and mouth disease",
+                                                                          "herpangina"], reply
+    plain = parse_assessment("ASSESSMENT:\nEscalation: urgent\nDiagnoses: Sepsis, pneumonia and UTI, meningitis")
+    assert plain.diagnoses == ["Sepsis", "pneumonia and UTI", "meningitis"]
