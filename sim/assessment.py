@@ -609,7 +609,7 @@ def _split_inline(value: str) -> list[str]:
     in a list of commas only, a one-word piece before "<word> and <word> disease|syndrome|..." is rejoined
     with it ("Hand, foot and mouth disease, herpangina" names two conditions, not three)."""
     chunks = [p for c in _split_outside_parens(value, ";") for p in _INLINE_NUMBER.split(c) if p.strip(" .,")]
-    if len(chunks) > 1:
+    if len(chunks) > 1 or any(re.match(r"\s*\(?\d{1,2}[.)]\s", c) for c in chunks):  # "1. Hand, foot and ..."
         return [d for d in map(_clean_diagnosis, chunks) if d]
     pieces = [p for c in chunks for p in _split_outside_parens(c, ",")]
     parts: list[str] = []

@@ -83,8 +83,11 @@ def test_a_comma_inside_a_diagnosis_name_does_not_split_it() -> None:
 
     for reply in ("ASSESSMENT:\nEscalation: routine\nDiagnoses: Hand, foot and mouth disease; Herpangina",
                   "ASSESSMENT:\nEscalation: routine\nDiagnoses: 1. Hand, foot and mouth disease 2. Herpangina",
+                  "ASSESSMENT:\nEscalation: routine\nDiagnoses: 1. Hand, foot and mouth disease; Herpangina",
                   "ASSESSMENT:\nEscalation: routine\nDiagnoses: Hand, foot and mouth disease, herpangina"):
         assert [d.lower() for d in parse_assessment(reply).diagnoses] == ["hand, foot and mouth disease",
                                                                           "herpangina"], reply
+    single = parse_assessment("ASSESSMENT:\nEscalation: routine\nDiagnoses: 1. Hand, foot and mouth disease")
+    assert single.diagnoses == ["Hand, foot and mouth disease"]
     plain = parse_assessment("ASSESSMENT:\nEscalation: urgent\nDiagnoses: Sepsis, pneumonia and UTI, meningitis")
     assert plain.diagnoses == ["Sepsis", "pneumonia and UTI", "meningitis"]
