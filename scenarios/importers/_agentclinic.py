@@ -546,7 +546,7 @@ _TEST_KINDS: list[tuple[str, list[str]]] = [
      r"lung function|peak flow|audiometr\w*|hearing|tympanometr\w*|endoscop\w*|colonoscop\w*|gastroscop\w*|"
      r"bronchoscop\w*|cystoscop\w*|laryngoscop\w*|lumbar puncture|csf|cerebrospinal|sleep study|"
      r"polysomnogra\w*|visual field|slit lamp|tonometr\w*|toxicolog\w*|drug screen|sweat|tilt|"
-     r"manometr\w*|consult\w*|test)\b", ["test_other"]),
+     r"manometr\w*|consult\w*)\b", ["test_other"]),
 ]
 _GENERIC_PANELS = re.compile(r"^(?:blood|laboratory|lab|labs|additional|other|further|routine|basic|initial|"
                              r"relevant|serum|pertinent|key)?\s*(?:blood\s+)?(?:tests?|work|studies|results|"
@@ -914,7 +914,8 @@ def _test_fact(test: _Test, acronyms: set[str]) -> _Fact:
         not _GENERIC_PANELS.match(test.context) else ""
     if context and context != test.name:
         label = f"{label} ({_shown(context, acronyms)})"
-    shown = [f"{_shown(n, acronyms)} {v}" if n else v for n, v in test.parts]
+    # MIMIC-IV names analytes with their specimen ("Hemoglobin_Blood"): in a panel the specimen goes without saying
+    shown = [f"{_shown(re.sub(r' (?:blood|serum|plasma)$', '', n), acronyms)} {v}" if n else v for n, v in test.parts]
     value = "; ".join(shown)
     all_names = " ".join([test.name, test.context, *(n for n, _ in test.parts)])
     base, alt = _split_name(test.name)
@@ -925,7 +926,9 @@ def _test_fact(test: _Test, acronyms: set[str]) -> _Fact:
     for pattern, kinds in _TEST_KINDS:
         if re.search(pattern, all_names, re.I):
             intents.extend(k for k in kinds if k not in intents)
-    if found and found[0] not in ("urine tests", "lumbar puncture (CSF)") and "test_blood" not in intents:
+    if re.match(r"(?:blood pressure|bmi|height|weight|heart rate|pulse|temperature|respiratory rate)\b", test.name):
+        intents = ["vital_signs", *(["blood_pressure"] if "pressure" in test.name else [])]  # a measurement
+    elif found and found[0] not in ("urine tests", "lumbar puncture (CSF)") and "test_blood" not in intents:
         intents.append("test_blood")
     if not intents:
         intents.append("test_other")

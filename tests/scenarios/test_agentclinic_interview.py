@@ -124,3 +124,31 @@ def test_a_row_without_a_primary_symptom_takes_its_complaint_from_the_history(tm
     s = load_scenario(tmp_path / "out" / f"{report.converted[0]}.yaml").scenario
     assert "double vision" in s.chief_complaint.lower()
     assert any("taken from the history" in w.message for w in report.warnings)
+
+
+MIMIC = ROOT / "tests" / "scenarios" / "samples" / "agentclinic_mimiciv_sample.jsonl"
+
+
+def test_the_mimic_iv_file_shape_imports_and_groups_its_analytes_into_panels(tmp_path: Path) -> None:
+    """Rows 1, 3 and 6 of AgentClinic's public agentclinic_mimiciv.jsonl (same OSCE schema, MIT): an empty
+    History list, "Not Provided" and empty results, and dozens of analytes as top-level keys
+    ("Hemoglobin_Blood": "13.8") that a clinician orders as panels."""
+    report = import_agentclinic(MIMIC, tmp_path)
+    assert report.rows == 3 and report.failed == [] and len(report.converted) == 3
+    by_dx = {s.expected.diagnoses[0].name.split()[0]: s for s in
+             (load_scenario(tmp_path / f"{sid}.yaml").scenario for sid in report.converted)}
+    polyneuritis, mono, cellulitis = by_dx["Acute"], by_dx["Mononucleosis"], by_dx["Cellulitis"]
+    tests = {f.id: f for f in polyneuritis.information_tree if f.category.value == "test"}
+    assert len(tests) < 25  # 60 analytes, ordered as panels
+    fbc = tests["test_full_blood_count"]
+    assert "hemoglobin 15.3" in fbc.answer and " blood 15.3" not in fbc.answer
+    assert tests["test_lumbar_puncture"].answer.startswith("The lumbar puncture (CSF) results show: ")
+    assert set(Understanding(polyneuritis).match("Can we do a lumbar puncture?")) == {"test_lumbar_puncture"}
+    assert "test_full_blood_count" in Understanding(polyneuritis).match("Can I see his full blood count?")
+    assert tests["test_blood_pressure"].intents[0] == "vital_signs"  # a measurement, not a blood test
+    assert not any("inflammatory" in f.id or "not provided" in f.answer.lower() for f in cellulitis.information_tree)
+    assert not any(f.id.startswith("test_blood_culture") for f in mono.information_tree)  # "" is no result
+    assert not [f for f in mono.information_tree if f.category.value == "history"]  # "History": []
+    bench = _bench()
+    figures = bench.summarise([bench.reveal(s, bench.load_questions()) for s in by_dx.values()])
+    assert figures["facts_revealed"] >= 0.70 and figures["critical_revealed"] >= 0.80, figures
