@@ -205,9 +205,10 @@ _MALE = re.compile(r"(?:\b|(?<=\d))(?:male|man|men|boy|gentleman|father|he|his|m
 _GESTATIONAL = re.compile(r"\b(?:born\s+)?(?:at|after|before)?\s*(?:the\s+)?\d{1,2}\s*(?:st|nd|rd|th)?\s*[- ]?\s*"
                           r"(?:gestational\s+)?weeks?'?\s*(?:of\s+)?(?:gestation(?:al)?(?:\s+age)?|gestational\s+week)"
                           r"|\b\d{1,2}\s*(?:st|nd|rd|th)\s+gestational\s+week", re.I)
-_NEWBORN = re.compile(r"\b(?:new[- ]?born|neonate|neonatal|hours?\s+(?:old|post[- ]?(?:delivery|partum)|after\s+birth))\b",
-                      re.I)
-_GESTATION = re.compile(r"(\d{1,2})\s*[- ]?\s*weeks?'?\s*(?:of\s+)?(?:gestation|pregnan)|\bat\s+(\d{1,2})\s*weeks\b", re.I)
+_NEWBORN = re.compile(r"\b(?:new[- ]?born|neonate|neonatal|"
+                      r"hours?\s+(?:old|post[- ]?(?:delivery|partum)|after\s+birth))\b", re.I)
+_GESTATION = re.compile(r"(\d{1,2})\s*[- ]?\s*weeks?'?\s*(?:of\s+)?(?:gestation|pregnan)|\bat\s+(\d{1,2})\s*weeks\b",
+                        re.I)
 
 
 # In a case's history only the patient's own pronouns and nouns say the sex: "the mother", "her pregnancy"
