@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, ProgressBar, Static
 
 from scenarios import Scenario
@@ -184,6 +185,12 @@ class Overview(VerticalScroll):
         self.query_one("#ov-bar", ProgressBar).display = False
 
     def show(self, state: RunState, text: tuple[Text, RenderableType]) -> None:
+        try:
+            self._show(state, text)
+        except NoMatches:  # a poll that lands while the overview is composed or removed (a screen switch)
+            return
+
+    def _show(self, state: RunState, text: tuple[Text, RenderableType]) -> None:
         bar = self.query_one("#ov-bar", ProgressBar)
         total = state.total
         if total:

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.binding import Binding
 
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, RunFinished, TurnRecorded
@@ -503,3 +504,16 @@ async def test_run_tui_runs_the_real_batch_in_the_app(tmp_path: Path) -> None:
         assert (app.state.done, app.state.total) == (4, 4)
         await pilot.press("q")
     await asyncio.sleep(0)
+
+
+async def test_a_poll_landing_while_the_overview_is_being_removed_does_not_crash(batch_dir: Path) -> None:
+    """The run poll can call Overview.show between a screen switch's removal of its children; it must skip that
+    update, not raise NoMatches out of the app (seen under load in test_a_running_encounter_...)."""
+    app = DashboardApp(batch_dir, clock=frozen_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        overview = app.screen.query_one(Overview)
+        await overview.query_one("#ov-count").remove()
+        await pilot.pause()
+        overview.show(app.state, (Text("head"), "text"))
+        await pilot.pause()
+        assert app.is_running
