@@ -97,6 +97,10 @@ def headline(summary: Summary, rubric_scores: list[float]) -> Headline:
                         note=f"clipped mean of {len(rubric_scores)} encounters' rubric scores")
     if summary.completed == 0:
         return Headline(name="none", note="no encounter was scored")
+    if summary.judge is not None and not summary.judge.judges and summary.judge.excluded:
+        return Headline(name="none", note="these scenarios are scored by rubrics only and every --judge was excluded "
+                                          "(" + "; ".join(f"{n}: {why}" for n, why in summary.judge.excluded.items())
+                                          + "); give a judge of another model family")
     return Headline(name="none", note="these scenarios are scored by rubrics only; run with --judge to score them")
 
 

@@ -141,3 +141,18 @@ def test_a_rubric_only_run_without_a_judge_says_why_it_has_no_number(tmp_path: P
               "--out", str(tmp_path / "run"), "--quiet"])
     line = next(x for x in capsys.readouterr().out.splitlines() if "safety gate" in x)
     assert "run with --judge" in line and "n/a" not in line
+
+
+def test_a_rubric_only_run_whose_judges_were_all_excluded_says_so(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """--judge given but excluded by the self-preference guard: the headline says why, not "run with --judge"."""
+    hb = tmp_path / "hb"
+    samples = Path(__file__).parents[1] / "scenarios" / "samples" / "healthbench_sample.jsonl"
+    assert main(["import", "healthbench", str(samples), "--out", str(hb)]) == 0
+    with FakeChatServer(default=("ok", "Rest and fluids.")) as model, FakeChatServer(reply=grader) as judge:
+        main(["run", "--model", "gpt-4o", "--base-url", model.base_url, "--scenarios", str(hb), "--k", "1",
+              "--out", str(tmp_path / "run"), "--quiet", "--judge", "gpt-4o-mini", "--judge-base-url", judge.base_url])
+        assert judge.requests == []
+    line = next(x for x in capsys.readouterr().out.splitlines() if "safety gate" in x)
+    assert "every --judge was excluded" in line and "gpt-4o-mini" in line and "another model family" in line
+    assert "run with --judge" not in line
