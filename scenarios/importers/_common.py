@@ -103,16 +103,22 @@ def slug(text: str, max_len: int = 40, sep: str = "_") -> str:
     return (cut.rsplit(sep, 1)[0] if sep in cut else cut[:max_len]).rstrip(sep)
 
 
-def _source_lines(source: Path) -> list[tuple[int, bytes]]:
+def read_source(source: Path, wanted: str = ".jsonl file") -> bytes:
+    """The bytes of a file to import, a UTF-8 BOM removed; a missing file, a folder or an unreadable file is an
+    :class:`ImportSourceError` that says so (``wanted`` names what to give instead of a folder)."""
     try:
         raw = source.read_bytes()
     except FileNotFoundError:
         raise ImportSourceError(f"{source}: no such file. Check the path of the file to import.") from None
     except IsADirectoryError:
-        raise ImportSourceError(f"{source}: is a folder; give the .jsonl file itself.") from None
+        raise ImportSourceError(f"{source}: is a folder; give the {wanted} itself.") from None
     except OSError as exc:
         raise ImportSourceError(f"{source}: cannot read the file ({exc.strerror}). Check its permissions.") from None
-    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    return raw.removeprefix(b"\xef\xbb\xbf")
+
+
+def _source_lines(source: Path) -> list[tuple[int, bytes]]:
+    raw = read_source(source)
     lines = [(i, line) for i, line in enumerate(raw.split(b"\n"), start=1) if line.strip()]
     if not lines:
         raise ImportSourceError(f"{source}: the file is empty. {_NOT_JSONL_HELP}")

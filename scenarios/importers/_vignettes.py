@@ -121,6 +121,7 @@ from scenarios.importers._common import (
     SourceRow,
     import_rows,
     read_jsonl,
+    read_source,
     sha_hex,
     slug,
 )
@@ -283,15 +284,7 @@ def parse_urgency_map(spec: str | Mapping[str, str | list[str]] | None) -> dict[
 # --- reading the file ---------------------------------------------------------------------------
 
 def _read_bytes(source: Path) -> bytes:
-    try:
-        raw = source.read_bytes()
-    except FileNotFoundError:
-        raise ImportSourceError(f"{source}: no such file. Check the path of the file to import.") from None
-    except IsADirectoryError:
-        raise ImportSourceError(f"{source}: is a folder; give the .csv or .jsonl file itself.") from None
-    except OSError as exc:
-        raise ImportSourceError(f"{source}: cannot read the file ({exc.strerror}). Check its permissions.") from None
-    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    raw = read_source(source, ".csv or .jsonl file")
     if not raw.strip():
         raise ImportSourceError(f"{source}: the file is empty. Give a CSV file with a header row or a JSON Lines "
                                 "file with one vignette per line.")
