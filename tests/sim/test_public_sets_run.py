@@ -1,0 +1,80 @@
+"""Acceptance of issue 13: imported public case sets run end to end with every built-in profile, the scripted
+controls and the local model, with no abort and a headline number: AgentClinic from the real public file,
+HealthBench-format rows (with a loopback judge) and symptom-checker vignettes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scorers._profiles import PROFILES
+from sim.cli import main
+from tests.fakeserver import FakeChatServer
+from tests.sim.test_judge_run import grader
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", ROOT.parent / "shared" / "data"))
+MEDQA = SHARED / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
+SAMPLES = ROOT / "tests" / "scenarios" / "samples"
+
+
+def summary_of(run: Path) -> dict[str, Any]:
+    return json.loads((run / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def agentclinic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every 9th case of the real file (12 of 107: newborns, children and adults among them)."""
+    if not MEDQA.is_file():
+        pytest.skip(f"the public AgentClinic file is not at {MEDQA}")
+    every = tmp_path_factory.mktemp("ac_all")
+    assert main(["import", "agentclinic", str(MEDQA), "--out", str(every)]) == 0
+    some = tmp_path_factory.mktemp("ac_some")
+    for path in sorted(every.glob("*.yaml"))[::9]:
+        shutil.copy(path, some / path.name)
+    return some
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("control", ["reference", "natural", "undertriage"])
+def test_agentclinic_imports_run_under_every_profile(agentclinic: Path, tmp_path: Path, profile: str,
+                                                    control: str) -> None:
+    run = tmp_path / "run"
+    code = main(["run", "--scenarios", str(agentclinic), "--model", f"scripted:{control}", "--k", "1",
+                 "--profile", profile, "--out", str(run), "--quiet"])
+    assert code == 0
+    summary = summary_of(run)
+    assert summary["completed"] == 12 and summary["errors"] == 0 and not summary["evaluator_errors"]
+    assert summary["headline"]["value"] is not None and summary["triage_accuracy"] is None
+    if control != "undertriage":  # the controls that interview reveal the whole case
+        assert summary["components"]["information"] == 1.0
+
+
+def test_agentclinic_imports_run_with_the_local_model(agentclinic: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(sorted(agentclinic.glob("*.yaml"))[0], one)
+    run = tmp_path / "run"
+    code = main(["run", "--scenarios", str(one), "--model", "local", "--k", "1", "--max-turns", "2",
+                 "--concurrency", "1", "--out", str(run), "--quiet"])
+    summary = summary_of(run)
+    assert code == 0 and summary["completed"] == 1 and summary["errors"] == 0
+    assert summary["headline"]["value"] is not None
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_healthbench_rows_run_under_every_profile_with_a_headline_number(tmp_path: Path, profile: str) -> None:
+    hb = tmp_path / "hb"
+    main(["import", "healthbench", str(SAMPLES / "healthbench_sample.jsonl"), "--out", str(hb)])
+    run = tmp_path / "run"
+    with FakeChatServer(reply=grader) as judge:
+        code = main(["run", "--scenarios", str(hb), "--model", "scripted:reference", "--k", "1", "--profile", profile,
+                     "--out", str(run), "--quiet", "--judge", "gpt-4o", "--judge-base-url", judge.base_url])
+    summary = summary_of(run)
+    assert code == 0 and summary["errors"] == 0 and summary["completed"] == 3
+    assert summary["headline"]["name"] == "HealthBench score" and summary["headline"]["value"] is not None
