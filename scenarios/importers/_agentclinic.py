@@ -91,7 +91,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scenarios.importers._common import Converted, RowContext, RowError, sha_hex, slug
+from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
 from scenarios.importers._text import (
     STOPWORDS,
     WEAK_WORDS,
@@ -111,7 +111,6 @@ DEFAULT_AGE = 40
 DEFAULT_SEX = "other"
 TURN_LIMIT = 20
 MAX_TRIGGERS = 10
-FALLBACK_LINES = ["I'm not sure.", "I don't know, sorry.", "Nothing else comes to mind."]
 CARER_BELOW_AGE = 12  # a younger patient's history is given by the carer who brings them
 
 # Words of an examination section or finding name -> what a clinician says to ask for it.

@@ -89,6 +89,12 @@ _NOT_JSONL_HELP = ("Give a JSON Lines file: one JSON object per line, as HealthB
                    "publish them (e.g. healthbench_eval.jsonl, agentclinic_medqa.jsonl).")
 
 
+# What an imported patient says to a message it does not understand: non-committal, never a denial ("Nothing
+# else comes to mind" would answer a question the patient did not understand with a no; `scenarios validate`
+# refuses such lines).
+FALLBACK_LINES = ["Sorry, what do you mean?", "I'm not sure what you're asking.", "Could you ask that another way?"]
+
+
 def sha_hex(text: str, n: int = 8) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
 

@@ -113,6 +113,7 @@ from typing import Any
 from scenarios.importers._agentclinic import parse_demographics
 from scenarios.importers._case_text import case_intro, case_sentences, patient_statement
 from scenarios.importers._common import (
+    FALLBACK_LINES,
     Converted,
     ImportReport,
     ImportSourceError,
@@ -134,7 +135,6 @@ OPTIONAL_FIELDS = ("diagnoses", "age", "sex", "complaint", "history", "negatives
                    "allergies", "social", "family", "past_history", "id")
 MODES = ("single-turn", "encounter")
 CATEGORIES = tuple(e.value for e in Escalation)
-FALLBACK_LINES = ["I'm not sure.", "I don't know, sorry.", "Nothing else comes to mind."]
 _JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json", ".jl"}
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 _MAP_EXAMPLE = "--map case=case_description,diagnosis=correct_diagnosis,urgency=urgency_level"

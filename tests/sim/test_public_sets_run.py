@@ -78,3 +78,24 @@ def test_healthbench_rows_run_under_every_profile_with_a_headline_number(tmp_pat
     summary = summary_of(run)
     assert code == 0 and summary["errors"] == 0 and summary["completed"] == 3
     assert summary["headline"]["name"] == "HealthBench score" and summary["headline"]["value"] is not None
+
+
+def test_every_importers_output_passes_scenarios_validate(agentclinic: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`encsim scenarios validate` on what the importers write: no fallback line that denies ("Nothing else comes
+    to mind." did), nothing else the validator refuses."""
+    every_ac = tmp_path / "ac"
+    assert main(["import", "agentclinic", str(MEDQA), "--out", str(every_ac)]) == 0
+    hb = tmp_path / "hb"
+    main(["import", "healthbench", str(SAMPLES / "healthbench_sample.jsonl"), "--out", str(hb)])
+    folders = [every_ac, hb]
+    for mode in ("single-turn", "encounter"):
+        out = tmp_path / mode
+        assert main(["import", "vignettes", str(ROOT / "tests" / "data" / "vignettes" / "triage_vignettes.jsonl"),
+                     "--out", str(out), "--map", "case=case_description,diagnosis=correct_diagnosis,"
+                     "urgency=urgency_level", "--urgency-map", "em=emergency,ne=routine+urgent,sc=self_care",
+                     "--as", mode]) == 0
+        folders.append(out)
+    capsys.readouterr()
+    for folder in folders:
+        assert main(["scenarios", "validate", str(folder)]) == 0, capsys.readouterr().err
