@@ -212,6 +212,9 @@ class Summary(BaseModel):
     combined: float | None = Field(default=None, description="suite-weighted mean of scenarios' combined means")
     status_counts: dict[str, int] = Field(default={}, description="encounters per pass / warn / fail")
     evaluators: dict[str, EvaluatorSummary] = {}
+    error_reasons: dict[str, int] = Field(default={}, description="encounters that ended in an error, grouped by "
+                                                                 "reason (turn numbers and ports folded), most "
+                                                                 "frequent first")
     evaluator_errors: list[EvaluatorErrorRecord] = Field(default=[], description="evaluators that raised, per "
                                                                                  "encounter; a run with any exits "
                                                                                  "non-zero")

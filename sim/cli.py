@@ -48,7 +48,8 @@ from sim.runner import run_batch, summarise, text_progress
 from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
 
 EXIT_USER_ERROR = 2
-EXIT_EVALUATOR_ERRORS = 3
+EXIT_RUN_ERRORS = 3  # the run finished, but encounters errored or an evaluator raised
+EXIT_EVALUATOR_ERRORS = EXIT_RUN_ERRORS
 EXIT_INTERRUPTED = 130
 DEMO_SCENARIOS = ["acs_chest_pain", "viral_uri"]
 DEMO_K = 2
@@ -432,6 +433,12 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
           f"{summary.completed} scored, {summary.errors} errors")
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
+    if summary.errors:
+        print(f"{summary.errors} encounter(s) ended in an error and were not scored (exit 3); by reason:",
+              file=sys.stderr)
+        for reason, n in list(summary.error_reasons.items())[:5]:
+            print(f"  {n} x {reason}", file=sys.stderr)
+        print(f"Fix the cause, then run them again: encsim run --resume {run_dir} --retry-errors", file=sys.stderr)
     if summary.evaluator_errors:
         names = sorted({e.evaluator for e in summary.evaluator_errors})
         print(f"{len(summary.evaluator_errors)} evaluator error(s) ({', '.join(names)}): those encounters were scored "
@@ -464,9 +471,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_exit_code(summary: Summary) -> int:
-    """0 when every evaluator ran on every encounter; ``EXIT_EVALUATOR_ERRORS`` when one raised somewhere (the
-    run finished and is scored without it there, but something is broken and a script must notice)."""
-    return EXIT_EVALUATOR_ERRORS if summary.evaluator_errors else 0
+    """0 only when every planned encounter was scored and every evaluator ran on it; ``EXIT_RUN_ERRORS`` (3) when
+    the run finished with encounters that ended in an error, or with an evaluator that raised somewhere: the run
+    is saved and scored without them, but something is broken and a script must notice."""
+    return EXIT_RUN_ERRORS if summary.errors or summary.evaluator_errors else 0
 
 
 def _run_with_dashboard(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import statistics
 import sys
 import time
@@ -71,6 +72,7 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
                                                                  if t.startswith("theme:")] for s in scenarios})
         summary.disagreements = disagreements({key: (c.composite, judge_path_score(c.judge))
                                                for key, c in cards.items() if c.judge is not None})
+    summary.error_reasons = error_reasons(list(errors.values()))
     summary.headline = headline(summary, [c.judge.rubric_score for c in cards.values()
                                           if c.judge is not None and c.judge.rubric_score is not None])
     summary.voice = voice_metrics([r.result for r in records.values() if r.result is not None])
@@ -81,6 +83,17 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     store.write_report(render_report(meta, summary, records))
     write_html_report(store.root, meta, summary, records)
     return summary
+
+
+def error_reasons(messages: list[str]) -> dict[str, int]:
+    """Errored encounters grouped by reason, most frequent first: the turn number and a loopback port are folded
+    ("agent turn 3: http://127.0.0.1:35439/v1/... timed out" and the same at turn 4 are one reason)."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        reason = re.sub(r"\bturn \d+", "turn N", message)
+        reason = re.sub(r"(://[^/\s:]+):\d+", r"\1:PORT", reason)
+        counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def headline(summary: Summary, rubric_scores: list[float]) -> Headline:

@@ -82,7 +82,7 @@ def test_endpoint_failure_is_recorded_not_scored(tmp_path: Path) -> None:
     with FakeChatServer(default=("status", 500)) as srv:
         out = tmp_path / "err"
         assert main(["run", "--model", "m", "--base-url", srv.base_url, "--scenarios", "viral_uri", "--k", "1",
-                     "--out", str(out), "--no-progress"]) == 0
+                     "--out", str(out), "--no-progress"]) == 3  # errored encounters: exit 3
     recs = lines(out / "results.jsonl")
     assert len(recs) == 1 and recs[0]["status"] == "error" and recs[0]["score"] is None
     assert "failed after 4 attempts" in recs[0]["error"]
@@ -150,3 +150,24 @@ def test_report_command_rerenders(tmp_path: Path) -> None:
     (out / "summary.json").unlink()
     assert main(["report", str(out)]) == 0
     assert (out / "report.md").exists() and json.loads((out / "summary.json").read_text())["completed"] == 1
+
+
+def test_a_run_with_errored_encounters_exits_3_and_groups_the_reasons(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 0 only when every planned encounter was scored (issue 14): an endpoint that refuses the key (401)
+    errors every encounter; the run is saved, exits 3, and the CLI groups the reasons and says how to rerun."""
+    out = tmp_path / "run"
+    with FakeChatServer(default=("status", 401, {})) as server:
+        code = main(["run", "--model", "m", "--base-url", server.base_url, "--scenarios", "viral_uri,simple_uti",
+                     "--k", "2", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["errors"] == 4 and summary["completed"] == 0
+    (reason, n), = summary["error_reasons"].items()  # one reason: turn numbers and the port are folded
+    assert n == 4 and "turn N" in reason and ":PORT" in reason
+    assert "4 encounter(s) ended in an error" in err and f"4 x {reason}" in err
+    assert f"encsim run --resume {out} --retry-errors" in err and "Traceback" not in err
+    with FakeChatServer(default=("ok", "ASSESSMENT:\nTriage level: 5\nEscalation: self_care\nDiagnoses: Cold")) as ok:
+        assert main(["run", "--model", "m", "--base-url", ok.base_url, "--scenarios", "viral_uri", "--k", "1",
+                     "--out", str(tmp_path / "fine"), "--quiet"]) == 0
