@@ -803,10 +803,9 @@ def _exam_facts(section: Any) -> list[_Fact]:
                                intents=intents, origin="physical examination"))
             continue
         sections = [s for p in path[:-1] for s in _section_forms(p) if is_usable_trigger(s)]
-        text_words = path_words | {w for w in words(value)} if not path_words & set(
-            w for keys, _ in _EXAM_SYSTEMS for w in keys) else path_words
+        value_words = set(words(value))  # a finding whose names say no system: its own words may
         systems = [iid for keys, iid in _EXAM_SYSTEMS if any(k in path_words for k in keys)] or \
-            [iid for keys, iid in _EXAM_SYSTEMS if any(k in text_words for k in keys)]
+            [iid for keys, iid in _EXAM_SYSTEMS if any(k in value_words for k in keys)]
         general = any(w in path_words for w in _GENERAL) or not systems
         intents = list(dict.fromkeys([*systems, *(["physical_exam"] if general else [])]))
         lay = _lay(path_words, _EXAM_LAY, need_all=False)
