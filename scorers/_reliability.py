@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from math import comb
 
 import numpy as np
-from scipy import stats
 
 
 def worst_at_k(scores: Sequence[float], k: int) -> float:
@@ -41,6 +40,8 @@ def bootstrap_ci(scores: Sequence[float], *, n_resamples: int = 1000, confidence
     data = np.asarray(scores, dtype=float)
     if len(data) < 2 or np.ptp(data) == 0.0:
         return [float(data.mean()), float(data.mean())]
+    from scipy import stats  # ~0.9 s to import: only when a CI is computed, not for every CLI command
+
     res = stats.bootstrap((data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
                           method="percentile", random_state=np.random.default_rng(seed))
     return [float(res.confidence_interval.low), float(res.confidence_interval.high)]

@@ -150,7 +150,7 @@ def default_protocols_path() -> Path:
 @lru_cache(maxsize=8)
 def _load(path: str) -> tuple[RedFlagProtocol, ...]:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, yaml.YAMLError) as exc:
         raise EvaluatorError(f"red-flag protocol file {path} cannot be read: {exc}. Fix the file (YAML with a "
                              "top-level 'protocols' list) or point to another one.") from exc
