@@ -73,6 +73,8 @@ class RunMeta(BaseModel):
     k: int
     seed: int
     turn_limit: int | None = None
+    call_timeout_s: float | None = Field(default=None, description="--call-timeout: total deadline of one endpoint "
+                                                                  "call attempt (None: the defaults, 30 s / 60 s)")
     profile: str = "triage"
     evaluator_modules: list[str] = []
     judges: list[JudgeRef] = []
