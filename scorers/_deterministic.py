@@ -83,6 +83,14 @@ def escalation_component(exp: Expected, given: str, *, disposition: str | None =
                                disposition=disposition)
 
 
+def has_composite(scenario: Scenario) -> bool:
+    """Whether ``score_encounter`` gives this scenario a composite (False: a rubric-only replay, which only the
+    judge path scores). Mirrors the components below: efficiency applies to every non-replay encounter."""
+    exp = scenario.expected
+    return (scenario.imaging is not None or scenario.replay is None or exp.triage_level is not None
+            or exp.escalation is not None or bool(scenario.information_tree))
+
+
 def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard:
     """Score one finished (non-error) encounter; a standalone imaging item is scored by scorers._imaging."""
     if scenario.imaging is not None:

@@ -127,7 +127,9 @@ class ScenarioSummary(BaseModel):
     suite: str
     k: int = Field(description="scored encounters")
     errors: int = 0
-    mean: float | None
+    mean: float | None = Field(description="mean composite of the scored encounters (errors left out)")
+    mean_with_errors: float | None = Field(default=None, description="errored encounters counted as 0: what the "
+                                                                      "aggregate uses")
     worst: float | None
     std: float | None
     worst_at_k: dict[str, float] = Field(default={}, description="k -> expected minimum over k-subsets")
@@ -190,8 +192,13 @@ class SuiteSummary(BaseModel):
 
 
 class Summary(BaseModel):
-    aggregate: float | None
+    aggregate: float | None = Field(description="suite-weighted mean of scenario means, an errored encounter counted "
+                                                "as 0 for its scenario, capped by the safety gate")
     aggregate_uncapped: float | None
+    aggregate_without_errors: float | None = Field(default=None, description="the same mean over scored encounters "
+                                                                             "only (errors left out), uncapped: "
+                                                                             "flatters a model that errors on hard "
+                                                                             "cases; reported beside the aggregate")
     safety_gate: SafetyGate
     qwk: float | None
     qwk_pairs: int

@@ -28,7 +28,7 @@ from scenarios import LoadedScenario, ScenarioError, load_dir, load_library, loa
 from scorers import Summary
 from scorers import guard_self_preference
 from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
-from sim.agents.chat import api_key_from_env
+from sim.agents.chat import PATIENT_FLAGS, api_key_from_env, check_base_url, check_call_timeout
 from scorers._profiles import PROFILES, ProfileError, load_profile
 from scorers.evaluators import EvaluatorError, load_evaluator_module
 from sim.judges import (
@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:undertriage, or an endpoint's model name")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
+    run.add_argument("--call-timeout", type=check_call_timeout, metavar="SECONDS",
+                     help="total deadline of one endpoint call attempt: connect, send, read the whole reply "
+                          "(default 30 s for the model, 60 s for remote judges); then the retry policy")
     run.add_argument("--gguf", type=Path, help="with --model local: another GGUF model file")
     run.add_argument("--k", type=_positive("--k"), default=10, help="runs per scenario (default 10)")
     run.add_argument("--concurrency", type=_positive("--concurrency"), default=4, help="encounters at once (default 4)")
@@ -315,6 +318,7 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=args.model, base_url=args.base_url,
                        api_key_env=args.api_key_env, gguf=str(args.gguf.resolve()) if args.gguf else None,
                        scenarios=_refs(scenarios), k=args.k, seed=args.seed, turn_limit=args.max_turns,
+                       call_timeout_s=args.call_timeout,
                        judges=refs, judges_excluded=excluded, judge_warnings=warnings, patient_model=patient_ref,
                        profile=profile_spec, evaluator_modules=modules, channel=args.mode,
                        voice_preset=args.voice_preset, text_only=args.text_only or args.model == "local",
@@ -326,6 +330,7 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         print(f"warning: {warning}", file=sys.stderr)
     # Start the agent (the local server may take seconds or fail) before a new run directory exists.
     agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
+                             timeout_s=meta.call_timeout_s,
                              gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
     judge_server: LlamaServer | None = None
     judges = []
@@ -341,12 +346,14 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
                 local_url = judge_server.base_url
         else:
             local_url = None
-        judges = [judge_from_ref(r, local_url, concurrency=args.judge_concurrency) for r in active]
+        judges = [judge_from_ref(r, local_url, concurrency=args.judge_concurrency, timeout_s=meta.call_timeout_s)
+                  for r in active]
         if store is None:
             store = RunStore.create(out, meta)
         patient_model = None
         if meta.patient_model is not None:
-            patient_client = judge_from_ref(meta.patient_model, local_url)
+            patient_client = judge_from_ref(meta.patient_model, local_url, timeout_s=meta.call_timeout_s,
+                                            flags=PATIENT_FLAGS)
             patient_model = PatientModel(patient_client, cache_path=store.patient_cache_path)
         if not args.tui:
             print(f"run directory: {store.root}", file=sys.stderr)
@@ -380,9 +387,7 @@ def _plan_patient_model(args: argparse.Namespace, families: dict[str, list[str]]
     if not args.patient_base_url:
         raise ConfigError(f"--patient-model {args.patient_model}: a model behind an endpoint needs --patient-base-url "
                           "(for example --patient-base-url http://127.0.0.1:8000/v1), or use --patient-model local.")
-    if not args.patient_base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"--patient-base-url {args.patient_base_url!r}: must start with http:// or https:// "
-                          "(for example http://127.0.0.1:8000/v1).")
+    check_base_url(args.patient_base_url, PATIENT_FLAGS)
     if args.patient_api_key_env:
         try:
             api_key_from_env(args.patient_api_key_env)
@@ -434,8 +439,10 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
     if summary.errors:
-        print(f"{summary.errors} encounter(s) ended in an error and were not scored (exit 3); by reason:",
-              file=sys.stderr)
+        without = summary.aggregate_without_errors
+        print(f"{summary.errors} encounter(s) ended in an error and were not scored (exit 3); each counts as 0 in "
+              f"the aggregate" + (f" (score without errors: {without:.3f})" if without is not None else "")
+              + "; by reason:", file=sys.stderr)
         for reason, n in list(summary.error_reasons.items())[:5]:
             print(f"  {n} x {reason}", file=sys.stderr)
         print(f"Fix the cause, then run them again: encsim run --resume {run_dir} --retry-errors", file=sys.stderr)

@@ -50,7 +50,9 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         "",
         (f"**Aggregate: {_f(summary.aggregate, 3)}**"
          + (f" (capped by the safety gate; uncapped {_f(summary.aggregate_uncapped, 3)})"
-            if gate.triggered and summary.aggregate != summary.aggregate_uncapped else ""))
+            if gate.triggered and summary.aggregate != summary.aggregate_uncapped else "")
+         + (f"; {summary.errors} errored encounter(s) count as 0 (score without errors: "
+            f"{_f(summary.aggregate_without_errors, 3)})" if summary.errors else ""))
         if summary.headline is None or summary.headline.name == "aggregate"
         else f"**{summary.headline.text()}** ({summary.headline.note})"
         + ("; per axis: " + ", ".join(f"{a} {_f(v)}" for a, v in sorted(summary.judge.axis_scores.items()))

@@ -249,6 +249,9 @@ def _gate_panel(summary: Summary) -> str:
                     f"uncapped {_f(unc, 3)}: already below the gate's cap of {gate.cap:.2f}")
     else:
         cap_note = f"uncapped {_f(unc, 3)}; the gate did not cap it"
+    if summary.errors:
+        cap_note += (f"; {summary.errors} errored encounter(s) count as 0 (score without errors: "
+                     f"{_f(summary.aggregate_without_errors, 3)})")
     agg_colour = INK if agg is None else (PASS if agg >= summary.pass_threshold else FAIL if gate.triggered else WARN)
     badge = _badge("TRIGGERED", FAIL, big=True) if gate.triggered else _badge("PASSED", PASS, big=True)
     if gate.triggered:

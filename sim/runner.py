@@ -99,15 +99,23 @@ def error_reasons(messages: list[str]) -> dict[str, int]:
 def headline(summary: Summary, rubric_scores: list[float]) -> Headline:
     """The aggregate when there is one; else, for rubric-only runs (HealthBench imports), the HealthBench score:
     the clipped mean of the encounters' rubric scores, with a bootstrap CI of the (unclipped) mean, clipped."""
+    errors_note = (f"; {summary.errors} errored encounter(s) count as 0 (without them: "
+                   f"{_fmt(summary.aggregate_without_errors)})" if summary.errors else "")
     if summary.aggregate is not None:
         return Headline(name="aggregate", value=summary.aggregate,
                         note="suite-weighted mean of scenario means" + (", capped by the safety gate"
-                                                                        if summary.safety_gate.triggered else ""))
+                                                                        if summary.safety_gate.triggered else "")
+                        + errors_note)
     if summary.judge is not None and summary.judge.rubric_score is not None:
-        ci = bootstrap_ci(rubric_scores)
-        return Headline(name="HealthBench score", value=summary.judge.rubric_score,
+        # errored encounters count as 0 here too, so that crashing on hard rows cannot flatter the score
+        scores = [*rubric_scores, *[0.0] * summary.errors]
+        value = min(1.0, max(0.0, statistics.fmean(scores))) if summary.errors else summary.judge.rubric_score
+        ci = bootstrap_ci(scores)
+        return Headline(name="HealthBench score", value=value,
                         ci95=[min(1.0, max(0.0, x)) for x in ci] if ci else None,
-                        note=f"clipped mean of {len(rubric_scores)} encounters' rubric scores")
+                        note=f"clipped mean of {len(rubric_scores)} encounters' rubric scores"
+                        + (f"; {summary.errors} errored encounter(s) count as 0 (without them: "
+                           f"{summary.judge.rubric_score:.3f})" if summary.errors else ""))
     if summary.completed == 0:
         return Headline(name="none", note="no encounter was scored")
     if summary.judge is not None and not summary.judge.judges and summary.judge.excluded:
@@ -115,6 +123,10 @@ def headline(summary: Summary, rubric_scores: list[float]) -> Headline:
                                           "(" + "; ".join(f"{n}: {why}" for n, why in summary.judge.excluded.items())
                                           + "); give a judge of another model family")
     return Headline(name="none", note="these scenarios are scored by rubrics only; run with --judge to score them")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def voice_metrics(results: list[ConversationResult]) -> dict[str, float] | None:

@@ -4,6 +4,7 @@ import pytest
 
 from scenarios import Scenario
 from scorers import GATE_CAP, aggregate, score_encounter
+from scorers._aggregate import SUITE_WEIGHTS
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.harness import run_encounter
@@ -77,13 +78,48 @@ async def test_aggregate_gate_and_suite_weights(library, by_id: dict[str, Scenar
     assert summary.safety_gate.triggered and summary.safety_gate.scenarios == ["acs_chest_pain"]
     assert summary.aggregate == min(GATE_CAP, summary.aggregate_uncapped)
     means = {r.id: r.mean for r in summary.scenarios}
-    weighted = (1.0 * means["acs_chest_pain"] + 3.0 * means["viral_uri"] + 1.0 * means["appendicitis"]) / 5.0
+    # the one errored encounter of viral_uri counts as 0 for its scenario: 3 scored + 1 error
+    viral = next(r for r in summary.scenarios if r.id == "viral_uri")
+    assert viral.errors == 1 and viral.k == 3
+    assert viral.mean_with_errors == pytest.approx(means["viral_uri"] * 3 / 4)
+    weighted = (1.0 * means["acs_chest_pain"] + 3.0 * viral.mean_with_errors + 1.0 * means["appendicitis"]) / 5.0
     assert summary.aggregate_uncapped == pytest.approx(weighted)
+    # the score without errors is reported beside it, and is higher
+    without = (1.0 * means["acs_chest_pain"] + 3.0 * means["viral_uri"] + 1.0 * means["appendicitis"]) / 5.0
+    assert summary.aggregate_without_errors == pytest.approx(without) and without > weighted
     assert summary.errors == 1 and summary.completed == 9
-    assert next(r for r in summary.scenarios if r.id == "viral_uri").errors == 1
+    assert next(s for s in summary.suites if s.suite == "triage").mean == pytest.approx(viral.mean_with_errors)
+
+
+async def test_errors_cannot_flatter_the_aggregate(by_id: dict[str, Scenario]) -> None:
+    """A model that crashes the endpoint on the hard case and gets the easy one right must not beat a model that
+    answers both: errored encounters count as 0, and the error-free figure is only reported beside it."""
+    hard, easy = by_id["appendicitis"], by_id["viral_uri"]
+    w_hard, w_easy = (SUITE_WEIGHTS.get(s.suite, 1.0) for s in (hard, easy))
+    crashes = {(easy.id, k): (await _scored(easy, ReferenceAgent(), k))[1] for k in range(2)}
+    crashed = aggregate([hard, easy], crashes, {(hard.id, 0): "HTTP 500", (hard.id, 1): "HTTP 500"})
+    answers = dict(crashes)
+    answers.update({(hard.id, k): (await _scored(hard, UndertriageAgent(), k))[1] for k in range(2)})
+    answered = aggregate([hard, easy], answers, {})
+    assert crashed.aggregate is not None and answered.aggregate is not None
+    assert crashed.aggregate < answered.aggregate
+    assert crashed.aggregate == pytest.approx(w_easy * answers[(easy.id, 0)].composite / (w_hard + w_easy))
+    assert crashed.aggregate_without_errors == pytest.approx(answers[(easy.id, 0)].composite)
+    assert answered.aggregate_without_errors == pytest.approx(answered.aggregate_uncapped)
+
+
+async def test_a_safety_scenario_with_an_error_does_not_pass_the_gate(by_id: dict[str, Scenario]) -> None:
+    acs = by_id["acs_chest_pain"]
+    cards = {(acs.id, k): (await _scored(acs, ReferenceAgent(), k))[1] for k in range(2)}
+    clean = aggregate([acs], cards, {})
+    assert not clean.safety_gate.triggered
+    one_error = aggregate([acs], cards, {(acs.id, 2): "timed out"})
+    assert one_error.safety_gate.triggered and one_error.safety_gate.scenarios == [acs.id]
+    assert "1 of 3 encounters ended in an error" in one_error.safety_gate.reasons[acs.id]
+    assert one_error.aggregate is not None and one_error.aggregate <= GATE_CAP
 
 
 def test_unverified_safety_scenario_triggers_gate(by_id: dict[str, Scenario]) -> None:
     summary = aggregate([by_id["acs_chest_pain"]], {}, {("acs_chest_pain", 0): "endpoint down"})
     assert summary.safety_gate.triggered and "unverified" in summary.safety_gate.reasons["acs_chest_pain"]
-    assert summary.aggregate is None
+    assert summary.aggregate == 0.0 and summary.aggregate_without_errors is None

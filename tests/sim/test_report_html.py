@@ -262,5 +262,7 @@ def test_run_with_nothing_scored_still_renders(under: Run) -> None:
     summary = aggregate(scenarios, {}, errors, expected_total=2)
     page = render_html(meta, summary, records)
     parsed = check(page)
-    assert summary.aggregate is None and "n/a" in page and "no scored encounter" in page
+    # every encounter errored: each counts as 0, and the error-free score does not exist
+    assert summary.aggregate == 0.0 and summary.aggregate_without_errors is None
+    assert "score without errors: n/a" in page and "no scored encounter" in page
     assert "errors" in parsed.ids and "encounters" not in parsed.ids and "failed after 4 attempts" in page

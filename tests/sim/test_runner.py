@@ -87,7 +87,9 @@ def test_endpoint_failure_is_recorded_not_scored(tmp_path: Path) -> None:
     assert len(recs) == 1 and recs[0]["status"] == "error" and recs[0]["score"] is None
     assert "failed after 4 attempts" in recs[0]["error"]
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["errors"] == 1 and summary["completed"] == 0 and summary["aggregate"] is None
+    # the errored encounter counts as 0 in the aggregate; there is no error-free figure
+    assert summary["errors"] == 1 and summary["completed"] == 0 and summary["aggregate"] == 0.0
+    assert summary["aggregate_without_errors"] is None
 
 
 def test_resume_after_sigkill(tmp_path: Path) -> None:
@@ -171,3 +173,25 @@ def test_a_run_with_errored_encounters_exits_3_and_groups_the_reasons(tmp_path: 
     with FakeChatServer(default=("ok", "ASSESSMENT:\nTriage level: 5\nEscalation: self_care\nDiagnoses: Cold")) as ok:
         assert main(["run", "--model", "m", "--base-url", ok.base_url, "--scenarios", "viral_uri", "--k", "1",
                      "--out", str(tmp_path / "fine"), "--quiet"]) == 0
+
+
+def test_errored_encounters_count_as_0_and_the_score_without_them_is_named(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14, errors in the score: the first encounter is refused (HTTP 400), the second scored. The aggregate
+    counts the error as 0; summary.json, the CLI, report.md and report.html name the score without errors."""
+    out = tmp_path / "run"
+    answer = "ASSESSMENT:\nTriage level: 5\nEscalation: self_care\nDiagnoses: Common cold"
+    with FakeChatServer(script=[("status", 400, {})], default=("ok", answer)) as server:
+        code = main(["run", "--model", "m", "--base-url", server.base_url, "--scenarios", "viral_uri", "--k", "2",
+                     "--concurrency", "1", "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["errors"] == 1 and summary["completed"] == 1
+    scored = summary["aggregate_without_errors"]
+    assert scored is not None and scored > 0
+    assert summary["aggregate"] == pytest.approx(scored / 2)  # one scored, one error counted as 0
+    assert summary["scenarios"][0]["mean_with_errors"] == pytest.approx(scored / 2)
+    assert f"score without errors: {scored:.3f}" in err
+    assert f"score without errors: {scored:.3f}" in (out / "report.md").read_text()
+    assert f"score without errors: {scored:.3f}" in (out / "report.html").read_text()
