@@ -12,6 +12,13 @@ is strict first; then one local repair (code fences, text around the object, tra
 Python literals); then one repair request to the model showing its own bad output; then the whole
 call is retried (``retries`` times). If nothing valid comes back the judgement is ``None``: the
 caller records "no verdict" and never counts it as met or unmet.
+
+Transport policy: every call goes through ``ChatCompletionsAgent.complete``, so judges (and the
+patient model's client, which is a ``JudgeClient``) share the agent's policy: a total deadline per
+attempt (connect, send, read the whole reply), retries on transient failures, malformed replies
+never accepted, errors naming the judge's own flags (``--judge-base-url``, ``--judge-api-key-env``)
+and endpoint text redacted. The deadline is ``run --call-timeout`` when given (stored in run.json),
+else 60 s for a remote judge; the embedded ``local`` judge gets 120 s (or the larger --call-timeout).
 """
 
 from __future__ import annotations
@@ -22,11 +29,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sim.agents.chat import ChatCompletionsAgent, api_key_from_env
+from sim.agents.chat import (
+    JUDGE_FLAGS,
+    ChatCompletionsAgent,
+    EndpointFlags,
+    api_key_from_env,
+    check_base_url,
+    endpoint_text,
+)
 from sim.errors import AgentError, ConfigError
 from sim.store import JudgeRef
 
 DEFAULT_JUDGE_CONCURRENCY = 8  # calls in flight per judge (--judge-concurrency)
+DEFAULT_JUDGE_TIMEOUT_S = 60.0  # total deadline of one attempt of a remote judge's call, unless --call-timeout
+LOCAL_JUDGE_TIMEOUT_S = 120.0  # the embedded model on a loaded CPU
 
 DEFAULT_FAMILIES: dict[str, list[str]] = {
     "openai": ["gpt", "o1-", "o3-", "o4-", "openai.com", "chatgpt"],
@@ -114,8 +130,8 @@ class JudgeClient:
     """One judge model. ``ask_json`` returns a conforming dict, or None after every attempt failed."""
 
     def __init__(self, *, model: str, base_url: str, api_key: str | None = None, family: str | None = None,
-                 retries: int = 2, timeout_s: float = 60.0, max_tokens: int = 512,
-                 concurrency: int = DEFAULT_JUDGE_CONCURRENCY) -> None:
+                 retries: int = 2, timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S, max_tokens: int = 512,
+                 concurrency: int = DEFAULT_JUDGE_CONCURRENCY, flags: EndpointFlags = JUDGE_FLAGS) -> None:
         if concurrency < 1:
             raise ConfigError(f"--judge-concurrency {concurrency}: give 1 or more (calls in flight per judge).")
         self.name = model
@@ -125,7 +141,8 @@ class JudgeClient:
         self.family = family or family_of(model, base_url)
         self.retries = retries
         self.max_tokens = max_tokens
-        self._chat = ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
+        self._chat = ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key, timeout_s=timeout_s,
+                                          flags=flags)
         self.calls = 0
         self.failures: list[str] = []
 
@@ -155,7 +172,7 @@ class JudgeClient:
                 continue
             if (data := _conforming(fixed.text, keys)) is not None:
                 return data
-            self.failures.append(f"no valid JSON with keys {wanted}: {fixed.text[:120]!r}")
+            self.failures.append(f"no valid JSON with keys {wanted}: {endpoint_text(fixed.text, 120)!r}")
         return None
 
     async def aclose(self) -> None:
@@ -178,27 +195,28 @@ def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
         if name == "local":
             refs.append(JudgeRef(name="local", family=family_of("local", None, families)))
             continue
-        url = next(urls)
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"--judge-base-url {url!r}: must start with http:// or https://.")
+        url = check_base_url(next(urls), JUDGE_FLAGS)
         remote_index = sum(r.name != "local" for r in refs)
         env = key_envs[0] if len(key_envs) == 1 else (key_envs[remote_index] if key_envs else None)
-        api_key_from_env(env)  # a clear error now, before anything starts
+        api_key_from_env(env, JUDGE_FLAGS.api_key_env)  # a clear error now, before anything starts
         refs.append(JudgeRef(name=name, base_url=url, api_key_env=env, family=family_of(name, url, families)))
     return refs
 
 
-def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *,
-                   concurrency: int = DEFAULT_JUDGE_CONCURRENCY) -> JudgeClient:
-    """A judge client for a planned judge, or one recorded in run.json (its key is read again)."""
+def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *, concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
+                   timeout_s: float | None = None, flags: EndpointFlags = JUDGE_FLAGS) -> JudgeClient:
+    """A judge client for a planned judge, or one recorded in run.json (its key is read again).
+    ``timeout_s``: the run's --call-timeout (None: the judge defaults); ``flags``: named in its errors."""
     if ref.name == "local":
         if local_base_url is None:
-            raise ConfigError("--judge local needs the embedded model server, which could not be started.")
+            raise ConfigError(f"{flags.model} local needs the embedded model server, which could not be started.")
         return JudgeClient(model="smollm2-135m-instruct", base_url=local_base_url, family=ref.family,
-                           timeout_s=120.0, concurrency=concurrency)
+                           timeout_s=max(LOCAL_JUDGE_TIMEOUT_S, timeout_s or 0.0), concurrency=concurrency,
+                           flags=flags)
     assert ref.base_url is not None
-    return JudgeClient(model=ref.name, base_url=ref.base_url, api_key=api_key_from_env(ref.api_key_env),
-                       family=ref.family, concurrency=concurrency)
+    return JudgeClient(model=ref.name, base_url=ref.base_url,
+                       api_key=api_key_from_env(ref.api_key_env, flags.api_key_env), family=ref.family,
+                       concurrency=concurrency, timeout_s=timeout_s or DEFAULT_JUDGE_TIMEOUT_S, flags=flags)
 
 
 def make_judges(names: list[str], base_urls: list[str], key_envs: list[str], *, local_base_url: str | None,

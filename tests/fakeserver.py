@@ -12,6 +12,21 @@ Each request takes the next action from ``script`` (then ``default``):
 - ``("malformed",)``         200 with a body that is not JSON
 - ``("drop",)``              close the connection without answering
 - ``("echo",)``              200 whose content echoes how many messages it received
+- ``("trickle", total_s, interval_s)``  200 with a valid completion whose body dribbles out one byte
+  every ``interval_s`` seconds; after ``total_s`` the rest is sent at once (a client bounding each
+  read but not the whole call waits ``total_s`` and then gets a reply)
+- ``("content", value)``     200 whose ``choices[0].message.content`` is exactly ``value`` (any JSON
+  value: ``None`` for null, ``""``, whitespace, a number, a list of content parts ...)
+- ``("no_choices",)``        200 without ``choices``; ``("no_choices", value)``: ``choices`` is ``value`` (``[]``)
+- ``("length",)``            200 with ``finish_reason: "length"`` and empty content;
+  ``("length", text)``: the same with ``text`` (a reply cut at max_tokens)
+- ``("tool_calls",)``        200 whose message has ``tool_calls`` and null content
+- ``("error200", message)``  200 whose body is an error object ``{"error": {"message": ..., "type": "server_error"}}``
+- ``("json", obj)``          200 whose body is ``obj`` as JSON, whatever it is
+- ``("reflect",)``           200 whose content is the request's headers as JSON (``Authorization``
+  included), also in an extra top-level ``"request_headers"`` field
+- ``("status_body", code, body[, hdrs])``  that status with ``body`` (str or bytes) sent raw, for
+  error bodies full of ANSI/OSC sequences or echoing the Authorization header
 
 ``reply`` (a callable from the request body to text) overrides ``("ok", ...)`` for the default.
 """
@@ -75,32 +90,92 @@ class FakeChatServer:
                     await asyncio.sleep(action[1])
                     writer.close()
                     return
+                json_type = {"content-type": "application/json"}
                 if kind == "malformed":
-                    self._write(writer, 200, b"{not json at all", {"content-type": "application/json"})
+                    self._write(writer, 200, b"{not json at all", json_type)
                 elif kind == "status":
                     extra = action[2] if len(action) > 2 else {}
                     payload = json.dumps({"error": {"message": f"status {action[1]}"}}).encode()
-                    self._write(writer, action[1], payload, {"content-type": "application/json", **extra})
+                    self._write(writer, action[1], payload, {**json_type, **extra})
+                elif kind == "status_body":
+                    raw = action[2] if isinstance(action[2], bytes) else str(action[2]).encode()
+                    self._write(writer, action[1], raw, {"content-type": "text/plain", **(action[3] if len(action) > 3
+                                                                                          else {})})
+                elif kind == "trickle":
+                    payload = json.dumps(self._completion(data, "A reply that took its time.")).encode()
+                    await self._trickle(writer, payload, total_s=action[1], interval_s=action[2])
+                    return
+                elif kind == "error200":
+                    payload = json.dumps({"error": {"message": action[1], "type": "server_error", "code": None}})
+                    self._write(writer, 200, payload.encode(), json_type)
+                elif kind == "json":
+                    self._write(writer, 200, json.dumps(action[1]).encode(), json_type)
+                elif kind == "no_choices":
+                    body_obj = self._completion(data, "unused")
+                    if len(action) > 1:
+                        body_obj["choices"] = action[1]
+                    else:
+                        del body_obj["choices"]
+                    self._write(writer, 200, json.dumps(body_obj).encode(), json_type)
                 else:
+                    finish = "stop"
+                    extra_fields: dict[str, Any] = {}
+                    message_extra: dict[str, Any] = {}
                     if kind == "echo":
-                        text = f"received {len(data.get('messages', []))} messages"
+                        text: Any = f"received {len(data.get('messages', []))} messages"
+                    elif kind == "length":
+                        text, finish = (action[1] if len(action) > 1 else ""), "length"
+                    elif kind == "tool_calls":
+                        text, finish = None, "tool_calls"
+                        message_extra["tool_calls"] = [{"id": "call_1", "type": "function", "function": {
+                            "name": "lookup_guideline", "arguments": json.dumps({"topic": "chest pain"})}}]
+                    elif kind == "reflect":
+                        text = json.dumps(headers)
+                        extra_fields["request_headers"] = headers
+                    elif kind == "content":
+                        text = action[1]
                     elif self.reply is not None and action is self.default:
                         text = self.reply(data)
                     else:
                         text = action[1]
-                    payload = json.dumps({
-                        "id": "cmpl-1", "object": "chat.completion", "model": data.get("model", "fake"),
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                     "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-                    }).encode()
-                    self._write(writer, 200, payload, {"content-type": "application/json"})
+                    body_obj = self._completion(data, text, finish=finish, **message_extra)
+                    body_obj.update(extra_fields)
+                    self._write(writer, 200, json.dumps(body_obj).encode(), json_type)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
         finally:
             if not writer.is_closing():
                 writer.close()
+
+    @staticmethod
+    def _completion(request: dict[str, Any], content: Any, *, finish: str = "stop",
+                    **message_extra: Any) -> dict[str, Any]:
+        return {
+            "id": "cmpl-1", "object": "chat.completion", "model": request.get("model", "fake"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, **message_extra},
+                         "finish_reason": finish}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+
+    @staticmethod
+    async def _trickle(writer: asyncio.StreamWriter, payload: bytes, *, total_s: float, interval_s: float) -> None:
+        """Headers at once, then one byte per ``interval_s`` until ``total_s`` has passed, then the rest."""
+        head = f"HTTP/1.1 200 OK\r\ncontent-length: {len(payload)}\r\ncontent-type: application/json\r\n\r\n"
+        writer.write(head.encode())
+        await writer.drain()
+        deadline = time.monotonic() + total_s
+        sent = 0
+        while sent < len(payload) - 1 and time.monotonic() < deadline:
+            await asyncio.sleep(interval_s)
+            if writer.is_closing():
+                return
+            writer.write(payload[sent : sent + 1])
+            await writer.drain()
+            sent += 1
+        writer.write(payload[sent:])
+        await writer.drain()
+        writer.close()
 
     @staticmethod
     def _write(writer: asyncio.StreamWriter, status: int, body: bytes, headers: dict[str, str]) -> None:

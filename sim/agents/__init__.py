@@ -5,14 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
-from sim.agents.chat import ChatCompletionsAgent, api_key_from_env
+from sim.agents.chat import (
+    DEFAULT_TIMEOUT_S,
+    FATAL_KINDS,
+    ChatCompletionsAgent,
+    EndpointError,
+    api_key_from_env,
+    check_base_url,
+    check_call_timeout,
+    is_fatal,
+)
 from sim.agents.local import LlamaServer, LocalAgent
 from sim.agents.scripted import SCRIPTED, NaturalAgent, ReferenceAgent, UndertriageAgent
 from sim.errors import ConfigError
 
 __all__ = [
-    "Agent", "AgentReply", "AgentRequest", "ChatCompletionsAgent", "ChatMessage", "LlamaServer", "LocalAgent",
-    "NaturalAgent", "ReferenceAgent", "UndertriageAgent", "check_model_spec", "make_agent",
+    "FATAL_KINDS", "Agent", "AgentReply", "AgentRequest", "ChatCompletionsAgent", "ChatMessage", "EndpointError",
+    "LlamaServer", "LocalAgent", "NaturalAgent", "ReferenceAgent", "UndertriageAgent", "check_base_url",
+    "check_call_timeout", "check_model_spec", "is_fatal", "make_agent",
 ]
 
 
@@ -28,18 +38,17 @@ def check_model_spec(model: str, base_url: str | None, api_key_env: str | None) 
             raise ConfigError("--base-url cannot be combined with --model local, which starts its own server; "
                               "give the endpoint's model name to --model instead.")
         return
-    if not base_url:
+    if base_url is None:
         raise ConfigError(f"--model {model}: a model behind an endpoint needs --base-url "
                           "(for example --base-url http://127.0.0.1:8000/v1); use --model local for the embedded model.")
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"--base-url {base_url!r}: must start with http:// or https:// "
-                          "(for example http://127.0.0.1:8000/v1).")
+    check_base_url(base_url)
     api_key_from_env(api_key_env)
 
 
 async def make_agent(model: str, *, base_url: str | None = None, api_key_env: str | None = None,
-                     gguf: Path | None = None, text_only: bool = False) -> Agent:
-    """Build and start the agent that ``--model`` names. The caller must ``await agent.aclose()``."""
+                     gguf: Path | None = None, text_only: bool = False, timeout_s: float | None = None) -> Agent:
+    """Build and start the agent that ``--model`` names (``timeout_s``: --call-timeout, for an endpoint's
+    model; None = the default). The caller must ``await agent.aclose()``."""
     check_model_spec(model, base_url, api_key_env)
     if model.startswith("scripted:"):
         return SCRIPTED[model.removeprefix("scripted:")]()
@@ -47,4 +56,4 @@ async def make_agent(model: str, *, base_url: str | None = None, api_key_env: st
         return await LocalAgent(gguf=gguf).start()
     assert base_url is not None
     return ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key_from_env(api_key_env),
-                                vision=not text_only)
+                                vision=not text_only, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
