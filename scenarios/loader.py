@@ -2,11 +2,31 @@
 
 Every error names the file, the YAML line, the field path (``information_tree[2].triggers``) and
 what was expected, in one paragraph. The bundled library lives in ``scenarios/library/*.yaml``.
+
+What a scenario file may be (refused otherwise, before or while parsing, each with its own error):
+
+* a regular file (not a folder, FIFO or device; a symlink is followed, a symlink loop is refused) of
+  at most ``MAX_SCENARIO_BYTES`` (1 MiB; the library's largest file is ~8 KB), checked before
+  anything is read;
+* UTF-8 text (a leading byte-order mark is ignored), not empty, without NUL bytes;
+* one YAML document, nested at most ``MAX_DEPTH`` (50) mappings/sequences deep, without aliases
+  (``*name``: a few lines of anchors and aliases can expand to gigabytes, and a scenario never needs
+  one) and without a key given twice in one mapping (YAML would silently keep the last one).
+
+Parsing is one pass of libyaml (``yaml.CSafeLoader``): its events are composed into nodes here,
+iteratively, so the depth and alias checks cost nothing and deep nesting can never recurse; the nodes
+(kept for the line numbers of errors) are then constructed into data by the safe constructor.
+
+``load_dir`` loads every ``*.yaml`` / ``*.yml`` of a folder; ``load_dir_each`` does the same but
+returns every file's error instead of raising on the first, for ``encsim scenarios validate``.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -14,8 +34,21 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 
 from scenarios.schema import Scenario
+
+MAX_SCENARIO_BYTES = 1024 * 1024
+MAX_DEPTH = 50
+_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed (7x faster)
 
 
 class ScenarioError(Exception):
@@ -89,19 +122,114 @@ def _describe(err: dict[str, Any], msg: str) -> str:
     return f"{msg[:1].lower()}{msg[1:]} (got {shown[:60]})"
 
 
+def _yaml_error(exc: yaml.YAMLError, text: str, path: Path) -> ScenarioError:
+    mark = getattr(exc, "problem_mark", None)
+    line: int | None = mark.line + 1 if mark is not None else None
+    position = getattr(exc, "position", None)  # a ReaderError (a character YAML does not allow) has no mark
+    if line is None and isinstance(position, int):
+        line = text.count("\n", 0, position) + 1
+    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
+    where = f" line {line}" if line is not None else ""
+    if isinstance(exc, yaml.constructor.ConstructorError):  # a tag such as !!python/object, an unhashable key
+        problem = " ".join(str(problem).split())
+        return ScenarioError(f"{path}{where}: a YAML value this loader does not accept ({problem}). Scenario "
+                             "files use plain text, numbers, lists and mappings; remove the tag or rewrite the value.")
+    if isinstance(exc, yaml.reader.ReaderError):
+        problem = f"character #x{exc.character:04x} is not allowed: {exc.reason}"
+    return ScenarioError(
+        f"{path}{where}: not valid YAML ({' '.join(str(problem).split())}). Fix the indentation or quoting there; "
+        "strings containing ': ' or '#' need quotes."
+    )
+
+
+def _compose(loader: Any, path: Path) -> yaml.Node | None:
+    """The one document of ``loader``'s stream as nodes, built iteratively from its events; refuses a second
+    document, nesting deeper than ``MAX_DEPTH``, aliases and a key given twice in one mapping."""
+    root: yaml.Node | None = None
+    stack: list[tuple[yaml.Node, list[yaml.Node | None], dict[tuple[str, str], int]]] = []
+    documents = 0
+    while True:
+        event = loader.get_event()
+        if event is None:
+            return root
+        line = event.start_mark.line + 1
+        kind = type(event)
+        node: yaml.Node
+        if kind is ScalarEvent:
+            tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, event.value,
+                                                                                event.implicit)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            if len(stack) >= MAX_DEPTH:
+                raise ScenarioError(
+                    f"{path} line {line}: the YAML is nested more than {MAX_DEPTH} levels deep (a scenario needs "
+                    "about 5). Flatten it; an unclosed '[' or '{' or a runaway indentation often causes this.")
+            node_class = yaml.MappingNode if kind is MappingStartEvent else yaml.SequenceNode
+            tag = event.tag if event.tag not in (None, "!") else loader.resolve(node_class, None, event.implicit)
+            stack.append((node_class(tag, [], event.start_mark, None, flow_style=event.flow_style), [None], {}))
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            node = stack.pop()[0]
+            node.end_mark = event.end_mark
+        elif kind is AliasEvent:
+            raise ScenarioError(
+                f"{path} line {line}: YAML alias *{event.anchor}: scenario files may not use anchors and aliases "
+                "(&name / *name), which can expand a few lines into gigabytes. Write the value out in full.")
+        elif kind is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise ScenarioError(
+                    f"{path} line {line}: a second YAML document ('---'); a scenario file holds exactly one. "
+                    "Put each scenario in its own file.")
+            continue
+        else:  # stream and document ends
+            continue
+        if not stack:
+            root = node
+            continue
+        parent, pending, seen = stack[-1]
+        if not isinstance(parent, yaml.MappingNode):
+            parent.value.append(node)
+        elif pending[0] is None:
+            pending[0] = node
+        else:
+            key = pending[0]
+            if isinstance(key, yaml.ScalarNode):
+                first = seen.get((key.tag, key.value))
+                seen.setdefault((key.tag, key.value), key.start_mark.line + 1)
+                if first is not None:
+                    shown = key.value if len(key.value) <= 60 else key.value[:57] + "..."
+                    raise ScenarioError(
+                        f"{path} line {key.start_mark.line + 1}: the key {shown!r} is given twice in one mapping "
+                        f"(first at line {first}); YAML would silently keep only the last value. Remove one of "
+                        "them or merge them.")
+            parent.value.append((key, node))
+            pending[0] = None
+
+
+def _parse_yaml(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
+    """One pass of libyaml: the node tree (for line numbers) and the data constructed from it."""
+    loader = _Loader(text)
+    try:
+        node = _compose(loader, path)
+        return node, (loader.construct_document(node) if node is not None else None)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, text, path) from None
+    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4300 digits
+        reason = " ".join(str(exc).split(";")[0].split())[:200]
+        raise ScenarioError(f"{path}: a value cannot be read as YAML ({reason}). Quote it if it is text, or "
+                            "shorten it.") from None
+    finally:
+        loader.dispose()
+
+
 def parse_scenario(text: str, path: Path) -> Scenario:
     """Parse YAML text of one scenario; raise ScenarioError naming ``path`` on any problem."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(
-            f"{path}{where}: not valid YAML ({problem}). Fix the indentation or quoting there; "
-            "strings containing ': ' or '#' need quotes."
-        ) from None
+    node, data = _parse_yaml(text, path)
+    if node is None:
+        raise ScenarioError(f"{path}: holds no YAML data (only comments or blank lines); a scenario file is a YAML "
+                            "mapping with keys like id, title, patient_profile, information_tree and expected. "
+                            "See scenarios/README.md.")
     if not isinstance(data, dict):
         raise ScenarioError(
             f"{path}: a scenario file must be a YAML mapping with keys like id, title, patient_profile, "
@@ -121,29 +249,110 @@ def parse_scenario(text: str, path: Path) -> Scenario:
         ) from None
 
 
-def load_scenario(path: str | Path) -> LoadedScenario:
-    p = Path(path)
+def _read_scenario_bytes(p: Path) -> bytes:
+    """The bytes of a scenario file, after the checks that need no parsing (kind of file, size)."""
     try:
-        raw = p.read_bytes()
+        info = p.stat()  # follows a symlink
     except FileNotFoundError:
+        if p.is_symlink():
+            raise ScenarioError(f"{p}: a symbolic link to a file that does not exist ({os.readlink(p)}). "
+                                "Point the link at a scenario file or remove it.") from None
         raise ScenarioError(f"{p}: no such scenario file. Check the path, or give a scenario id or suite name "
                             "(`encsim scenarios list` shows them).") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a folder; pass the folder to --scenarios to load every *.yaml in it.") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ScenarioError(f"{p}: a symbolic link that points back to itself (a link loop). "
+                                "Point the link at a scenario file or remove it.") from None
+        raise ScenarioError(f"{p}: cannot read the scenario file ({exc.strerror}). Check the path and its "
+                            "permissions.") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ScenarioError(f"{p}: is a folder, not a scenario file; pass a folder to --scenarios or "
+                            "`encsim scenarios validate` to load every *.yaml in it, or rename it.")
+    if not stat.S_ISREG(info.st_mode):
+        raise ScenarioError(f"{p}: not a regular file (a pipe, socket or device); a scenario is a YAML text file. "
+                            "Give the path of one.")
+    too_big = (f"{p}: {info.st_size:,} bytes, larger than the {MAX_SCENARIO_BYTES // 1024 // 1024} MiB "
+               f"({MAX_SCENARIO_BYTES:,} bytes) a scenario file may be (one scenario is a few KB). Check that this "
+               "is the right file; a data set of many cases is converted with `encsim import`, one file per case.")
+    if info.st_size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(too_big)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_SCENARIO_BYTES + 1)
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read the scenario file ({exc.strerror}). Check its permissions.") from None
+    if len(raw) > MAX_SCENARIO_BYTES:  # it grew since stat
+        raise ScenarioError(too_big)
+    return raw
+
+
+def _decode(raw: bytes, p: Path) -> str:
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ScenarioError(f"{p}: UTF-16 text (by its byte-order mark), not UTF-8; save the scenario file as "
+                            "UTF-8 YAML.")
+    if b"\x00" in raw:
+        line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
+        raise ScenarioError(f"{p} line {line}: a binary file (it contains NUL bytes), not YAML text. Check that "
+                            "this is the right file; a scenario is a UTF-8 YAML file.")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not UTF-8 text; save the scenario file as UTF-8 YAML.") from None
-    return LoadedScenario(parse_scenario(text, p), p, hashlib.sha256(raw).hexdigest())
+        text = raw.decode("utf-8-sig")  # a leading byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ScenarioError(f"{p} line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot start a UTF-8 "
+                            "character; Latin-1 or Windows-1252?); save the scenario file as UTF-8 YAML.") from None
+    if not text.strip():
+        raise ScenarioError(f"{p}: the file is empty; a scenario file is a YAML mapping with keys like id, title, "
+                            "patient_profile, information_tree and expected (see scenarios/README.md). Fill it in "
+                            "or remove it.")
+    return text
+
+
+def load_scenario(path: str | Path) -> LoadedScenario:
+    p = Path(path)
+    raw = _read_scenario_bytes(p)
+    return LoadedScenario(parse_scenario(_decode(raw, p), p), p, hashlib.sha256(raw).hexdigest())
+
+
+def scenario_files(folder: str | Path) -> list[Path]:
+    """The ``*.yaml`` / ``*.yml`` entries of ``folder`` (not recursive, hidden names skipped), sorted; an error
+    when it is not a folder or holds none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScenarioError(f"{folder}: no such folder. Give a folder of scenario files (*.yaml) or a file.")
+    try:
+        files = sorted(p for p in folder.iterdir() if p.name.endswith((".yaml", ".yml")) and
+                       not p.name.startswith("."))
+    except OSError as exc:
+        raise ScenarioError(f"{folder}: cannot list the folder ({exc.strerror}). Check its permissions.") from None
+    if not files:
+        raise ScenarioError(f"{folder}: no scenario files (*.yaml or *.yml) in this folder. Give the folder that "
+                            "holds them, or a scenario file.")
+    return files
+
+
+def load_dir_each(folder: str | Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
+    """Every scenario file of ``folder`` that loads, and one error per file that does not (a file whose id or
+    canary another file already uses counts as not loading). Raises only when the folder itself is unusable."""
+    loaded: list[LoadedScenario] = []
+    errors: list[ScenarioError] = []
+    for f in scenario_files(folder):
+        try:
+            loaded.append(load_scenario(f))
+        except ScenarioError as exc:
+            errors.append(exc)
+    clashes = unique_problems(loaded)
+    errors += clashes.values()
+    return [s for s in loaded if s.path not in clashes], errors
 
 
 def load_dir(folder: str | Path) -> list[LoadedScenario]:
     """Every ``*.yaml`` / ``*.yml`` in ``folder`` (not recursive), sorted by file name, checked as a set."""
-    files = sorted([*Path(folder).glob("*.yaml"), *Path(folder).glob("*.yml")])
-    loaded = [load_scenario(f) for f in files]
-    check_unique(loaded)
+    loaded, errors = load_dir_each(folder)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ScenarioError(f"{folder}: {len(errors)} of {len(loaded) + len(errors)} scenario files are invalid "
+                            f"(`encsim scenarios validate {folder}` lists every one); the first: {errors[0]}")
     return loaded
 
 
@@ -151,17 +360,26 @@ def load_library() -> list[LoadedScenario]:
     return load_dir(library_dir())
 
 
-def check_unique(loaded: list[LoadedScenario]) -> None:
-    """Scenario ids and canary strings must be unique across a set of scenarios."""
+def unique_problems(loaded: list[LoadedScenario]) -> dict[Path, ScenarioError]:
+    """Scenario ids and canary strings must be unique across a set of scenarios: one error per file that reuses
+    one (the first file to use it keeps it)."""
+    out: dict[Path, ScenarioError] = {}
     for attr in ("id", "canary"):
         seen: dict[str, Path] = {}
         for item in loaded:
             value = getattr(item.scenario, attr)
-            if value in seen and seen[value] != item.path:
-                raise ScenarioError(
+            if value in seen and seen[value] != item.path and item.path not in out:
+                out[item.path] = ScenarioError(
                     f"{item.path}: {attr} {value!r} is also used by {seen[value]}; every scenario needs its own {attr}."
                 )
-            seen[value] = item.path
+            seen.setdefault(value, item.path)
+    return out
+
+
+def check_unique(loaded: list[LoadedScenario]) -> None:
+    """Raise the first clash of :func:`unique_problems`."""
+    for error in unique_problems(loaded).values():
+        raise error
 
 
 def resolve(specs: list[str]) -> list[LoadedScenario]:

@@ -14,14 +14,16 @@ so a scenario with 1 critical fact gets 8 turns, 3 get 12, 5 or more get 15.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from scenarios.lexicon import intent_ids
 
 TURN_LIMIT_MIN = 8
+_TRIGGER_WORD = re.compile(r"[a-z0-9]")  # what scenarios.lexicon.normalise keeps of a question's words
 TURN_LIMIT_MAX = 15
 
 
@@ -231,9 +233,15 @@ class Fact(_Strict):
 
     @field_validator("triggers")
     @classmethod
-    def _non_blank(cls, v: list[str]) -> list[str]:
+    def _non_blank(cls, v: list[str], info: ValidationInfo) -> list[str]:
         if any(not t.strip() for t in v):
             raise ValueError("a trigger is blank")
+        for t in v:  # questions are matched on their words (a-z, 0-9): a trigger without one matches nothing
+            if not _TRIGGER_WORD.search(t.lower()):
+                fact = info.data.get("id")
+                raise ValueError(f"trigger {t!r}" + (f" of fact {fact!r}" if fact else "") + " has no letter or "
+                                 "digit (a-z, 0-9), so no question can match it; give words a patient would be "
+                                 "asked about, or remove it")
         return v
 
     @field_validator("intents")

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,14 +155,16 @@ def _check_not_one_document(source: Path, lines: list[tuple[int, bytes]]) -> Non
         doc = json.loads(b"\n".join(line for _, line in lines).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):  # JSON Lines has "extra data" after line 1
         return
+    # The suggested command writes a NEW file: `jq ... x.jsonl > x.jsonl` would empty the source before jq reads it.
+    src, dst = shlex.quote(source.name), shlex.quote(f"{source.stem}.lines.jsonl")
     if isinstance(doc, list):
         raise ImportSourceError(
-            f"{source}: is one JSON array, not JSON Lines. Write one object per line first, "
-            f"e.g. `jq -c '.[]' {source.name} > {source.stem}.jsonl`, and import that.")
+            f"{source}: is one JSON array, not JSON Lines. Write one object per line into a new file first, "
+            f"e.g. `jq -c '.[]' {src} > {dst}`, and import that.")
     if isinstance(doc, dict):
         raise ImportSourceError(
             f"{source}: is one pretty-printed JSON object, not JSON Lines (one compact object per line). "
-            f"Convert it with `jq -c . {source.name} > {source.stem}.jsonl` and import that.")
+            f"Convert it into a new file with `jq -c . {src} > {dst}` and import that.")
 
 
 def _not_jsonl(source: Path, lines: list[tuple[int, bytes]]) -> ImportSourceError:
@@ -169,8 +172,15 @@ def _not_jsonl(source: Path, lines: list[tuple[int, bytes]]) -> ImportSourceErro
                              f"is a JSON object. {_NOT_JSONL_HELP}")
 
 
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a value used twice in full: the scenario loader refuses YAML aliases (``&id001`` / ``*id001``)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def dump_yaml(data: dict[str, Any], header: str) -> str:
-    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
+    body = yaml.dump(data, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=110)
     return "".join(f"# {line}\n" for line in header.splitlines()) + body
 
 
