@@ -43,6 +43,7 @@ from sim.judges import (
 from sim.patient_model import PatientModel
 from sim.channel import Channel, TextChannel
 from sim.errors import ConfigError, EncSimError
+from sim.redact import clean, one_line, redact_json
 from sim.harness import HARNESS_VERSION
 from sim.runner import run_batch, summarise, text_progress
 from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
@@ -434,8 +435,8 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
     gate = summary.safety_gate
     head = summary.headline.text() if summary.headline is not None else \
         ("aggregate n/a" if summary.aggregate is None else f"aggregate {summary.aggregate:.3f}")
-    print(f"{head}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
-          f"{summary.completed} scored, {summary.errors} errors")
+    print(clean(f"{head}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
+                f"{summary.completed} scored, {summary.errors} errors"))
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
     if summary.errors:
@@ -444,12 +445,12 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
               f"the aggregate" + (f" (score without errors: {without:.3f})" if without is not None else "")
               + "; by reason:", file=sys.stderr)
         for reason, n in list(summary.error_reasons.items())[:5]:
-            print(f"  {n} x {reason}", file=sys.stderr)
+            print(f"  {n} x {one_line(reason)}", file=sys.stderr)  # endpoint text: redacted, no escapes
         print(f"Fix the cause, then run them again: encsim run --resume {run_dir} --retry-errors", file=sys.stderr)
     if summary.evaluator_errors:
         names = sorted({e.evaluator for e in summary.evaluator_errors})
         print(f"{len(summary.evaluator_errors)} evaluator error(s) ({', '.join(names)}): those encounters were scored "
-              f"without them; first: {summary.evaluator_errors[0].error}", file=sys.stderr)
+              f"without them; first: {one_line(summary.evaluator_errors[0].error)}", file=sys.stderr)
     if summary.profile and summary.combined is not None:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")
@@ -495,7 +496,7 @@ def _run_with_dashboard(args: argparse.Namespace) -> int:
     app = DashboardApp(run_dir, job=lambda: _run(args), reviewer=args.reviewer)
     app.run()
     if app.job_result is None and app.job_error:
-        print(f"error: {app.job_error}", file=sys.stderr)
+        print(f"error: {clean(str(app.job_error))}", file=sys.stderr)
         return EXIT_USER_ERROR
     if app.job_result is None:
         print(f"the run did not finish; finished encounters are saved. Continue with: encsim run --resume {run_dir}",
@@ -552,7 +553,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
             if server is not None:
                 server.stop()
         if args.json:
-            args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+            args.json.write_text(redact_json(report.model_dump_json(indent=2)), encoding="utf-8")
         return render_pairwise(report)
 
     print(asyncio.run(go()))
@@ -770,7 +771,7 @@ def cmd_live(args: argparse.Namespace) -> int:
             app = DashboardApp(out, job=lambda: call(announce=lambda msg: app.notify(msg, timeout=600)))
             app.run()
             if app.job_result is None and app.job_error:
-                print(f"error: {app.job_error}", file=sys.stderr)
+                print(f"error: {clean(str(app.job_error))}", file=sys.stderr)
                 return EXIT_USER_ERROR
             if app.job_result is None:
                 print(f"the call was not scored (its events so far are in {out}/events.jsonl).", file=sys.stderr)
@@ -784,10 +785,10 @@ def cmd_live(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     result = rec.result
     live = (result.interaction or {}) if result else {}
-    print(f"call ended: {result.termination if result else rec.error}; "
-          f"{len(result.gathered_info) if result else 0} facts gathered; "
-          + (f"composite {rec.score.composite:.3f}" if rec.score and rec.score.composite is not None
-             else f"not scored ({rec.error})"))
+    print(one_line(f"call ended: {result.termination if result else rec.error}; "
+                   f"{len(result.gathered_info) if result else 0} facts gathered; "
+                   + (f"composite {rec.score.composite:.3f}" if rec.score and rec.score.composite is not None
+                      else f"not scored ({rec.error})")))
     p50 = live.get("patient_latency_p50_s")
     if p50 is not None:
         print(f"patient voice-to-voice latency p50 {p50:.3f} s; agent response latency p50 "
@@ -833,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = handlers[args.command]
         return handler(args)
     except (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors()) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {clean(str(exc))}", file=sys.stderr)  # may quote an endpoint: redacted, no escapes
         return EXIT_USER_ERROR
 
 

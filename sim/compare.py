@@ -35,6 +35,9 @@ headline (or why it has none) instead (``Comparison.headline_a`` / ``headline_b`
 JSON (``write_comparison_json``): ``metric`` is written when it is the HealthBench score, and
 ``healthbench``, ``headline_a``, ``headline_b`` when set, so two ordinary runs give the same JSON
 as before rubric-only runs could be compared.
+
+Both outputs are redacted (``sim.redact``: the text with ``clean``, the JSON with ``redact_json``):
+model names, headline notes and run paths come from run directories that may predate redaction.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from scorers import (
     compare_scores,
 )
 from sim.errors import ConfigError
+from sim.redact import clean, redact_json
 from sim.store import SUMMARY_FILE, EncounterRecord, RunMeta, RunStore
 
 RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]
@@ -255,7 +259,7 @@ def write_comparison_json(c: Comparison, path: Path) -> None:
     if c.metric == METRIC_AGGREGATE:
         exclude.add("metric")
     try:
-        Path(path).write_text(c.model_dump_json(indent=2, exclude=exclude or None), encoding="utf-8")
+        Path(path).write_text(redact_json(c.model_dump_json(indent=2, exclude=exclude or None)), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--json {path}: cannot write the comparison ({exc.strerror}). "
                           "Choose a writable path.") from None
@@ -369,7 +373,7 @@ def render_comparison(c: Comparison) -> str:
                  *_table(c, "-"), *_only(c, "rubric-scored"), *_healthbench_lines(c, c.healthbench)]
         if c.notes:
             lines += ["", "notes:"] + [f"- {n}" for n in c.notes]
-        return "\n".join(lines) + "\n"
+        return clean("\n".join(lines) + "\n")
     lines = [*head, tests, "", *_table(c, "n/a"), *_only(c, "scored")]
     lines += [
         _overall_line("A", c.aggregate_a, c.aggregate_uncapped_a, c.safety_gate_a, c.headline_a),
@@ -392,4 +396,4 @@ def render_comparison(c: Comparison) -> str:
                      f"Mann-Whitney U={_f(d.mwu_stat, 1)} p={_p(d.mwu_p)}: " + ("ALERT" if d.alert else "ok"))
     if c.notes:
         lines += ["", "notes:"] + [f"- {n}" for n in c.notes]
-    return "\n".join(lines) + "\n"
+    return clean("\n".join(lines) + "\n")

@@ -3,6 +3,8 @@
 One JSON object per line, each with ``type`` and ``t`` (unix time), flushed as it is written so
 another process can follow the file. Readers must skip a malformed or truncated line (a killed
 writer can leave one) and carry on; ``read_events`` does so and reports how many it skipped.
+Each line is redacted as written (``sim.redact.redact_json``): a key an endpoint reflected into a
+turn's text or an error shows as ``[redacted]``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from sim.redact import redact_json
 
 
 class _Event(BaseModel):
@@ -130,7 +134,7 @@ class EventLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def __call__(self, event: _Event) -> None:
-        os.write(self._fd, (event.model_dump_json() + "\n").encode())
+        os.write(self._fd, (redact_json(event.model_dump_json()) + "\n").encode())
 
     def close(self) -> None:
         os.close(self._fd)

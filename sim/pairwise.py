@@ -2,6 +2,7 @@
 (models), both orders, and the models are ranked by Bradley-Terry with bootstrap CIs
 (scorers/_pairwise.py). Encounters are paired by (scenario, k) over the scenarios and k that both
 runs completed. A judge of the same provider family as either model of a pair is not used for it.
+The rendered table is redacted and neutralised (``sim.redact.clean``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from scorers._judge import Judge, transcript_text
 from scorers._pairwise import Answer, PairOutcome, Ranking, majority_outcome, rank_models, unswap
 from sim.errors import ConfigError
 from sim.judges import DEFAULT_FAMILIES, family_of
+from sim.redact import clean
 from sim.result import ConversationResult
 from sim.store import RunStore
 
@@ -95,4 +97,4 @@ def render_pairwise(report: PairwiseReport) -> str:
         lines.append(f"{r.model[:50]:50} {r.strength:>+11.3f}  [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]  "
                      f"{r.wins:>6.1f}/{r.comparisons:<4}")
     lines += [f"skipped: {s}" for s in report.skipped]
-    return "\n".join(lines)
+    return clean("\n".join(lines))

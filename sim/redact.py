@@ -1,22 +1,46 @@
 """One redaction layer for everything a run writes or prints, and neutralising endpoint text.
 
-Secrets (API keys read from the environment) are registered once per process with
-``register_secret``; ``redact`` then replaces every form a key can take in text that came back from
-an endpoint or was built from one: the raw key, its JSON-escaped form (what an error body that
-echoes the request's headers contains), its URL-escaped forms, and base64 (alone, and as
-``user:key`` / ``:key`` of HTTP Basic auth). Every writer of a run directory, the event log and the
-terminal passes its text through ``redact``; ``redact_obj`` walks JSON-like data.
+Policy (issue 14): no API key reaches a run directory, a log, a report or a terminal, in any escaping,
+and text from an endpoint cannot drive the terminal or forge a report.
+
+Secrets (API keys read from the environment: the agent's, the judges', the patient model's) are
+registered once per process with ``register_secret`` (``api_key_from_env`` does it; ``register_env``
+registers a variable's value by name, as ``RunStore.read_meta`` does for the variables a run names,
+so that ``encsim report`` / ``compare`` redact too). ``redact`` then replaces every form a key can
+take in text that came back from an endpoint or was built from one with ``[redacted]``:
+
+- the raw key; JSON-escaped (ASCII and UTF-8, ``\\/`` for ``/`` as PHP writes it, and escaped twice
+  for an error body quoted inside another JSON string); URL-escaped (``quote``, ``quote_plus``,
+  lower-case hex); HTML-escaped (report.html);
+- base64: alone and as ``user:key`` of HTTP Basic auth for a few usual user names, and, whatever
+  surrounds the key, the three alignment-independent cores (base64 of the key from byte 0, 1 or 2,
+  whole 3-byte groups only): one of them is inside any base64 blob that contains the key;
+- a truncated key: any text form cut after at least ``max(12, min(half the form, 24))`` characters
+  (an error message shortened to N characters in the middle of the key) is redacted up to where it
+  stops matching;
+- URL userinfo: ``scheme://user:password@host`` loses ``user:password`` (``redact_url``), registered
+  or not.
+
+Every writer applies it at the write boundary: ``sim.store`` (results.jsonl, run.json, summary.json,
+report.md), ``sim.events`` (events.jsonl), report.html, ``encsim compare`` output, the patient-model
+cache, and the CLI's lines that carry endpoint text. JSON is redacted as its final serialised text
+with ``redact_json`` (which keeps the document valid JSON); ``redact_obj`` walks JSON-like data.
 
 ``neutralise`` makes text from an endpoint safe for a terminal or a Markdown/HTML report: ANSI
-CSI and OSC escape sequences and other C0/C1 control characters (except newline and tab) are
-replaced by a visible ``\\x..`` form, so a hostile error body can neither move the cursor, set the
-window title, write hyperlinks nor hide text.
+CSI and OSC escape sequences, other C0/C1 control characters (except newline and tab) and the
+Unicode bidirectional overrides/isolates are replaced by a visible ``\\x..`` / ``\\u....`` form, so a
+hostile error body can neither move the cursor, set the window title, write hyperlinks nor hide or
+reorder text. CRLF becomes LF; newlines are kept (multi-line transcripts stay multi-line).
+``clean`` = ``neutralise(redact(text))``; ``one_line`` also folds whitespace runs (newlines included)
+into one space, for a message that must stay on its line (an error reason, a list item).
 """
 
 from __future__ import annotations
 
 import base64
+import html
 import json
+import os
 import re
 import threading
 import urllib.parse
@@ -24,58 +48,137 @@ from typing import Any
 
 REDACTED = "[redacted]"
 _MIN_SECRET = 4  # shorter "keys" would redact ordinary words
+_MIN_PREFIX = 12  # a cut key is redacted when at least this much of it (and at least half, up to 24) is left
+_MAX_PREFIX = 24
+_MIN_B64_CORE = 12  # base64 characters of an alignment-independent core
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
-_pattern: re.Pattern[str] | None = None
+# (pattern, alternative -> the full text forms it may be the start of); swapped as one object
+_state: tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None = None
+
+# scheme://userinfo@ (also JSON-escaped slashes: http:\/\/user:pw@host)
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})[^\s/?#@\"'<>\\\[\]]+@")
+
+
+def _lower_hex(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), text)
+
+
+def _text_forms(secret: str) -> set[str]:
+    """Forms that keep the key's characters in order (so a cut one is recognisable by its start)."""
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+             urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), urllib.parse.quote(secret),
+             html.escape(secret, quote=True), html.escape(secret, quote=False)}
+    forms |= {f.replace("/", "\\/") for f in list(forms)}
+    forms |= {_lower_hex(f) for f in list(forms)}
+    # JSON escaping of an already JSON-escaped form (an error body quoted inside another JSON string)
+    forms |= {json.dumps(f)[1:-1] for f in list(forms)}
+    return forms
+
+
+def _b64_forms(secret: str) -> set[str]:
+    raw = secret.encode()
+    forms: set[str] = set()
+    for prefix in (b"", b":", b"u:", b"user:", b"apikey:", b"api:", b"Bearer "):
+        forms.add(base64.b64encode(prefix + raw).decode().rstrip("="))
+        forms.add(base64.urlsafe_b64encode(prefix + raw).decode().rstrip("="))
+    # the key raw or JSON-escaped (a base64'd JSON body) inside any base64 blob: whatever precedes it, one of
+    # these cores starts on a 3-byte group boundary
+    for text in {secret, json.dumps(secret)[1:-1]}:
+        data = text.encode()
+        for skip in range(3):
+            chunk = data[skip:]
+            chunk = chunk[:len(chunk) // 3 * 3]
+            if len(chunk) * 4 // 3 >= _MIN_B64_CORE:
+                forms.add(base64.b64encode(chunk).decode())
+                forms.add(base64.urlsafe_b64encode(chunk).decode())
+    return forms
 
 
 def _forms(secret: str) -> set[str]:
-    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
-             urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), urllib.parse.quote(secret)}
-    for prefix in ("", ":", "u:", "user:", "apikey:", "Bearer "):
-        raw = (prefix + secret).encode()
-        encoded = base64.b64encode(raw).decode()
-        forms.add(encoded.rstrip("="))
-        forms.add(base64.urlsafe_b64encode(raw).decode().rstrip("="))
-    # JSON escaping of an already JSON-escaped form (an error body quoted inside another JSON string)
-    forms |= {json.dumps(f)[1:-1] for f in list(forms)}
-    return {f for f in forms if len(f) >= _MIN_SECRET}
+    """Every form of ``secret`` that ``redact`` replaces (whole forms; cut text forms are found too)."""
+    return {f for f in _text_forms(secret) | _b64_forms(secret) if len(f) >= _MIN_SECRET}
+
+
+def _build(secrets: set[str]) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
+    """The pattern of every whole base64 form and the shortest recognisable start of every text form, and for
+    each alternative the text forms a match may continue into (the replacement runs as far as one goes)."""
+    texts = {f for s in secrets for f in _text_forms(s) if len(f) >= _MIN_SECRET}
+    alternatives = {f if len(f) < _MIN_PREFIX else f[:max(_MIN_PREFIX, min(len(f) // 2, _MAX_PREFIX))] for f in texts}
+    alternatives |= {f for s in secrets for f in _b64_forms(s) if len(f) >= _MIN_SECRET}
+    ordered = sorted(alternatives, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(a) for a in ordered))
+    return pattern, {a: tuple(f for f in texts if f.startswith(a) and len(f) > len(a)) for a in ordered}
 
 
 def register_secret(secret: str | None) -> None:
     """Redact ``secret`` (in every form) from everything ``redact`` sees, for the rest of the process."""
-    global _pattern
+    global _state
     if not secret or len(secret) < _MIN_SECRET:
         return
     with _lock:
         if secret in _secrets:
             return
         _secrets.add(secret)
-        forms = sorted({f for s in _secrets for f in _forms(s)}, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(f) for f in forms))
+        _state = _build(_secrets)
+
+
+def register_env(var: str | None) -> None:
+    """Register the value of environment variable ``var`` as a secret, when it is named and set."""
+    if var:
+        register_secret(os.environ.get(var))
 
 
 def forget_secrets() -> None:
     """Drop every registered secret (tests)."""
-    global _pattern
+    global _state
     with _lock:
         _secrets.clear()
-        _pattern = None
+        _state = None
+
+
+def redact_url(url: str) -> str:
+    """``url`` (or any text holding URLs) without userinfo:
+    ``https://user:key@host/v1`` -> ``https://[redacted]@host/v1``."""
+    if not url or "@" not in url:
+        return url
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url)
+
+
+def _common_length(text: str, start: int, form: str) -> int:
+    n = 0
+    for a, b in zip(text[start:start + len(form)], form):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret, in every form, replaced by ``[redacted]``."""
-    pattern = _pattern
-    if pattern is None or not text:
+    """``text`` with every registered secret, in every form, and every URL's userinfo replaced by ``[redacted]``."""
+    if not text:
         return text
-    return pattern.sub(REDACTED, text)
+    text = redact_url(text)
+    state = _state
+    if state is None:
+        return text
+    pattern, extend = state
+    out: list[str] = []
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        start = m.start()
+        end = max((start + _common_length(text, start, form) for form in extend[m.group(0)]), default=m.end())
+        out += [text[pos:start], REDACTED]
+        pos = max(end, m.end())
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_obj(value: Any) -> Any:
     """``redact`` applied to every string (keys included) of JSON-like data."""
-    if _pattern is None:
-        return value
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
@@ -85,15 +188,36 @@ def redact_obj(value: Any) -> Any:
     return value
 
 
+# characters JSON may hold raw that a terminal may act on (C1 controls, DEL) or that reorder displayed text
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def redact_json(text: str) -> str:
+    """A serialised JSON document redacted as text (which catches the JSON-escaped forms), still valid JSON.
+
+    Should a replacement cut through an escape sequence (a key ending in a backslash), the document is
+    parsed, its strings redacted, and serialised again. C1 controls, DEL and bidirectional controls (which
+    JSON may leave raw; C0 ones it always escapes) are written as ``\\uXXXX`` escapes: the data is the same
+    once parsed, and ``cat`` of the file cannot drive a terminal."""
+    out = redact(text)
+    if out != text:
+        try:
+            json.loads(out)
+        except ValueError:
+            out = redact(json.dumps(redact_obj(json.loads(text)), ensure_ascii=False))
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", out)
+
+
 # ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC P/X/^/_ ... ST (DCS, SOS, PM, APC),
-# two-byte ESC sequences, then any other C0/C1 control character except newline and tab.
+# two-byte ESC sequences, then any other C0/C1 control character except newline and tab, and the
+# bidirectional embeddings, overrides and isolates (text that displays in another order than it reads).
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
     r"|\x1b[@-Z\\-_]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 
 
@@ -101,9 +225,42 @@ def neutralise(text: str) -> str:
     """Escape sequences and control characters made visible (``\\x1b[31m`` -> ``\\x1b[31m`` as text)."""
     if not text:
         return text
+    text = text.replace("\r\n", "\n")
     return _ESCAPES.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+# one JSON escape (consumed left to right, so an escaped backslash is never mistaken for the start of
+# another escape), or a raw character that JSON may leave unescaped and neutralise makes visible
+_JSON_ESCAPE = re.compile(r'\\r\\n|\\u([0-9a-fA-F]{4})|\\(.)|([\x7f-\x9f\u202a-\u202e\u2066-\u2069])', re.DOTALL)
+_SHORT = {"b": "x08", "f": "x0c", "r": "r"}
+
+
+def _visible_escape(m: re.Match[str]) -> str:
+    if m.group(0) == "\\r\\n":
+        return "\\n"
+    if m.group(1) is not None:
+        char = chr(int(m.group(1), 16))
+        if char in "\n\t" or not _ESCAPES.fullmatch(char):
+            return m.group(0)
+        return "\\" + neutralise(char)  # the JSON for a backslash, then the rest of the visible form
+    if m.group(2) is not None:
+        short = _SHORT.get(m.group(2))
+        return m.group(0) if short is None else "\\\\" + short
+    return "\\" + neutralise(m.group(3))
+
+
+def display_json(text: str) -> str:
+    """A JSON document whose strings are neutralised, rewritten as JSON text (for a reader that shows them:
+    the dashboard). ``"\\u001b[2J"`` becomes ``"\\\\x1b[2J"``, which parses to the visible text ``\\x1b[2J``;
+    CRLF becomes LF; every other character and the document's structure are unchanged."""
+    return _JSON_ESCAPE.sub(_visible_escape, text)
 
 
 def clean(text: str) -> str:
     """Endpoint text fit for a terminal, a log or a report: redacted, then neutralised."""
     return neutralise(redact(text))
+
+
+def one_line(text: str) -> str:
+    """``clean`` text on one line: runs of whitespace, newlines included, become one space."""
+    return " ".join(clean(text).split())

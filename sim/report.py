@@ -1,4 +1,10 @@
-"""Render ``report.md`` from a run's summary and records. Pure function of the run directory."""
+"""Render ``report.md`` from a run's summary and records. Pure function of the run directory.
+
+Error messages (an endpoint's error body, an evaluator's exception) are written with
+``sim.redact.one_line``: redacted, escape sequences made visible, and on one line, so an error body
+cannot add headings, rows or fake figures to the report. ``RunStore.write_report`` redacts and
+neutralises the whole text again as it writes it (newlines of multi-line text are kept).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Any
 import time
 
 from scorers import Summary, TriageAccuracy, verdict_text
+from sim.redact import one_line
 from sim.store import EncounterRecord, RunMeta
 
 
@@ -165,13 +172,14 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         lines.append(f"- **{r.id}** k={r.worst_k_index}: " + "; ".join(parts + issues))
     if summary.evaluator_errors:
         lines += ["", "## Evaluator errors (those encounters scored without the evaluator)", ""]
-        lines += [f"- {e.scenario_id} k={e.k}: {e.evaluator}: {e.error}" for e in summary.evaluator_errors[:50]]
+        lines += [f"- {e.scenario_id} k={e.k}: {e.evaluator}: {one_line(e.error)}"
+                  for e in summary.evaluator_errors[:50]]
         if len(summary.evaluator_errors) > 50:
             lines.append(f"- ... and {len(summary.evaluator_errors) - 50} more in summary.json")
     errs = [rec for rec in records.values() if rec.status == "error"]
     if errs:
         lines += ["", "## Errors (not scored)", ""]
-        lines += [f"- {rec.scenario_id} k={rec.k}: {rec.error}" for rec in errs[:50]]
+        lines += [f"- {rec.scenario_id} k={rec.k}: {one_line(rec.error or 'error')}" for rec in errs[:50]]
         if len(errs) > 50:
             lines.append(f"- ... and {len(errs) - 50} more in results.jsonl")
     return "\n".join(lines) + "\n"

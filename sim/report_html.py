@@ -8,7 +8,10 @@ reports always agree. It is a single HTML5 document that opens from disk with no
   scripts are fetched, and the only links are ``#`` anchors inside the page. A tiny inline script
   sorts tables on a header click and opens every ``<details>`` before printing; nothing depends on it.
 - every string that comes from a scenario, a transcript or the model under test is untrusted and
-  goes through ``_e`` (``html.escape``, plus ``://`` written as entities so the source holds no URL).
+  goes through ``_e``: ``sim.redact.clean`` (registered keys and URL userinfo redacted, escape
+  sequences and control characters made visible, newlines kept), then ``html.escape``, plus ``://``
+  written as entities so the source holds no URL. The whole page is redacted and neutralised once
+  more as it is written (``write_html_report``), so no key in any escaping reaches the file.
 
 Sections: header, aggregate and safety-gate panel, suites, per-scenario score distributions across
 K, worst-of-K bars, the per-scenario table, and the worst encounter of every scenario with its
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers import Summary, verdict_text
+from sim.redact import clean
 from sim.store import EncounterRecord, RunMeta
 
 REPORT_HTML_FILE = "report.html"
@@ -65,7 +69,7 @@ MAX_FLAGGED_TRANSCRIPTS = 50
 def _e(value: Any) -> str:
     """Escape text for HTML element content and attributes. ``://`` becomes entities so a URL in model
     output renders as written but the page source holds no ``http://`` (nothing can mistake it for a link)."""
-    return html.escape(str(value), quote=True).replace("://", ":&#47;&#47;")
+    return html.escape(clean(str(value)), quote=True).replace("://", ":&#47;&#47;")
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -1201,6 +1205,6 @@ def write_html_report(run_dir: Path, meta: RunMeta, summary: Summary, records: R
     """Render and write ``<run_dir>/report.html`` atomically (tmp file, then ``os.replace``)."""
     path = Path(run_dir) / REPORT_HTML_FILE
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(render_html(meta, summary, records), encoding="utf-8")
+    tmp.write_text(clean(render_html(meta, summary, records)), encoding="utf-8")
     os.replace(tmp, path)
     return path

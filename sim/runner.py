@@ -40,6 +40,7 @@ from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, Eve
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
 from sim.patient_model import PatientModel
+from sim.redact import one_line
 from sim.report import render_report
 from sim.result import ConversationResult
 from sim.report_html import write_html_report
@@ -206,7 +207,7 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
     if rec.status == "not_applicable":
         what = "not applicable (the model is text-only; the item needs images)"
     elif rec.score is None:
-        what = f"ERROR {rec.error}"
+        what = f"ERROR {one_line(rec.error or '')}"  # endpoint text: redacted, no escapes, one line
     else:
         what = "unscored (rubric only: needs a judge)" if rec.score.composite is None else f"composite {rec.score.composite:.2f}"
     print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}: {what}", file=sys.stderr, flush=True)

@@ -14,6 +14,13 @@
       report.md       the human report rendered from summary.json and results.jsonl.
       patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
 
+Every writer here redacts at the write boundary (``sim.redact``): JSON files are redacted as their
+final serialised text (``redact_json``: every registered key in every escaping, URL userinfo), and
+report.md is also neutralised (escape sequences and control characters made visible, newlines
+kept). A reflected key therefore shows as ``[redacted]`` in the stored transcript too; the encounter
+was scored before it was written. ``read_meta`` registers the keys of the variables a run names
+(agent, judges, patient model) that are set, so ``encsim report`` / ``compare`` redact them as well.
+
 For a (scenario, k) pair that has several lines (an error later retried with --retry-errors), the
 last line wins.
 """
@@ -31,6 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from scorers import ScoreCard, Summary
 from sim.errors import ConfigError
+from sim.redact import clean, redact_json, register_env
 from sim.result import ConversationResult
 
 RUN_FILE = "run.json"
@@ -156,13 +164,16 @@ class RunStore:
     def read_meta(self) -> RunMeta:
         path = self.root / RUN_FILE
         try:
-            return RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
+            meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
         except (ValidationError, ValueError) as exc:
             raise ConfigError(f"{path}: unreadable run metadata ({str(exc).splitlines()[0]}). "
                               "The run cannot be resumed; start a new one.") from None
+        for ref in (meta, *meta.judges, *([meta.patient_model] if meta.patient_model else [])):
+            register_env(ref.api_key_env)
+        return meta
 
     def write_meta(self, meta: RunMeta) -> None:
-        _write_atomic(self.root / RUN_FILE, meta.model_dump_json(indent=2))
+        _write_atomic(self.root / RUN_FILE, redact_json(meta.model_dump_json(indent=2)))
 
     def _repair_tail(self) -> None:
         """Cut a torn last line (no trailing newline) so the next append starts on a fresh line."""
@@ -177,7 +188,7 @@ class RunStore:
             fh.truncate(data.rfind(b"\n") + 1)
 
     def append(self, record: EncounterRecord) -> None:
-        line = (record.model_dump_json() + "\n").encode()
+        line = (redact_json(record.model_dump_json()) + "\n").encode()
         fd = os.open(self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
@@ -206,7 +217,7 @@ class RunStore:
 
     def write_summary(self, summary: Summary) -> Path:
         path = self.root / SUMMARY_FILE
-        _write_atomic(path, summary.model_dump_json(indent=2))
+        _write_atomic(path, redact_json(summary.model_dump_json(indent=2)))
         return path
 
     def read_summary(self) -> Summary:
@@ -214,7 +225,7 @@ class RunStore:
 
     def write_report(self, text: str) -> Path:
         path = self.root / REPORT_FILE
-        _write_atomic(path, text)
+        _write_atomic(path, clean(text))
         return path
 
 

@@ -10,6 +10,8 @@ Everything the screens show is derived here: progress, throughput, ETA, the aggr
 safety-gate badge, per-suite means, and per encounter (keyed by ``(scenario_id, k)``) its status,
 composite, worst-of-K marker, safety marker, transcript and, for live calls, who is speaking, the
 latencies and the overlaps. Counters are kept incrementally so a poll costs O(new lines).
+Every file is read through ``sim.redact.display_json``: escape sequences and control characters an
+endpoint put in a transcript or an error are shown as text (``\x1b[2J``), never sent to the terminal.
 
 A results line supersedes an earlier one for the same ``(scenario_id, k)``; a results line older
 than the encounter's latest ``encounter_started`` (an error being retried) does not end that retry.
@@ -45,6 +47,7 @@ from sim.events import (
     TurnRecorded,
     parse_event,
 )
+from sim.redact import display_json
 from sim.store import EVENTS_FILE, RESULTS_FILE, RUN_FILE, SUMMARY_FILE, EncounterRecord, RunMeta
 from tui._catalog import ScenarioCatalog
 
@@ -233,7 +236,7 @@ class RunState:
                 continue
             self.lines_read += 1
             try:
-                event = parse_event(line)
+                event = parse_event(display_json(line))
             except ValueError as exc:
                 self._warn(f"{EVENTS_FILE} line {line_no}: skipped, {exc}")
                 continue
@@ -243,7 +246,7 @@ class RunState:
                 continue
             self.lines_read += 1
             try:
-                rec = EncounterRecord.model_validate_json(line)
+                rec = EncounterRecord.model_validate_json(display_json(line))
             except (ValidationError, ValueError) as exc:
                 why = str(exc).splitlines()[0][:160]
                 self._warn(f"{RESULTS_FILE} line {line_no}: skipped, not an encounter record ({why})")
@@ -279,7 +282,7 @@ class RunState:
             return False
         self._meta_stamp = stamp
         try:
-            self.meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
+            self.meta = RunMeta.model_validate_json(display_json(path.read_text(encoding="utf-8")))
         except (OSError, ValidationError, ValueError) as exc:
             self.warnings.append(f"{RUN_FILE}: unreadable ({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
@@ -301,7 +304,7 @@ class RunState:
             return False
         self._summary_stamp = stamp
         try:
-            self.summary = Summary.model_validate_json(path.read_text(encoding="utf-8"))
+            self.summary = Summary.model_validate_json(display_json(path.read_text(encoding="utf-8")))
         except (OSError, ValidationError, ValueError) as exc:
             self.warnings.append(f"{SUMMARY_FILE}: unreadable, kept the previous one "
                                  f"({str(exc).splitlines()[0][:160]})")

@@ -20,6 +20,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, ProgressBar, Static
 
 from scenarios import Scenario
+from sim.redact import clean
 from tui._annotations import Annotation
 from tui._format import duration, marker_text, passed_text, score, spark, status_text
 from tui._state import Encounter, RunState
@@ -133,7 +134,7 @@ def overview_text(state: RunState, *, suite_of: Callable[[str], str | None], job
     if job_running and not waiting:
         lines.append(Text("the run is going in this window; q twice stops it", style="dim"))
     if job_error:
-        lines.append(Text(f"✖ the run failed: {job_error}", style="bold red"))
+        lines.append(Text(f"✖ the run failed: {clean(job_error)}", style="bold red"))  # may quote an endpoint
     if state.skipped:
         warn = Text(f"⚠ {state.skipped} malformed line{'s' if state.skipped != 1 else ''} skipped", style="yellow")
         for w in state.warnings[-2:]:
