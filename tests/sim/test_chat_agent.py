@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from scenarios import Scenario
 from sim.agents import check_model_spec
 from sim.agents.base import AgentRequest, ChatMessage
-from sim.agents.chat import ChatCompletionsAgent, api_key_from_env
+from sim.agents.chat import (
+    FATAL_KINDS,
+    JUDGE_FLAGS,
+    ChatCompletionsAgent,
+    EndpointError,
+    api_key_from_env,
+    check_base_url,
+    check_call_timeout,
+    is_fatal,
+)
 from sim.errors import AgentError, ConfigError
+from sim.judges import JudgeClient
+from sim.redact import redact
 
 SECRET = "sk-test-SECRET-0123456789"
 
@@ -112,12 +127,269 @@ async def test_400_is_not_retried(fake_server, by_id) -> None:  # noqa: ANN001
     assert len(srv.requests) == 1 and not info.value.retryable
 
 
-async def test_unreachable_endpoint(by_id) -> None:  # noqa: ANN001
+async def test_unreachable_endpoint_is_retried_then_fatal_connection_refused(by_id) -> None:  # noqa: ANN001
     from sim.agents.local import free_port
-    a = agent(f"http://127.0.0.1:{free_port()}/v1", retries=1)
-    with pytest.raises(AgentError, match="connection failed"):
+    a = agent(f"http://127.0.0.1:{free_port()}/v1", retries=1)  # a port bound, then closed: nothing listens
+    with pytest.raises(EndpointError, match="connection refused") as info:
         await a.respond(request(by_id["viral_uri"]))
     await a.aclose()
+    assert info.value.kind == "connection_refused" and info.value.fatal and is_fatal(info.value)
+    assert "after 2 attempts" in str(info.value)  # retried (transient until proven otherwise), kind kept
+    assert "check the server is running" in str(info.value) and "--base-url" in str(info.value)
+
+
+async def test_unknown_host_is_dns_and_fatal(by_id) -> None:  # noqa: ANN001
+    a = agent("http://encsim-no-such-host.invalid/v1", retries=1, timeout_s=10)  # .invalid never resolves (RFC 2606)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    assert info.value.kind == "dns" and is_fatal(info.value)
+    assert "encsim-no-such-host.invalid could not be resolved" in str(info.value)
+
+
+@pytest.fixture
+def plain_text_tcp() -> Iterator[int]:
+    """A TCP server (a thread) that answers any bytes with plain-text HTTP: a TLS client fails its handshake."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(100)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+async def test_https_to_a_plain_http_server_is_tls_not_fatal(plain_text_tcp: int, by_id) -> None:  # noqa: ANN001
+    a = agent(f"https://127.0.0.1:{plain_text_tcp}/v1", retries=1)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    assert info.value.kind == "tls" and not is_fatal(info.value)
+    assert "http:// versus https://" in str(info.value)
+
+
+@pytest.mark.parametrize(("status", "flag"), [(401, "--api-key-env"), (403, "--api-key-env"), (404, "--model")])
+async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id,  # noqa: ANN001
+                                                             status: int, flag: str) -> None:
+    srv = fake_server(default=("status", status)).start()
+    a = agent(srv.base_url)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    assert len(srv.requests) == 1
+    assert info.value.kind == f"http_{status}" and info.value.fatal and not info.value.retryable
+    assert flag in str(info.value)
+    assert FATAL_KINDS == {"connection_refused", "dns", "http_401", "http_403", "http_404"}
+
+
+@pytest.mark.parametrize("action", [("status", 500), ("status", 400), ("malformed",), ("hang", 5)])
+async def test_transient_and_request_errors_are_not_fatal(fake_server, by_id, action: tuple) -> None:  # noqa: ANN001
+    srv = fake_server(default=action).start()
+    a = agent(srv.base_url, retries=1, timeout_s=0.3)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    assert not is_fatal(info.value)
+    assert info.value.kind == {"status": f"http_{'5xx' if action[1:] == (500,) else 400}", "malformed": "malformed",
+                               "hang": "timeout"}[action[0]]
+
+
+async def test_trickling_endpoint_is_bounded_by_the_total_deadline(fake_server, by_id) -> None:  # noqa: ANN001
+    # A valid reply dribbled out a byte every 50 ms for 6 s: every read succeeds at once, so only a
+    # deadline on the whole attempt gives up. 1 s deadline, 1 retry: two attempts, then a timeout.
+    srv = fake_server(default=("trickle", 6.0, 0.05)).start()
+    a = agent(srv.base_url, timeout_s=1.0, retries=1)
+    t0 = time.monotonic()
+    with pytest.raises(EndpointError, match="timed out") as info:
+        await a.respond(request(by_id["viral_uri"]))
+    elapsed = time.monotonic() - t0
+    await a.aclose()
+    assert info.value.kind == "timeout" and len(srv.requests) == 2
+    assert elapsed < 5.5, f"a 6 s trickle held the call {elapsed:.1f} s"  # sanity bound, not a speed target
+    assert "--call-timeout" in str(info.value)
+
+
+async def test_trickle_then_success_reuses_the_client(fake_server, by_id) -> None:  # noqa: ANN001
+    # the attempt cut by the deadline must not leave the single-connection client stuck
+    srv = fake_server(script=[("trickle", 6.0, 0.05)], default=("ok", "fine after all")).start()
+    a = agent(srv.base_url, timeout_s=1.0, retries=1)
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "fine after all"
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "fine after all"
+    await a.aclose()
+
+
+async def test_a_slow_trickle_within_the_deadline_is_a_reply(fake_server, by_id) -> None:  # noqa: ANN001
+    srv = fake_server(default=("trickle", 0.3, 0.01)).start()
+    a = agent(srv.base_url, timeout_s=20.0)
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "A reply that took its time."
+    await a.aclose()
+
+
+MALFORMED = [
+    pytest.param(("content", ""), "empty content", id="empty"),
+    pytest.param(("content", "  \n\t "), "whitespace-only content", id="whitespace"),
+    pytest.param(("content", None), "null content", id="null"),
+    pytest.param(("content", 42), "content is int", id="number"),
+    pytest.param(("content", {"text": "Hello"}), "content is dict", id="object"),
+    pytest.param(("content", [{"type": "image_url", "image_url": {"url": "data:,"}}]), "without a text part",
+                 id="parts-no-text"),
+    pytest.param(("no_choices",), "no choices", id="no-choices"),
+    pytest.param(("no_choices", []), "empty choices", id="empty-choices"),
+    pytest.param(("no_choices", [{"index": 0}]), "no choices[0].message", id="no-message"),
+    pytest.param(("length",), "empty content (cut at max_tokens", id="length-empty"),
+    pytest.param(("tool_calls",), "tool calls but no text", id="tool-calls"),
+    pytest.param(("error200", "The server had an error while processing your request."),
+                 "an error object in a 200 reply: The server had an error", id="error-in-200"),
+    pytest.param(("json", ["not", "an", "object"]), "JSON list, not an object", id="json-list"),
+    pytest.param(("malformed",), "the body is not JSON", id="not-json"),
+]
+
+
+@pytest.mark.parametrize(("action", "why"), MALFORMED)
+async def test_malformed_replies_are_retried_then_an_error(fake_server, by_id,  # noqa: ANN001
+                                                           action: tuple, why: str) -> None:
+    srv = fake_server(default=action).start()
+    a = agent(srv.base_url, retries=2)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    assert len(srv.requests) == 3 and info.value.kind == "malformed" and not is_fatal(info.value)
+    assert why in str(info.value) and "--model m" in str(info.value) and "\n" not in str(info.value)
+
+
+async def test_malformed_then_a_good_reply(fake_server, by_id) -> None:  # noqa: ANN001
+    srv = fake_server(script=[("content", ""), ("no_choices",), ("error200", "overloaded")],
+                      default=("ok", "What brings you in today?")).start()
+    a = agent(srv.base_url)
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "What brings you in today?"
+    await a.aclose()
+    assert len(srv.requests) == 4
+
+
+async def test_content_parts_are_joined_and_cut_replies_with_text_are_kept(fake_server, by_id) -> None:  # noqa: ANN001
+    parts = [{"type": "text", "text": "How long have you had the cough? "},
+             {"type": "text", "text": "Any fever?"}]
+    srv = fake_server(script=[("content", parts), ("length", "Assessment: likely a viral upper resp")]).start()
+    a = agent(srv.base_url)
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "How long have you had the cough? Any fever?"
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "Assessment: likely a viral upper resp"
+    await a.aclose()
+    assert len(srv.requests) == 2
+
+
+async def test_a_refusal_with_null_content_is_the_models_reply(fake_server, by_id) -> None:  # noqa: ANN001
+    body = {"id": "c", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": None, "refusal": "I can't help with that request."}}]}
+    srv = fake_server(default=("json", body)).start()
+    a = agent(srv.base_url)
+    assert (await a.respond(request(by_id["viral_uri"]))).text == "I can't help with that request."
+    await a.aclose()
+
+
+async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, by_id,  # noqa: ANN001
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
+    key = api_key_from_env("ENCSIM_TEST_KEY")  # registers the key with sim.redact
+    echoed = json.dumps({"error": {"message": "invalid key",
+                                   "request": {"headers": {"Authorization": f"Bearer {key}"}}}})
+    hostile = ("\x1b]0;pwned\x07\x1b[2J\x1b[31mUnauthorized\x1b[0m\nretry later\r"
+               "\x1b]8;;http://evil/\x1b\\x\x1b]8;;\x1b\\")
+    srv = fake_server(script=[("status_body", 500, echoed)], default=("status_body", 401, hostile)).start()
+    a = ChatCompletionsAgent(model="m", base_url=srv.base_url, api_key=key, backoff_base_s=0.01)
+    with pytest.raises(EndpointError) as info:
+        await a.respond(request(by_id["viral_uri"]))
+    await a.aclose()
+    message = str(info.value)
+    assert SECRET not in message and "\x1b" not in message and "\n" not in message and "\r" not in message
+    assert "Unauthorized" in message and "\\x1b" in message  # shown, made visible
+    srv2 = fake_server(default=("status_body", 503, echoed)).start()
+    b = ChatCompletionsAgent(model="m", base_url=srv2.base_url, api_key=key, backoff_base_s=0.01, retries=0)
+    with pytest.raises(EndpointError) as info2:
+        await b.respond(request(by_id["viral_uri"]))
+    await b.aclose()
+    assert "invalid key" in str(info2.value) and SECRET not in str(info2.value) and "[redacted]" in str(info2.value)
+
+
+async def test_judge_client_uses_the_same_deadline_and_malformed_policy(fake_server) -> None:  # noqa: ANN001
+    srv = fake_server(script=[("trickle", 6.0, 0.05), ("content", "")],
+                      default=("ok", '{"met": true, "explanation": "asked about fever"}')).start()
+    judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, timeout_s=1.0, retries=0)
+    judge._chat.backoff_base_s = 0.01
+    data = await judge.ask_json([{"role": "user", "content": "grade"}], keys={"met": bool, "explanation": str})
+    await judge.aclose()
+    assert data == {"met": True, "explanation": "asked about fever"}
+    assert len(srv.requests) == 3  # the cut trickle and the empty reply were retried inside one call
+
+
+async def test_judge_errors_name_the_judge_flags(fake_server) -> None:  # noqa: ANN001
+    srv = fake_server(default=("status", 401)).start()
+    judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, retries=0)
+    assert await judge.ask_json([{"role": "user", "content": "grade"}], keys={"met": bool}) is None
+    await judge.aclose()
+    assert "--judge-api-key-env" in judge.failures[0] and "--api-key-env" not in judge.failures[0].replace(
+        "--judge-api-key-env", "")
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://", "has no host"),
+    ("http://127.0.0.1:99999/v1", "port must be a number from 1 to 65535"),
+    ("http://127.0.0.1:0/v1", "port must be a number from 1 to 65535"),
+    ("http://127.0.0.1:eighty/v1", "port must be a number from 1 to 65535"),
+    ("ftp://x", "must start with http:// or https://"),
+    ("127.0.0.1:8000", "must start with http:// or https://"),
+    ("http:/127.0.0.1/v1", "must start with http:// or https://"),
+    ("http://127.0.0.1:8000/v1 ", "contains a space"),
+    ("http://127.0.0.1:8000 /v1", "contains a space"),
+    ("http://127.0.0.1:8000/v1\n", "contains a space or a control character"),
+    ("", "is empty"),
+    ("   ", "is empty"),
+    ("http://[::1/v1", "not a valid URL"),
+    ("http://127.0.0.1:8000/v1?api-version=2024-06-01", "must not carry a query"),
+])
+def test_base_url_validation(url: str, why: str) -> None:
+    with pytest.raises(ConfigError, match="^--base-url") as info:
+        check_base_url(url)
+    assert why in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("url", ["http://u:pw-SECRET-123@127.0.0.1:1/v1", "http://pw-SECRET-123@127.0.0.1:1/v1",
+                                 "https://:pw-SECRET-123@api.example.com/v1"])
+def test_credentials_in_the_url_are_refused_without_echoing_them(url: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_base_url(url, JUDGE_FLAGS)
+    message = str(info.value)
+    assert "pw-SECRET-123" not in message and "***@" in message
+    assert message.startswith("--judge-base-url") and "--judge-api-key-env" in message
+    assert "environment variable" in message
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://api.example.com/v1/", "http://[::1]:8080/v1",
+                                 "HTTP://LOCALHOST:65535", "http://my-gpu-box.lan/openai/v1"])
+def test_good_base_urls_pass(url: str) -> None:
+    assert check_base_url(url) == url
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "", "1e400"])
+def test_call_timeout_must_be_a_positive_number(value: str) -> None:
+    with pytest.raises(ConfigError, match="^--call-timeout"):
+        check_call_timeout(value)
+
+
+def test_call_timeout_accepts_fractions() -> None:
+    assert check_call_timeout("2.5") == 2.5 and check_call_timeout(30) == 30.0
 
 
 def test_api_key_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,6 +398,15 @@ def test_api_key_env(monkeypatch: pytest.MonkeyPatch) -> None:
         api_key_from_env("ENCSIM_TEST_KEY")
     monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
     assert api_key_from_env("ENCSIM_TEST_KEY") == SECRET
+    assert SECRET not in str(info.value)
+    assert redact(f"Authorization: Bearer {SECRET}") == "Authorization: Bearer [redacted]"  # registered on read
+
+
+@pytest.mark.parametrize("bad", [f"{SECRET}\n", f" {SECRET}", f"{SECRET} extra", f"{SECRET}\x1b", f"{SECRET}é"])
+def test_a_key_no_header_can_carry_is_refused_without_echoing_it(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    monkeypatch.setenv("ENCSIM_TEST_KEY", bad)
+    with pytest.raises(ConfigError, match="--api-key-env ENCSIM_TEST_KEY: the key in ENCSIM_TEST_KEY") as info:
+        api_key_from_env("ENCSIM_TEST_KEY")
     assert SECRET not in str(info.value)
 
 
@@ -138,3 +419,18 @@ def test_model_spec_validation() -> None:
         check_model_spec("local", "http://127.0.0.1:1/v1", None)
     with pytest.raises(ConfigError, match="must start with http"):
         ChatCompletionsAgent(model="m", base_url="127.0.0.1:8000")
+
+
+def test_judge_and_patient_clients_take_the_runs_call_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sim.agents.chat import PATIENT_FLAGS
+    from sim.judges import judge_from_ref
+    from sim.store import JudgeRef
+
+    monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
+    ref = JudgeRef(name="gpt-4o", base_url="http://127.0.0.1:9/v1", api_key_env="ENCSIM_TEST_KEY", family="openai")
+    assert judge_from_ref(ref, None)._chat.timeout_s == 60.0  # the judges' default without --call-timeout
+    assert judge_from_ref(ref, None, timeout_s=12.5)._chat.timeout_s == 12.5
+    local = JudgeRef(name="local", family="smollm")
+    assert judge_from_ref(local, "http://127.0.0.1:9/v1", timeout_s=5)._chat.timeout_s == 120.0  # CPU model: never less
+    patient = judge_from_ref(ref, None, timeout_s=7, flags=PATIENT_FLAGS)
+    assert patient._chat.flags.base_url == "--patient-base-url" and patient._chat.timeout_s == 7
