@@ -17,7 +17,8 @@ Cache: ``patient_cache.jsonl`` in the run directory, one JSON object per decisio
 
 Successful decisions are cached per (model, scenario, message), so a resumed or repeated run of
 that directory gets the same understanding without calling the model again. Failures are not cached:
-a later call may succeed.
+a later call may succeed. Lines are redacted as written (``sim.redact.redact_json``): the ids are the
+model's own words, and a model that reflects its key must not leave it in the run directory.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scenarios.schema import Scenario
+from sim.redact import redact_json
 
 INSTRUCTIONS = """\
 You help a simulated patient understand a clinician. You get the patient's list of facts (id: what \
@@ -97,7 +99,7 @@ class PatientModel:
     def _append(self, entry: dict[str, Any]) -> None:
         assert self.cache_path is not None
         with self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            fh.write(redact_json(json.dumps(entry, ensure_ascii=False)) + "\n")  # ids are the model's words
             fh.flush()
             os.fsync(fh.fileno())
 

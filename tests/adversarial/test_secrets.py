@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from sim.redact import forget_secrets
-from tests.adversarial.conftest import SECRET, Outcome, assert_clean, encsim_in_process, files_under, secret_forms
+from tests.adversarial.conftest import ROOT, SECRET, Outcome, assert_clean, encsim_in_process, files_under, secret_forms
 from tests.fakeserver import FakeChatServer
 
 KEY_ENV = "ENCSIM_TEST_KEY"
@@ -225,6 +225,40 @@ def test_dashboard_shows_escape_sequences_as_text(vector: Vector, runs: Callable
     assert any("\\x1b]0;pwned\\x07" in text for text in shown), shown
     for char in ("\x1b", "\x07", "\x9b"):
         assert not any(char in text for text in shown), char
+
+
+@pytest.mark.parametrize("role", ["judge", "patient_model"])
+def test_judge_and_patient_model_keys_are_redacted_too(role: str, tmp_path: Path) -> None:
+    """A judge or patient model behind an endpoint that reflects its own key (another variable than the agent's)
+    into its verdict: the explanation, the ignored fact ids and patient_cache.jsonl."""
+    key = "jk-" + SECRET[3:] if role == "judge" else "pk-" + SECRET[3:]
+    # the verdict keys of every judge question (criteria_met, rating, match) and of the patient model (asks, fact_ids)
+    server = FakeChatServer(reply=lambda body: json.dumps({
+        "criteria_met": True, "rating": 2, "match": 0, "asks": True,
+        "explanation": "Agreed. (debug " + json.dumps(server.headers_seen[-1]) + ")",
+        "fact_ids": [server.headers_seen[-1].get("authorization", ""), "onset"]})).start()
+    agent = FakeChatServer(default=("ok", "It sounds viral: rest and fluids, and call 911 if you cannot breathe."))
+    forget_secrets()
+    try:
+        if role == "judge":  # rubric scenarios (a HealthBench import), whose verdicts keep the judge's explanation
+            hb = tmp_path / "hb"
+            assert encsim_in_process("import", "healthbench", str(ROOT / "tests/scenarios/samples/"
+                                                                   "healthbench_sample.jsonl"), "--out", str(hb)).code == 0
+            flags = ["--model", "m", "--base-url", agent.start().base_url, "--scenarios", str(hb), "--judge",
+                     "auditor-x", "--judge-base-url", server.base_url, "--judge-api-key-env", "ENCSIM_ROLE_KEY"]
+        else:
+            flags = ["--model", "scripted:reference", "--scenarios", "viral_uri", "--patient-model", "listener-x",
+                     "--patient-base-url", server.base_url, "--patient-api-key-env", "ENCSIM_ROLE_KEY"]
+        done = encsim_in_process("run", "--k", "1", "--out", str(tmp_path / "run"), "--quiet", *flags,
+                                 env={"ENCSIM_ROLE_KEY": key})
+    finally:
+        server.stop()
+        agent.stop()
+    assert server.headers_seen and server.headers_seen[0]["authorization"] == f"Bearer {key}"
+    assert_clean(done, code=0, run_dirs=(tmp_path / "run",), secret=key)
+    assert_no_secret(done, key, files_under(tmp_path / "run"))
+    written = "".join(p.read_text(encoding="utf-8") for p in files_under(tmp_path / "run"))
+    assert "Bearer [redacted]" in written  # what the endpoint said is kept, without the key
 
 
 def _legacy_run(src: Path, dst: Path, secret: str) -> Path:
