@@ -396,6 +396,10 @@ class ChatCompletionsAgent:
                     raise EndpointError(f"{url} answered HTTP {status}: {endpoint_text(response.text, 300)}. {hint}",
                                         kind=kind)
             if attempt < self.retries:
+                if kind == "malformed" and isinstance(body.get("seed"), int):
+                    # a seeded model (llama.cpp) repeats an empty reply for the same seed: the retry must be able
+                    # to differ, and stays reproducible (seed + 1, + 2, ...)
+                    body = {**body, "seed": (body["seed"] + 1) & 0x7FFFFFFF}
                 await asyncio.sleep(wait if wait is not None else self._backoff(attempt))
         raise EndpointError(f"{url} failed after {self.retries + 1} attempts; last: {last}. {self._hint(kind)}",
                             retryable=True, kind=kind if kind in _SPECIFIC_KINDS else "retries_exhausted")

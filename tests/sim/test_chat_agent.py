@@ -434,3 +434,15 @@ def test_judge_and_patient_clients_take_the_runs_call_timeout(monkeypatch: pytes
     assert judge_from_ref(local, "http://127.0.0.1:9/v1", timeout_s=5)._chat.timeout_s == 120.0  # CPU model: never less
     patient = judge_from_ref(ref, None, timeout_s=7, flags=PATIENT_FLAGS)
     assert patient._chat.flags.base_url == "--patient-base-url" and patient._chat.timeout_s == 7
+
+
+async def test_a_retry_after_a_malformed_reply_changes_the_seed(fake_server, by_id) -> None:  # noqa: ANN001
+    """A seeded local model repeats an empty reply for the same seed, so retrying with it could never help:
+    the retry after a malformed reply asks with seed + 1 (reproducible), other retries keep the seed."""
+    srv = fake_server(script=[("content", ""), ("status", 500, {}), ("content", None)],
+                      default=("ok", "Any fever?")).start()
+    a = agent(srv.base_url)
+    req = request(by_id["viral_uri"]).model_copy(update={"seed": 41})
+    assert (await a.respond(req)).text == "Any fever?"
+    await a.aclose()
+    assert [r.get("seed") for r in srv.requests] == [41, 42, 42, 43]
