@@ -350,7 +350,11 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         judges = [judge_from_ref(r, local_url, concurrency=args.judge_concurrency, timeout_s=meta.call_timeout_s)
                   for r in active]
         if store is None:
-            store = RunStore.create(out, meta)
+            store = RunStore.create(out, meta)  # takes the run directory's lock
+        else:  # --resume: one writer per run directory (exit 2 if another holds it); a torn last line is set aside
+            store.warn = lambda m: print(f"warning: {m}", file=sys.stderr)
+            store.lock("encsim run --resume")
+            store.repair_tail()
         patient_model = None
         if meta.patient_model is not None:
             patient_client = judge_from_ref(meta.patient_model, local_url, timeout_s=meta.call_timeout_s,
@@ -373,6 +377,8 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         if judge_server is not None:
             judge_server.stop()
         await agent.aclose()
+        if store is not None:
+            store.close()  # releases the run directory's lock
 
 
 def _plan_patient_model(args: argparse.Namespace, families: dict[str, list[str]]) -> JudgeRef | None:
@@ -561,9 +567,17 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    store = RunStore.open(args.run_dir)
-    meta = store.read_meta()
-    summary = summarise(store, _reload(meta, args.run_dir), meta)
+    """Recompute summary.json, report.md and report.html from results.jsonl. It rewrites them, so it takes the run
+    directory's lock: on a run still being written it is refused (exit 2, naming the pid; that run rewrites them
+    when it finishes, and `encsim watch` follows it). Lines of results.jsonl it cannot use are warned about, one
+    line each; it never changes results.jsonl (a torn last line is set aside by `encsim run --resume`)."""
+    store = RunStore.open(args.run_dir, lock="encsim report",
+                          warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+    try:
+        meta = store.read_meta()
+        summary = summarise(store, _reload(meta, args.run_dir), meta)
+    finally:
+        store.close()
     _print_summary(summary, store.root)
     return 0
 
@@ -595,6 +609,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from sim.lint import label_problems
 
     loaded, failures = _load_paths(args.paths)
+    ok = 0
     for item in loaded:
         problems = label_problems(item.scenario)
         if problems:
@@ -602,21 +617,36 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(f"error: {item.path}: {problem}", file=sys.stderr)
         else:
+            ok += 1
             print(f"ok: {item.path} ({item.scenario.id})")
+    print(f"{ok} ok, {failures} invalid")  # stdout: stderr holds the errors, one paragraph each
     return EXIT_USER_ERROR if failures else 0
 
 
 def _load_paths(paths: list[Path]) -> tuple[list[LoadedScenario], int]:
-    """Every scenario under ``paths``, and how many paths could not be loaded (each error printed)."""
-    out: list[LoadedScenario] = []
-    failures = 0
+    """Every scenario under ``paths`` that loads, and how many files (or unusable folders: missing, empty) could
+    not be loaded: every one is reported (an error line each on stderr), not only the first."""
+    from scenarios.loader import load_dir_each, unique_problems
+
+    out: dict[Path, LoadedScenario] = {}
+    errors: list[ScenarioError] = []
     for path in paths:
         try:
-            out.extend(load_dir(path) if path.is_dir() else [load_scenario(path)])
+            if path.is_dir():
+                loaded, bad = load_dir_each(path)
+                errors += bad
+            else:
+                loaded = [load_scenario(path)]
         except ScenarioError as exc:
-            failures += 1
-            print(f"error: {exc}", file=sys.stderr)
-    return out, failures
+            errors.append(exc)
+            continue
+        for item in loaded:
+            out.setdefault(item.path.resolve(), item)
+    clashes = unique_problems(list(out.values()))  # ids and canaries unique across every path given
+    errors += clashes.values()
+    for exc in errors:
+        print(f"error: {exc}", file=sys.stderr)
+    return [s for s in out.values() if s.path not in clashes], len(errors)
 
 
 def _lint(paths: list[Path]) -> int:
@@ -624,16 +654,18 @@ def _lint(paths: list[Path]) -> int:
     from sim.lint import lint_scenario
 
     loaded, broken = _load_paths(paths)
-    flagged = 0
+    flagged = clean = 0
     for item in loaded:
         findings = lint_scenario(item.scenario)
         flagged += len(findings)
         for f in findings:
             print(f"{item.path}: fact {f.fact_id}: {f.kind}: {f.message}")
         if not findings:
+            clean += 1
             print(f"ok: {item.path} ({item.scenario.id})")
     if flagged:
         print(f"{flagged} finding(s)", file=sys.stderr)
+    print(f"{clean} ok, {len(loaded) - clean} with findings, {broken} invalid")
     return EXIT_USER_ERROR if broken else (1 if flagged else 0)
 
 

