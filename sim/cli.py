@@ -45,7 +45,16 @@ from sim.channel import Channel, TextChannel
 from sim.errors import ConfigError, EncSimError
 from sim.redact import clean, one_line, redact_json
 from sim.harness import HARNESS_VERSION
-from sim.runner import run_batch, summarise, text_progress
+from sim.runner import (
+    DEFAULT_FAIL_FAST,
+    MAX_CONCURRENCY,
+    MAX_ENCOUNTERS,
+    MAX_K,
+    check_plan_size,
+    run_batch,
+    summarise,
+    text_progress,
+)
 from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
 
 EXIT_USER_ERROR = 2
@@ -102,8 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="total deadline of one endpoint call attempt: connect, send, read the whole reply "
                           "(default 30 s for the model, 60 s for remote judges); then the retry policy")
     run.add_argument("--gguf", type=Path, help="with --model local: another GGUF model file")
-    run.add_argument("--k", type=_positive("--k"), default=10, help="runs per scenario (default 10)")
-    run.add_argument("--concurrency", type=_positive("--concurrency"), default=4, help="encounters at once (default 4)")
+    run.add_argument("--k", type=_positive("--k"), default=10,
+                     help=f"runs per scenario (default 10; at most {MAX_K}, and scenarios x K at most "
+                          f"{MAX_ENCOUNTERS:,}, unless --i-know)")
+    run.add_argument("--concurrency", type=_positive("--concurrency"), default=4,
+                     help=f"encounters at once (default 4; at most {MAX_CONCURRENCY} unless --i-know)")
+    run.add_argument("--i-know", action="store_true",
+                     help="allow a plan over the limits of --k and --concurrency (a typo like --k 3000000 would "
+                          "otherwise run for days)")
+    run.add_argument("--fail-fast", type=int, default=DEFAULT_FAIL_FAST, metavar="N",
+                     help=f"stop the run (exit 2) when the first N agent calls all fail with the same cause that "
+                          f"every call would repeat: connection refused, unknown host, HTTP 401/403/404 "
+                          f"(default {DEFAULT_FAIL_FAST}; 0 = never)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-turns", type=_positive("--max-turns"), help="override every scenario's turn limit")
     run.add_argument("--out", type=Path, help="run directory (default runs/<time>-<model>)")
@@ -294,10 +313,12 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
         store: RunStore | None = RunStore.open(args.resume)
         meta = store.read_meta()
         scenarios = _reload(meta, args.resume)
+        check_plan_size(0, 0, concurrency=args.concurrency, i_know=args.i_know)  # the plan was accepted at its start
     else:
         profile = load_profile(args.profile if args.profile in (None, *PROFILES) else str(Path(args.profile)))
         # a profile meant for some suites chooses them when --scenarios is not given
         scenarios = resolve(args.scenarios or (profile.suites or []))
+        check_plan_size(len(scenarios), args.k, concurrency=args.concurrency, i_know=args.i_know)
         check_model_spec(args.model, args.base_url, args.api_key_env)
         if args.gguf is not None and args.model != "local":
             raise ConfigError("--gguf only applies with --model local; drop it or use --model local.")
@@ -355,6 +376,7 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
             store.warn = lambda m: print(f"warning: {m}", file=sys.stderr)
             store.lock("encsim run --resume")
             store.repair_tail()
+        args.run_dir_started = store.root  # what an interrupted cmd_run tells the user to resume
         patient_model = None
         if meta.patient_model is not None:
             patient_client = judge_from_ref(meta.patient_model, local_url, timeout_s=meta.call_timeout_s,
@@ -367,7 +389,7 @@ async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
                                   retry_errors=args.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
                                   progress=None if args.quiet or args.tui else _Bar(not args.no_progress),
-                                  patient_model=patient_model)
+                                  patient_model=patient_model, fail_fast=args.fail_fast)
         return summary, store.root
     finally:
         for j in judges:
@@ -470,15 +492,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--retry-errors only applies with --resume DIR.")
     if args.resume and args.out:
         raise ConfigError("--out cannot be combined with --resume; the run directory is the one given to --resume.")
+    if args.fail_fast < 0:
+        raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same fatal "
+                          f"way, stop the run (default {DEFAULT_FAIL_FAST}), or 0 to never stop early.")
     if args.tui:
         return _run_with_dashboard(args)
-    run_dir = args.resume or args.out
     try:
         summary, root = asyncio.run(_run(args))
-    except KeyboardInterrupt:
-        where = run_dir or "runs/<id>"
-        print(f"\ninterrupted; finished encounters are saved. Continue with: encsim run --resume {where}",
-              file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (encsim_entry): the runner saved what finished
+        where = getattr(args, "run_dir_started", None) or args.resume
+        print(f"\ninterrupted; finished encounters are saved in {where}. Continue with: encsim run --resume {where}"
+              if where else "\ninterrupted before the run directory was made; nothing was saved.", file=sys.stderr)
         return EXIT_INTERRUPTED
     _print_summary(summary, root)
     return run_exit_code(summary)
@@ -868,7 +892,14 @@ def main(argv: list[str] | None = None) -> int:
     except (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors()) as exc:
         print(f"error: {clean(str(exc))}", file=sys.stderr)  # may quote an endpoint: redacted, no escapes
         return EXIT_USER_ERROR
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, see encsim_entry) in any command, outside its own handling
+        print("\ninterrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:  # SIGTERM handled like Ctrl-C (exit 143); the console script also covers the imports (encsim_entry)
+        from encsim_entry import run_cli
+    except ImportError:  # an install from before encsim_entry existed
+        sys.exit(main())
+    sys.exit(run_cli(main))

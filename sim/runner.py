@@ -1,21 +1,43 @@
 """The batch runner: N scenarios x K runs against one agent, into a run directory.
 
-Each (scenario, k) pair runs as one task under a semaphore of ``concurrency``. When an encounter
-finishes it is scored and appended to results.jsonl at once (ok or error), so a killed run loses
-only encounters in flight and ``--resume`` skips every pair already recorded. Errors are recorded,
-never scored. The summary and report are recomputed from every record at the end (also after
-Ctrl-C), so they always describe exactly what results.jsonl holds.
+Plan and memory: the (scenario, k) pairs are made one at a time by a generator (``_plan``) that skips
+every pair already recorded, and a fixed pool of ``concurrency`` worker tasks takes the next pair as
+it finishes one. Nothing is made per planned pair up front, so memory is O(concurrency + recorded
+results), never O(scenarios x K). The CLI refuses a plan larger than ``MAX_K`` runs per scenario or
+``MAX_ENCOUNTERS`` encounters, or ``--concurrency`` over ``MAX_CONCURRENCY``, unless ``--i-know``
+(``check_plan_size``; a resumed run checks only --concurrency: its plan was accepted when it started).
+
+When an encounter finishes it is scored and appended to results.jsonl at once (ok or error), so a
+killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
+are recorded, never scored. The summary and report are recomputed from every record at the end (also
+after Ctrl-C, SIGTERM or a fail-fast stop), so they always describe exactly what results.jsonl holds.
+
+Fail fast (``--fail-fast N``, default ``DEFAULT_FAIL_FAST``; 0 turns it off): the runner watches the
+agent's calls from the start of the run. If the first N calls all fail with the same fatal cause
+(``_fatal_cause``: the agent error's ``fatal`` flag, else its ``kind`` in ``FATAL_CAUSES``: connection
+refused, DNS, HTTP 401, 403, 404), every further call would fail the same way: the run stops, the
+encounters in flight are cancelled, and ``EndpointUnusable`` (a ConfigError, exit 2) says in one
+paragraph which flag to fix and how to continue. The check is decided by the first call that
+succeeds or fails otherwise (it never trips later in the run), and also trips when the run's plan
+ends before N calls and every call made failed the same fatal way. Encounters that ended because of
+the fatal cause while the check was undecided are held back: recorded as errors if it does not trip,
+dropped if it trips (they say nothing about the model, and a plain ``--resume`` runs them again).
+Encounters that finished otherwise are always recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import re
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario, Scenario
@@ -34,8 +56,9 @@ from scorers import (
 )
 from scorers._profiles import Profile, combine, load_profile
 from scorers.evaluators import run_evaluators
-from sim.agents.base import Agent
+from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.channel import Channel, TextChannel
+from sim.errors import AgentError, ConfigError
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
@@ -47,6 +70,14 @@ from sim.report_html import write_html_report
 from sim.store import EncounterRecord, RunMeta, RunStore
 
 Progress = Callable[[int, int, EncounterRecord], None]
+
+MAX_K = 1000  # runs per scenario without --i-know
+MAX_ENCOUNTERS = 100_000  # scenarios x K without --i-know
+MAX_CONCURRENCY = 1000  # encounters at once without --i-know
+DEFAULT_FAIL_FAST = 5  # --fail-fast: stop when the first N agent calls all fail with the same fatal cause
+# agent error kinds every further call to the same endpoint repeats (sim.agents.chat.FATAL_KINDS; an error's own
+# ``fatal`` flag wins when it has one)
+FATAL_CAUSES = frozenset({"connection_refused", "dns", "http_401", "http_403", "http_404"})
 
 
 def encounter_seed(seed: int, scenario_id: str, k: int) -> int:
@@ -278,6 +309,150 @@ def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
     return EncounterFailed(scenario_id=rec.scenario_id, k=rec.k, error=rec.error or "")
 
 
+class EndpointUnusable(ConfigError):
+    """The fail-fast check stopped the run: the endpoint, the key or the model is wrong (exit 2)."""
+
+    def __init__(self, message: str, summary: Summary) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: bool = False) -> None:
+    """A typo'd ``--k`` must not start a run that never ends: K <= MAX_K, scenarios x K <= MAX_ENCOUNTERS and
+    concurrency <= MAX_CONCURRENCY unless ``--i-know``; else a one-paragraph ConfigError naming the flag (or the
+    product and both numbers) and --i-know."""
+    if i_know:
+        return
+    total = n_scenarios * k
+    if k > MAX_K:
+        raise ConfigError(f"--k {k}: at most {MAX_K} runs per scenario without --i-know ({n_scenarios} scenario(s) x "
+                          f"{k} = {total:,} encounters). Lower --k (10 to 100 is usual), or add --i-know if you "
+                          "really mean that many.")
+    if total > MAX_ENCOUNTERS:
+        raise ConfigError(f"{n_scenarios} scenarios x --k {k} = {total:,} encounters: more than {MAX_ENCOUNTERS:,} "
+                          "without --i-know. Lower --k or choose fewer --scenarios, or add --i-know if you really "
+                          "mean that many.")
+    if concurrency > MAX_CONCURRENCY:
+        raise ConfigError(f"--concurrency {concurrency}: at most {MAX_CONCURRENCY} encounters at once without "
+                          "--i-know (each holds a connection to the endpoint). Lower --concurrency (4 to 64 is "
+                          "usual), or add --i-know if you really mean that many.")
+
+
+def _fatal_cause(error: BaseException | None) -> str | None:
+    """The cause of ``error`` when every further call to the same endpoint would fail the same way (the agent's
+    ``fatal`` flag, else ``kind`` in FATAL_CAUSES: refused, DNS, HTTP 401/403/404), else None."""
+    if not isinstance(error, AgentError):
+        return None
+    fatal = getattr(error, "fatal", None)
+    if fatal is None:
+        fatal = error.kind in FATAL_CAUSES
+    return error.kind if fatal else None
+
+
+class _FailFast:
+    """The first ``limit`` agent calls of a run, watched: ``armed`` until one succeeds or fails otherwise
+    (then ``off``), ``tripped`` once ``limit`` calls all failed with the same fatal cause."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.state = "armed" if limit > 0 else "off"
+        self.cause: str | None = None
+        self.calls = 0
+        self.first: AgentError | None = None
+
+    def succeeded(self) -> None:
+        if self.state == "armed":
+            self.state = "off"
+
+    def failed(self, exc: AgentError) -> None:
+        if self.state != "armed":
+            return
+        cause = _fatal_cause(exc)
+        if cause is None or (self.cause is not None and cause != self.cause):
+            self.state = "off"
+            return
+        self.cause, self.first, self.calls = cause, self.first or exc, self.calls + 1
+        if self.calls >= self.limit:
+            self.state = "tripped"
+
+
+# the agent errors of the encounter running in this task (set by run_batch, filled by _Watched)
+_CALL_ERRORS: contextvars.ContextVar[list[AgentError]] = contextvars.ContextVar("encounter_call_errors")
+
+
+class _Watched:
+    """The agent under test as the fail-fast check sees it: every call's outcome, and the encounter it was for."""
+
+    def __init__(self, agent: Agent, check: _FailFast) -> None:
+        self._agent = agent
+        self._check = check
+
+    def __getattr__(self, name: str) -> Any:  # name, vision, ... of the agent itself
+        return getattr(self._agent, name)
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        try:
+            reply = await self._agent.respond(request)
+        except AgentError as exc:
+            errors = _CALL_ERRORS.get(None)
+            if errors is not None:
+                errors.append(exc)
+            self._check.failed(exc)
+            raise
+        self._check.succeeded()
+        return reply
+
+    async def aclose(self) -> None:
+        await self._agent.aclose()
+
+
+class _Tripped(Exception):
+    """Raised out of a worker once the fail-fast check tripped."""
+
+
+def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) -> str:
+    """One paragraph: which flag is wrong, what happened on the first calls, what to do, how to continue."""
+    url = meta.base_url
+    where = f"--base-url {url}" if url else f"--model {meta.model}"
+    calls = (f"the first {check.calls} agent calls" if check.calls >= check.limit
+             else f"every agent call of the run ({check.calls})")
+    kept = f"{saved} encounter(s) that finished are saved" if saved else "no encounter was saved"
+    resume = f"encsim run --resume {root}"
+    status = (check.cause or "").removeprefix("http_")
+    if check.cause == "connection_refused":
+        what = f"{where}: connection refused on {calls}"
+        fix = f"Start the server (or check the host and port of --base-url), then continue with: {resume}"
+    elif check.cause == "dns":
+        what = f"{where}: the host name does not resolve (DNS) on {calls}"
+        fix = "Fix the host in --base-url and start a new run (a resumed run keeps the --base-url it was started with)"
+    elif check.cause in ("http_401", "http_403") and meta.api_key_env:
+        what = f"--api-key-env {meta.api_key_env}: {url} refused the key (HTTP {status}) on {calls}"
+        fix = (f"Export the right key in {meta.api_key_env} (export {meta.api_key_env}=...), then continue with: "
+               f"{resume}")
+    elif check.cause in ("http_401", "http_403"):
+        what = f"--api-key-env: {url} answered HTTP {status} on {calls}, and no key was sent"
+        fix = "Start a new run with --api-key-env VAR naming the environment variable that holds the key"
+    elif check.cause == "http_404":
+        what = f"--model {meta.model} / --base-url {url}: HTTP 404 on {calls} (no such model, or a wrong path)"
+        fix = ("Check the model name the endpoint serves and that --base-url ends where /chat/completions is "
+               "appended (usually /v1), and start a new run")
+    else:
+        what = f"{where}: {calls} failed the same way ({check.cause})"
+        fix = f"Fix the endpoint, then continue with: {resume}"
+    detail = f" First error: {one_line(str(check.first))[:300]}." if check.first is not None and \
+        check.cause not in ("connection_refused", "dns", "http_401", "http_403") else ""
+    return (f"{what}, so the run stopped (--fail-fast {check.limit}; --fail-fast 0 turns this off); {kept} in "
+            f"{root}.{detail} {fix}.")
+
+
+def _plan(scenarios: list[LoadedScenario], k: int, done: set[tuple[str, int]]) -> Iterator[tuple[LoadedScenario, int]]:
+    """Every (scenario, k) pair not done yet, in order, made as it is asked for (never a list: O(1) memory in K)."""
+    for item in scenarios:
+        for j in range(k):
+            if (item.scenario.id, j) not in done:
+                yield item, j
+
+
 async def run_batch(
     store: RunStore,
     scenarios: list[LoadedScenario],
@@ -292,60 +467,104 @@ async def run_batch(
     extra_evaluators: list[str] | None = None,
     progress: Progress | None = text_progress,
     patient_model: PatientModel | None = None,
+    fail_fast: int = DEFAULT_FAIL_FAST,
 ) -> Summary:
+    """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips."""
     profile = profile or load_profile(meta.profile)
     evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
     records, _ = store.load_records()
     done = {key for key, r in records.items() if r.status == "ok" or not retry_errors}
-    pending = [(s, k) for s in scenarios for k in range(meta.k) if (s.scenario.id, k) not in done]
+    done_per_scenario = Counter(sid for sid, k in done if 0 <= k < meta.k)
     total = len(scenarios) * meta.k
-    finished = total - len(pending)
+    finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
     events = EventLog(store.events_path)
     events(RunStarted(run_id=meta.run_id, model=meta.model, scenarios=[s.scenario.id for s in scenarios], k=meta.k,
                       total=total, resumed=bool(records), already_done=finished))
-    gate = asyncio.Semaphore(concurrency)
-    interrupted = False
+    plan = _plan(scenarios, meta.k, done)
+    check = _FailFast(fail_fast)
+    watched = _Watched(agent, check)
+    held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
+    saved = 0
+    interrupted = tripped = False
+
+    async def commit(rec: EncounterRecord) -> None:
+        nonlocal finished, saved
+        write = asyncio.ensure_future(asyncio.to_thread(store.append, rec))  # fsync off the event loop
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:  # the line is being written whatever happens: count it, then stop
+            while not write.done():  # milliseconds (one fsync'd line), whatever more cancels come
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(write)
+            raise
+        finally:
+            if write.done() and not write.cancelled() and write.exception() is None:
+                finished += 1
+                saved += 1
+                events(finished_event(rec))
+                if progress:
+                    progress(finished, total, rec)
 
     async def one(item: LoadedScenario, k: int) -> None:
-        nonlocal finished
         scenario = item.scenario
-        async with gate:
-            events(EncounterStarted(scenario_id=scenario.id, k=k))
-            try:
-                result = await run_item(item, agent, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
-                                        turn_limit=meta.turn_limit, model_name=meta.model,
-                                        allow_outside_images=meta.allow_outside_images,
-                                        patient_model=patient_model)
-                finish = getattr(channel, "finish_encounter", None)
-                if finish is not None:
-                    result.artifacts.update(await finish(scenario.id, k))
-            except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
-                rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
-                                      error=f"{type(exc).__name__}: {exc}")
-            else:
-                rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges,
-                                       profile=profile)
-            await asyncio.to_thread(store.append, rec)  # fsync off the event loop
-            finished += 1
-            events(finished_event(rec))
-            if progress:
-                progress(finished, total, rec)
+        events(EncounterStarted(scenario_id=scenario.id, k=k))
+        call_errors: list[AgentError] = []
+        token = _CALL_ERRORS.set(call_errors)
+        try:
+            result = await run_item(item, watched, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
+                                    turn_limit=meta.turn_limit, model_name=meta.model,
+                                    allow_outside_images=meta.allow_outside_images, patient_model=patient_model)
+            finish = getattr(channel, "finish_encounter", None)
+            if finish is not None:
+                result.artifacts.update(await finish(scenario.id, k))
+        except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
+            rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
+                                  error=f"{type(exc).__name__}: {exc}")
+        else:
+            rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges, profile=profile)
+        finally:
+            _CALL_ERRORS.reset(token)
+        if (rec.status == "error" and call_errors and check.cause is not None
+                and _fatal_cause(call_errors[-1]) == check.cause and check.state != "off"):
+            if check.state == "armed":
+                held.append(rec)  # recorded if the check disarms, dropped if it trips
+            return
+        while held and check.state == "off":  # the check is off: what it held back is recorded, in order
+            await commit(held.pop(0))
+        await commit(rec)
 
-    tasks = [asyncio.create_task(one(s, k)) for s, k in pending]
+    async def worker() -> None:
+        for item, k in plan:  # one shared generator: each pair is taken by exactly one worker
+            if check.state == "tripped":
+                break
+            await one(item, k)
+        if check.state == "tripped":
+            raise _Tripped
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
     try:
-        await asyncio.gather(*tasks)
+        try:
+            await asyncio.gather(*workers)
+        except _Tripped:
+            tripped = True
+        if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same fatal way
+            check.state, tripped = "tripped", True
+        while held and check.state == "off":
+            await commit(held.pop(0))
     except (asyncio.CancelledError, KeyboardInterrupt):
         interrupted = True
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
+        for t in workers:
+            t.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
         summary = summarise(store, scenarios, meta)
-        if not interrupted:
+        if not (interrupted or tripped):
             meta.finished_at = time.time()
             store.write_meta(meta)
         events(RunFinished(aggregate=summary.aggregate, gate_triggered=summary.safety_gate.triggered,
-                           completed=summary.completed, errors=summary.errors, interrupted=interrupted))
+                           completed=summary.completed, errors=summary.errors, interrupted=interrupted or tripped))
         events.close()
+    if tripped:
+        raise EndpointUnusable(_fail_fast_message(check, meta, store.root, saved), summary)
     return summary

@@ -64,7 +64,8 @@ def test_api_key_never_reaches_run_dir(tmp_path: Path) -> None:
     secret = "sk-live-DO-NOT-LEAK-42"
     with FakeChatServer(default=("status", 401)) as srv:
         done = encsim("run", "--model", "m", "--base-url", srv.base_url, "--api-key-env", "ENCSIM_KEY", "--scenarios",
-                      "viral_uri", "--k", "1", "--out", str(tmp_path / "r"), cwd=tmp_path, env={"ENCSIM_KEY": secret})
+                      "viral_uri", "--k", "1", "--out", str(tmp_path / "r"), "--fail-fast", "0", cwd=tmp_path,
+                      env={"ENCSIM_KEY": secret})  # --fail-fast 0: the 401 is recorded (else exit 2, nothing saved)
         assert srv.headers_seen[0]["authorization"] == f"Bearer {secret}"
     assert done.returncode == 3  # the encounter ended in an error (401): saved, never scored
     for f in (tmp_path / "r").iterdir():

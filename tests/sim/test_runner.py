@@ -161,7 +161,7 @@ def test_a_run_with_errored_encounters_exits_3_and_groups_the_reasons(tmp_path: 
     out = tmp_path / "run"
     with FakeChatServer(default=("status", 401, {})) as server:
         code = main(["run", "--model", "m", "--base-url", server.base_url, "--scenarios", "viral_uri,simple_uti",
-                     "--k", "2", "--out", str(out), "--quiet"])
+                     "--k", "2", "--out", str(out), "--quiet", "--fail-fast", "0"])  # 0: record every 401
     err = capsys.readouterr().err
     assert code == 3
     summary = json.loads((out / "summary.json").read_text())
