@@ -64,6 +64,7 @@ def started(out: Path) -> int:
 # --- limits -----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(120)  # without the limit this run would go on for hours
 def test_k_over_the_limit_is_refused_naming_k_and_i_know(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r"
     code = main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "3000000",
@@ -75,6 +76,7 @@ def test_k_over_the_limit_is_refused_naming_k_and_i_know(tmp_path: Path, capsys:
     assert "\n" not in line and not out.exists()  # one paragraph, refused before anything was made
 
 
+@pytest.mark.timeout(120)  # without the limit this run would go on for hours
 def test_a_product_over_the_limit_names_both_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """101 scenarios x K 1000: each number allowed, the product (101,000 encounters) is not."""
     folder = tmp_path / "suite"
