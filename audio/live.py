@@ -14,31 +14,59 @@ activity, as a real phone triage call does. Each side is one pipecat pipeline::
 * ``RealtimePacer`` is the playout clock: it sends exactly one 20 ms frame per 20 ms, silence when
   there is nothing to say, so the far end hears a continuous stream and its VAD sees real pauses.
 
-Timing. Every time is seconds since the call started (``CallClock``). The pacer knows exactly when
-this side's speech starts and ends. The other side's speech is bounded by VAD events corrected for
-the VAD's own confirmation delays (``start_secs`` / ``stop_secs``). From those, ``interaction_metrics``
-derives the per-turn latencies, overlaps (who talked over whom and whether the other yielded) and
-silence gaps. The recording (``call.wav``) is stereo: left this side (the patient), right the far end.
+Timing. Every time is seconds since the call started (``CallClock``; it starts when the caller is
+admitted, see below). The pacer knows exactly when this side's speech starts and ends. The other
+side's speech is bounded by VAD events corrected for the VAD's own confirmation delays
+(``start_secs`` / ``stop_secs``). From those, ``interaction_metrics`` derives the per-turn latencies,
+overlaps (who talked over whom and whether the other yielded) and silence gaps. The recording
+(``call.wav``) is stereo: left this side (the patient), right the far end. It runs on the same
+clock, from the call's start to its end (``interaction["call_s"]`` seconds), so a speech event at
+``at`` seconds is at sample ``at * 16000`` of the file.
 
 Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
 speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
 with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause.
 
-This module imports only types from ``sim`` (events, result); ``sim.live`` wires it to the store,
-the scorers and the agents.
+Who may call. Every websocket server here (the patient waiting for a caller, the built-in voice
+agent) is bound to loopback and guarded at the opening handshake (``OriginPolicy``): a browser page
+may open it only from a loopback origin (``http(s)://127.0.0.1``, ``localhost`` or ``[::1]``, any
+port; exactly as browsers serialise origins: lower case, no path) or an origin given with
+``--allow-origin``; a program that sends no ``Origin`` header (our own caller and agent clients send
+none) may always call. With the call page (``encsim live --serve``) only the page's own origin and
+``--allow-origin`` ones are accepted, and a missing Origin is refused. Anything else gets HTTP 403
+before the websocket opens, one line on the log naming the origin (neutralised: it is attacker
+text) and ``--allow-origin``, and is never part of a call. This stops cross-site websocket hijacking
+(a web page in the user's browser talking to the local server).
+
+Admission. An accepted connection is not a call yet: it becomes the caller with its first valid
+audio frame (16 kHz mono int16 PCM, an even number of bytes, at most 1 s). Only then does the call
+clock start, the recording begin and the patient open the call. A connection that sends no valid
+audio within the join window (``join_window_s``, ``--join-window``, default 10 s) is closed (1008)
+and logged; it is not recorded and never scored, and the server keeps waiting for a caller (``encsim
+live`` records "no caller joined" when ``--wait`` runs out). Whatever comes in is read defensively
+(``_read_wire``): only audio frames and JSON-object messages pass; text and transcription frames,
+malformed protobuf, wrong-format audio and websocket text messages are dropped, so neither garbage
+nor a forged transcript reaches the patient.
+
+This module imports only types from ``sim`` (events, result) and ``sim.redact``; ``sim.live`` wires it
+to the store, the scorers and the agents.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
+import pipecat.frames.protobufs.frames_pb2 as frame_protos
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
@@ -63,16 +91,25 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.serializers.protobuf import ProtobufFrameSerializer
 from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.transports.websocket.server import (
+    SingleClientWebsocketServerInputTransport,
+    SingleClientWebsocketServerParams,
+    SingleClientWebsocketServerTransport,
+)
 from pipecat.utils.time import time_now_iso8601
 from pipecat.workers.runner import WorkerRunner
 from pydantic import BaseModel, Field
+from websockets.asyncio.server import serve as websocket_serve
+from websockets.protocol import State
 
 from audio import stt as _stt
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
 from sim.events import LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, TurnRecorded
+from sim.redact import neutralise
 from sim.result import Turn
 
 __all__ = [
+    "DEFAULT_JOIN_WINDOW_S",
     "LIVE_RATE",
     "AgentBrain",
     "CallClock",
@@ -80,8 +117,10 @@ __all__ = [
     "CallRecorder",
     "LiveError",
     "LiveSettings",
+    "OriginPolicy",
     "PatientBrain",
     "interaction_metrics",
+    "parse_allowed_origin",
     "run_agent_bot",
     "run_patient_call",
     "speakable",
@@ -136,14 +175,39 @@ class CallRecorder:
 
     Our own audio is written frame by frame by the pacer (exact). The far end's audio is placed where
     it arrived: at ``max(write cursor, arrival time)``, so bursts faster than real time stay in order.
+    ``start()`` (the call begins: its clock was just reset) drops whatever was recorded before, so audio
+    from before the call cannot shift the tracks; ``stop()`` ends the recording at that moment of the
+    call clock, so the file lasts exactly ``length_s`` (the call) however long the teardown takes.
+    A recorder made with ``started=False`` records nothing until ``start()``.
     """
 
-    def __init__(self, clock: CallClock) -> None:
+    def __init__(self, clock: CallClock, *, started: bool = True) -> None:
         self.clock = clock
         self._tracks: dict[str, list[tuple[int, np.ndarray]]] = {"own": [], "far": []}
         self._cursor = {"own": 0, "far": 0}
+        self._on = started
+        self._end: int | None = None
+
+    def start(self) -> None:
+        self._tracks = {"own": [], "far": []}
+        self._cursor = {"own": 0, "far": 0}
+        self._on, self._end = True, None
+
+    def stop(self) -> None:
+        if self._on and self._end is None:
+            self._end = max(0, int(round(self.clock.now() * LIVE_RATE)))
+
+    @property
+    def length_s(self) -> float:
+        """Seconds of call the recording holds (from the call's start to ``stop()``, or to the last audio)."""
+        return self._length() / LIVE_RATE
+
+    def _length(self) -> int:
+        return self._end if self._end is not None else max(self._cursor.values())
 
     def add(self, track: Literal["own", "far"], pcm: bytes, *, rate: int = LIVE_RATE) -> None:
+        if not self._on or self._end is not None:
+            return
         samples = np.frombuffer(pcm, dtype=np.int16)
         if rate != LIVE_RATE:
             samples = _resample_int16(samples, rate, LIVE_RATE)
@@ -152,11 +216,12 @@ class CallRecorder:
         self._cursor[track] = at + len(samples)
 
     def stereo(self) -> np.ndarray:
-        n = max(self._cursor.values())
+        n = self._length()
         out = np.zeros((n, 2), dtype=np.int16)
         for ch, track in enumerate(("own", "far")):
             for at, samples in self._tracks[track]:
-                out[at:at + len(samples), ch] = samples
+                if at < n:
+                    out[at:at + len(samples), ch] = samples[:n - at]
         return out
 
     def write(self, path: Path) -> Path:
@@ -913,6 +978,8 @@ class CallOutcome:
     final_assessment: str | None = None
     gathered_info: list[str] = field(default_factory=list)
     agent_turns: int = 0
+    refused: int = 0  # served calls: connections refused for their origin
+    silent: int = 0   # served calls: connections closed for sending no caller audio in the join window
 
 
 def _transport_params(serializer: ProtobufFrameSerializer) -> dict[str, Any]:
@@ -961,20 +1028,260 @@ def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
     _WARMED.add(key)
 
 
-def _serve_one_caller(*, host: str, port: int, allowed_origins: Sequence[str],
-                      on_ready: Callable[[str], Awaitable[None] | None] | None,
-                      on_connected: Callable[[], Awaitable[None]], on_hangup: Callable[[], Awaitable[None]]) -> Any:
-    """pipecat's single-client websocket server on loopback, wired to the call's connect / hang-up hooks."""
-    from pipecat.transports.websocket.server import (
-        SingleClientWebsocketServerParams,
-        SingleClientWebsocketServerTransport,
-    )
+# --------------------------------------------------------------------------------------------- who may call
 
+DEFAULT_JOIN_WINDOW_S = 10.0
+MAX_AUDIO_FRAME_BYTES = LIVE_RATE * 2  # one second of 16 kHz int16 in one message is the most a caller sends
+MAX_MESSAGE_BYTES = 1 << 20
+LOOPBACK_ORIGINS = ("http(s)://127.0.0.1", "http(s)://localhost", "http(s)://[::1]")
+_LOOPBACK_ORIGIN = re.compile(r"https?://(?:127\.0\.0\.1|localhost|\[::1\])(?::[0-9]{1,5})?")
+_ORIGIN = re.compile(r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?")
+
+
+def parse_allowed_origin(value: str) -> str:
+    """An ``--allow-origin`` value the way a browser sends it in ``Origin``: ``scheme://host[:port]``, lower
+    case, without the scheme's default port. ValueError (saying what is wrong) for anything else."""
+    text = value.strip().lower()
+    m = _ORIGIN.fullmatch(text)
+    port = int(m.group(3)) if m and m.group(3) else None
+    if m is None or (port is not None and not 1 <= port <= 65535):
+        raise ValueError(f"{_shown(value)} is not a web origin; give scheme://host[:port] exactly as the "
+                         "page's address starts (http or https, no path, no trailing slash), e.g. "
+                         "https://example.org or http://192.168.1.20:3000")
+    scheme, host = m.group(1), m.group(2)
+    if port is not None and (scheme, port) in (("http", 80), ("https", 443)):
+        port = None  # browsers leave the default port out of an origin
+    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+@dataclass(frozen=True)
+class OriginPolicy:
+    """Which websocket clients a live server accepts, by their ``Origin`` header (see the module docstring).
+
+    ``allow``: extra origins (normalised by ``parse_allowed_origin``), matched exactly. ``pages``: when
+    set (the call page is served), only these page origins and ``allow`` are accepted, and a client
+    without an Origin is refused; when None, any loopback origin and clients without one are accepted.
+    """
+
+    allow: tuple[str, ...] = ()
+    pages: tuple[str, ...] | None = None
+
+    def allows(self, origin: str | None) -> bool:
+        if origin is None:
+            return self.pages is None
+        if origin in self.allow:
+            return True
+        if self.pages is not None:
+            return origin in self.pages
+        return _LOOPBACK_ORIGIN.fullmatch(origin) is not None
+
+    def accepted(self) -> str:
+        if self.pages is not None:
+            return f"only the call page ({', '.join(self.pages)}) may call"
+        return f"only pages on this machine ({', '.join(LOOPBACK_ORIGINS)}) and programs that send no Origin may call"
+
+
+def _shown(text: str) -> str:
+    """Attacker text fit for one log line: control characters made visible, whitespace folded, anything
+    beyond ASCII escaped, at most 200 characters."""
+    short = " ".join(neutralise(text[:200]).split()) + ("..." if len(text) > 200 else "")
+    return "'" + short.encode("ascii", "backslashreplace").decode("ascii") + "'"
+
+
+def _read_wire(data: str | bytes) -> Frame | str:
+    """One websocket message as a frame, or why it was dropped.
+
+    Only two kinds pass: audio (16 kHz mono int16, 1 to ``MAX_AUDIO_FRAME_BYTES`` bytes, even) as an
+    ``InputAudioRawFrame``, and a JSON object message as an ``InputTransportMessageFrame``. Websocket
+    text messages, malformed protobuf, text and transcription frames (nothing but our own STT may say what
+    was heard) and audio in any other format are dropped; nothing here raises.
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        return "a text message"
+    try:
+        proto = frame_protos.Frame.FromString(bytes(data))  # type: ignore[attr-defined]
+        which = proto.WhichOneof("frame")
+    except Exception:  # noqa: BLE001 - any malformed payload is just dropped
+        return "not a protobuf frame"
+    if which == "audio":
+        a = proto.audio
+        if a.sample_rate != LIVE_RATE or a.num_channels != 1:
+            return f"audio at {a.sample_rate} Hz with {a.num_channels} channel(s)"
+        if not a.audio or len(a.audio) % 2 or len(a.audio) > MAX_AUDIO_FRAME_BYTES:
+            return f"an audio frame of {len(a.audio)} bytes"
+        return InputAudioRawFrame(audio=bytes(a.audio), sample_rate=LIVE_RATE, num_channels=1)
+    if which == "message":
+        try:
+            message = json.loads(proto.message.data)
+        except ValueError:
+            return "a message that is not JSON"
+        return InputTransportMessageFrame(message=message) if isinstance(message, dict) else "a non-object message"
+    return f"a {which or 'empty'} frame"
+
+
+class _WireSerializer(ProtobufFrameSerializer):
+    """pipecat's protobuf wire format, read through ``_read_wire``; with a door, its admission too."""
+
+    def __init__(self, door: _Door | None = None) -> None:
+        super().__init__()
+        self._door = door
+
+    async def deserialize(self, data: str | bytes) -> Frame | None:
+        frame = _read_wire(data)
+        if self._door is not None:
+            return self._door.screen(frame)
+        return frame if isinstance(frame, Frame) else None
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class _Door:
+    """The door of one live server: the Origin check at the handshake and the admission of a caller.
+
+    ``on_caller()`` runs once, when the first connection sends valid audio (synchronously, before that
+    frame goes on); ``on_hangup()`` when that caller's connection closes. ``over()`` true: the call has
+    ended and new connections get 503.
+    """
+
+    def __init__(self, *, policy: OriginPolicy, join_window_s: float, log: Callable[[str], None],
+                 on_caller: Callable[[], None], on_hangup: Callable[[], Awaitable[None]],
+                 over: Callable[[], bool]) -> None:
+        self.policy = policy
+        self.join_window_s = join_window_s
+        self._log = log
+        self._on_caller = on_caller
+        self._on_hangup = on_hangup
+        self._over = over
+        self.caller: Any = None       # the admitted connection
+        self.refused = 0              # handshakes refused for their origin
+        self.silent = 0               # connections closed for sending no caller audio
+        self._current: Any = None     # the connection being served (admitted or not)
+        self._ignored = 0
+        self._noted_audio = False
+        self._window: asyncio.Task[None] | None = None
+
+    def check_handshake(self, connection: Any, request: Any) -> Any:
+        """websockets' ``process_request``: None accepts, a response refuses (it must never raise)."""
+        try:
+            if self._over():
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "The call is over.\n")
+            origins = list(request.headers.get_all("Origin"))
+            if len(origins) <= 1 and self.policy.allows(origins[0] if origins else None):
+                return None
+            self.refused += 1
+            shown = _shown(", ".join(origins)) if origins else "none (no Origin header)"
+            try:
+                suggested = parse_allowed_origin(origins[0]) if len(origins) == 1 else ""
+            except ValueError:
+                suggested = ""
+            flag = f"--allow-origin {suggested}" if 0 < len(suggested) <= 200 else "--allow-origin ORIGIN"
+            self._log(f"refused a websocket connection from origin {shown} (HTTP 403): {self.policy.accepted()}; "
+                      f"to let another page call, add {flag}")
+            return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden: this origin may not open the call.\n")
+        except Exception:  # noqa: BLE001 - a hostile request is refused, never a traceback
+            return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden.\n")
+
+    def opened(self, websocket: Any) -> None:
+        """A connection was accepted and is now the one served (pipecat serves one at a time)."""
+        self._current, self._ignored, self._noted_audio = websocket, 0, False
+        if self.caller is None:
+            self._window = asyncio.create_task(self._close_if_silent(websocket))
+
+    def screen(self, frame: Frame | str) -> Frame | None:
+        """What a message of the served connection becomes: the frame, or None (dropped)."""
+        if isinstance(frame, InputAudioRawFrame):
+            if self.caller is None and self._current is not None:
+                self.caller = self._current
+                if self._window is not None:
+                    self._window.cancel()
+                self._on_caller()
+            return frame if self.caller is self._current else None
+        if isinstance(frame, Frame) and self.caller is not None and self.caller is self._current:
+            return frame
+        self._ignored += 1
+        if isinstance(frame, str) and frame.startswith("audio at") and not self._noted_audio:
+            self._noted_audio = True
+            self._log(f"ignoring {frame} from a websocket client: the live wire format is 16 kHz mono int16 PCM")
+        return None
+
+    async def _close_if_silent(self, websocket: Any) -> None:
+        await asyncio.sleep(self.join_window_s)
+        if self.caller is None and self._current is websocket:
+            self.silent += 1
+            self._log(f"closed a websocket connection that sent no caller audio within the {self.join_window_s:g} s "
+                      f"join window (--join-window; {self._ignored} message(s) ignored): it was not a call")
+            await websocket.close(1008, "no caller audio")
+
+    async def gone(self, websocket: Any) -> None:
+        """The served connection closed: the caller hung up, or a connection that never was one left."""
+        if self._current is not websocket:
+            return
+        self._current = None
+        if self._window is not None:
+            self._window.cancel()
+            self._window = None
+        if self.caller is websocket:
+            await self._on_hangup()
+
+    def no_caller(self, waited_s: float | None) -> str:
+        """Why nobody became the caller, in one line, for the record."""
+        within = f" within {waited_s:.0f} s (--wait)" if waited_s is not None else ""
+        if not self.refused and not self.silent:
+            return f"no caller joined: nobody connected{within}"
+        parts = []
+        if self.refused:
+            parts.append(f"{self.refused} connection(s) refused for their origin (--allow-origin)")
+        if self.silent:
+            parts.append(f"{self.silent} closed after sending no caller audio within the {self.join_window_s:g} s "
+                         "join window (--join-window)")
+        return f"no caller joined{within}: " + "; ".join(parts)
+
+
+class _GuardedServerInput(SingleClientWebsocketServerInputTransport):
+    """pipecat's single-client server input with ``_Door`` at the handshake and around each connection."""
+
+    door: _Door
+
+    async def _server_task_handler(self) -> None:
+        async with websocket_serve(self._client_handler, self._host, self._port,
+                                   process_request=self.door.check_handshake, max_size=MAX_MESSAGE_BYTES):
+            await self._callbacks.on_websocket_ready()
+            await self._stop_server_event.wait()
+
+    async def _client_handler(self, websocket: Any) -> None:
+        current = self._websocket
+        if current is not None and current.state is State.OPEN:
+            await super()._client_handler(websocket)  # pipecat turns a second client away (1013)
+            return
+        self.door.opened(websocket)
+        await super()._client_handler(websocket)
+        await self.door.gone(websocket)
+
+
+class _GuardedServerTransport(SingleClientWebsocketServerTransport):
+    def __init__(self, params: SingleClientWebsocketServerParams, *, host: str, port: int, door: _Door) -> None:
+        super().__init__(params, host=host, port=port)
+        self._door = door
+
+    def input(self) -> SingleClientWebsocketServerInputTransport:
+        if not self._input:
+            guarded = _GuardedServerInput(self, self._host, self._port, self._params, self._callbacks,
+                                          name=self._input_name)
+            guarded.door = self._door
+            self._input = guarded
+        return self._input
+
+
+def _serve_one_caller(*, host: str, port: int, door: _Door,
+                      on_ready: Callable[[str], Awaitable[None] | None] | None) -> Any:
+    """pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission)."""
     _check_loopback(host, "--host")
-    transport = SingleClientWebsocketServerTransport(
-        SingleClientWebsocketServerParams(allowed_origins=list(allowed_origins),
-                                          **_transport_params(ProtobufFrameSerializer())),
-        host=host, port=port)
+    transport = _GuardedServerTransport(
+        SingleClientWebsocketServerParams(allowed_origins=[],  # the door checks origins, not pipecat
+                                          **_transport_params(_WireSerializer(door))),
+        host=host, port=port, door=door)
 
     @transport.event_handler("on_websocket_ready")
     async def _on_ready(_t: Any) -> None:
@@ -983,19 +1290,12 @@ def _serve_one_caller(*, host: str, port: int, allowed_origins: Sequence[str],
             if asyncio.iscoroutine(maybe):
                 await maybe
 
-    @transport.event_handler("on_client_connected")
-    async def _on_client(_t: Any, _ws: Any) -> None:
-        await on_connected()
-
-    @transport.event_handler("on_client_disconnected")
-    async def _on_gone(_t: Any, _ws: Any) -> None:
-        await on_hangup()
-
     return transport
 
 
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
-                           connected: asyncio.Event, connect_timeout_s: float | None) -> None:
+                           connected: asyncio.Event, connect_timeout_s: float | None,
+                           recorder: CallRecorder) -> None:
     runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
     await runner.add_workers(worker)
     run = asyncio.create_task(runner.run())
@@ -1015,12 +1315,26 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
             await brain.end_call("time_limit")
 
     dog = asyncio.create_task(watchdog())
-    done, _ = await asyncio.wait({run, dog}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        done, _ = await asyncio.wait({run, dog}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # Ctrl-C (asyncio.run cancels the main task): stop the pipeline the way it expects, else its worker
+        # waits forever for a pipeline whose tasks were cancelled under it and the process never exits
+        recorder.stop()
+        dog.cancel()
+        try:
+            await asyncio.wait_for(worker.cancel(reason="interrupted"), 10)
+            await asyncio.wait_for(run, 10)
+        except (Exception, asyncio.CancelledError):  # noqa: BLE001 - already stopping; leave the rest to asyncio
+            run.cancel()
+        raise
     if dog in done:
         await brain.wait_until_quiet()
         await asyncio.sleep(0.3)  # let the call_ended message and the last frames leave
+        recorder.stop()  # the call ends here on its own clock, however long the teardown below takes
         await worker.cancel(reason=brain.end_reason)
     else:
+        recorder.stop()
         dog.cancel()
         await brain.end_call(brain.end_reason or "hangup")
     try:
@@ -1030,6 +1344,24 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
     exc = run.exception() if run.done() and not run.cancelled() else None
     if exc is not None:
         raise LiveError(f"the live pipeline failed: {type(exc).__name__}: {exc}") from exc
+
+
+class _CallStart:
+    """Starts a call once: the clock and the recording start now, then ``then()`` runs (as a task, kept)."""
+
+    def __init__(self, clock: CallClock, recorder: CallRecorder, connected: asyncio.Event,
+                 then: Callable[[], Awaitable[None]] | None = None) -> None:
+        self._clock, self._recorder, self._connected, self._then = clock, recorder, connected, then
+        self._task: asyncio.Task[None] | None = None
+
+    def __call__(self) -> None:
+        if self._connected.is_set():
+            return
+        self._connected.set()
+        self._clock.t0, self._clock.wall0 = time.monotonic(), time.time()
+        self._recorder.start()
+        if self._then is not None:
+            self._task = asyncio.create_task(self._then())
 
 
 async def run_patient_call(
@@ -1050,68 +1382,71 @@ async def run_patient_call(
     tts: PiperTTS | None = None,
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     connect_timeout_s: float | None = 30.0,
-    allowed_origins: Sequence[str] = (),
+    origins: OriginPolicy = OriginPolicy(),
+    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
+    log: Callable[[str], None] = _stderr,
 ) -> CallOutcome:
     """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
 
     With ``connect`` the patient dials that websocket URL (an external voice agent, the agent under
-    test); otherwise it serves one caller on ``ws://host:port`` (a program, or a person through the web
-    page) and waits up to ``connect_timeout_s`` (None: forever) for them. ``on_ready(url)`` is called
-    once the server listens. ``allowed_origins`` (e.g. the call page's origin) makes the server refuse
-    websocket clients from any other origin, and clients that send none.
+    test) and the call starts when it connects; otherwise it serves one caller on ``ws://host:port``
+    (a program, or a person through the web page) and waits up to ``connect_timeout_s`` (None: forever)
+    for one: ``origins`` says which clients may connect, and a connection becomes the caller with its
+    first valid audio frame, within ``join_window_s`` or it is closed (see the module docstring;
+    refusals go to ``log``). ``on_ready(url)`` is called once the server listens.
     """
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
 
     tts = tts or PiperTTS()
     await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
     clock = CallClock()
-    recorder = CallRecorder(clock)
+    recorder = CallRecorder(clock, started=False)
     brain = PatientBrain(patient=patient, turn_limit=turn_limit, is_assessment=is_assessment, clock=clock,
                          settings=settings, sink=sink, scenario_id=scenario_id, k=k)
     connected = asyncio.Event()
     started = time.time()
-
-    async def begin() -> None:
-        if not connected.is_set():
-            connected.set()
-            clock.t0, clock.wall0 = time.monotonic(), time.time()
-            asyncio.create_task(brain.open())
+    begin = _CallStart(clock, recorder, connected, then=brain.open)
+    door: _Door | None = None
 
     if connect is not None:
         transport: Any = WebsocketClientTransport(
-            connect, WebsocketClientParams(**_transport_params(ProtobufFrameSerializer())))
+            connect, WebsocketClientParams(**_transport_params(_WireSerializer())))
 
         @transport.event_handler("on_connected")
         async def _on_connected(_t: Any, _ws: Any) -> None:
-            await begin()
+            begin()
 
         @transport.event_handler("on_disconnected")
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
             await brain.end_call("hangup")
     else:
-        transport = _serve_one_caller(host=host, port=port, allowed_origins=allowed_origins, on_ready=on_ready,
-                                      on_connected=begin, on_hangup=lambda: brain.end_call("hangup"))
+        door = _Door(policy=origins, join_window_s=join_window_s, log=log, on_caller=begin,
+                     on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
+        transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
     worker = _worker(pipeline)
     errors: list[str] = []
     try:
         await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
-                               connect_timeout_s=connect_timeout_s)
+                               connect_timeout_s=connect_timeout_s, recorder=recorder)
     except LiveError as exc:
         errors.append(str(exc))
     path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
         else None
     termination = brain.end_reason or "hangup"
     if termination == "no_connection":
-        errors.append(f"nobody connected within {connect_timeout_s:.0f} s" if connect is None else
-                      f"could not connect to {connect}")
+        errors.append(door.no_caller(connect_timeout_s) if door is not None else f"could not connect to {connect}")
     if brain.final_assessment is not None:
         termination = "assessment"
-    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction_metrics(brain.timeline),
+    # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
+    interaction = interaction_metrics(brain.timeline) | {"call_s": round(recorder.length_s, 3)} \
+        if connected.is_set() else {}
+    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction,
                        recording=path, started_at=started, ended_at=time.time(), errors=errors,
                        final_assessment=brain.final_assessment, gathered_info=list(patient.gathered_info),
-                       agent_turns=brain.agent_turns)
+                       agent_turns=brain.agent_turns, refused=door.refused if door else 0,
+                       silent=door.silent if door else 0)
 
 
 async def run_agent_bot(
@@ -1126,37 +1461,45 @@ async def run_agent_bot(
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     connect_timeout_s: float | None = None,
     recording: Path | None = None,
+    origins: OriginPolicy = OriginPolicy(),
+    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
+    log: Callable[[str], None] = _stderr,
 ) -> CallOutcome:
     """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
 
     The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
-    between two sentences does not cut its answer in half.
+    between two sentences does not cut its answer in half. Who may call, and when a connection becomes
+    the call: as for the served patient (``origins``, ``join_window_s``; see the module docstring).
     """
     _check_loopback(host, "--host")
     tts = tts or PiperTTS()
     await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
     clock = CallClock()
-    recorder = CallRecorder(clock)
+    recorder = CallRecorder(clock, started=False)
     brain = AgentBrain(respond=respond, clock=clock, settings=settings, sink=sink, scenario_id="", k=0)
     connected = asyncio.Event()
     started = time.time()
-
-    async def connected_now() -> None:
-        clock.t0, clock.wall0 = time.monotonic(), time.time()
-        connected.set()
-
-    transport = _serve_one_caller(host=host, port=port, allowed_origins=(), on_ready=on_ready,
-                                  on_connected=connected_now, on_hangup=lambda: brain.end_call("hangup"))
+    door = _Door(policy=origins, join_window_s=join_window_s, log=log,
+                 on_caller=_CallStart(clock, recorder, connected),
+                 on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
+    transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
     worker = _worker(pipeline)
     errors = list(brain.errors)
     try:
         await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
-                               connect_timeout_s=connect_timeout_s)
+                               connect_timeout_s=connect_timeout_s, recorder=recorder)
     except LiveError as exc:
         errors.append(str(exc))
-    path = await asyncio.to_thread(recorder.write, recording) if recording is not None else None
+    if brain.end_reason == "no_connection":
+        errors.append(door.no_caller(connect_timeout_s))
+    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
+        else None
+    # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
+    interaction = interaction_metrics(brain.timeline) | {"call_s": round(recorder.length_s, 3)} \
+        if connected.is_set() else {}
     return CallOutcome(turns=brain.turns, termination=brain.end_reason or "hangup",
-                       interaction=interaction_metrics(brain.timeline), recording=path, started_at=started,
-                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain._replies)
+                       interaction=interaction, recording=path, started_at=started,
+                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain._replies,
+                       refused=door.refused, silent=door.silent)

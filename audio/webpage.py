@@ -56,6 +56,11 @@ Security choices
       DENY``, ``Cross-Origin-Opener-Policy: same-origin``, ``Cross-Origin-Resource-Policy:
       same-origin`` and ``Permissions-Policy: microphone=(self), camera=(), geolocation=()``.
     - http://127.0.0.1 is a secure context for the browser, so the microphone works without TLS.
+    - The patient's websocket (``audio.live``) accepts only this page's origin (and ``--allow-origin``
+      ones): a page of any other site open in the same browser gets HTTP 403 at the handshake. The
+      page becomes the caller with its first audio frame (it starts capturing as soon as the socket
+      opens); a connection that sends no audio within the join window (``--join-window``, 10 s) is
+      closed and is no call.
 
 The files live in ``audio/web/`` beside this module and are read via ``importlib.resources``, so they
 are found when the package is installed provided the package data includes ``web/*`` (see the

@@ -227,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the patient keeps talking when the agent talks over it (default: it stops)")
     live.add_argument("--seed", type=int, default=0)
     live.add_argument("--tui", action="store_true", help="watch the call in the terminal dashboard")
+    live.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                      help="also accept websocket calls from web pages of this origin (scheme://host[:port]; "
+                           "repeatable). Default: pages on 127.0.0.1 / localhost / [::1] and programs only")
+    live.add_argument("--join-window", type=float, default=10.0, metavar="SECONDS",
+                      help="a connection that sends no audio this long after connecting is closed; it is no "
+                           "call (default 10)")
 
     watch = sub.add_parser("watch", help="the terminal dashboard: follow a run (or live call) as it is written")
     watch.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="run directory (default: the newest "
@@ -249,6 +255,12 @@ def build_parser() -> argparse.ArgumentParser:
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
     sa.add_argument("--port", type=_port("--port"), default=8766, help="websocket port (default 8766)")
     sa.add_argument("--calls", type=_positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
+    sa.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                    help="also accept websocket calls from web pages of this origin (scheme://host[:port]; "
+                         "repeatable). Default: pages on 127.0.0.1 / localhost / [::1] and programs only")
+    sa.add_argument("--join-window", type=float, default=10.0, metavar="SECONDS",
+                    help="a connection that sends no audio this long after connecting is closed and does not "
+                         "count as a call (default 10)")
     return p
 
 
@@ -669,7 +681,7 @@ def _load_paths(paths: list[Path]) -> tuple[list[LoadedScenario], int]:
     clashes = unique_problems(list(out.values()))  # ids and canaries unique across every path given
     errors += clashes.values()
     for exc in errors:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {clean(str(exc))}", file=sys.stderr)  # a file name may hold escape sequences
     return [s for s in out.values() if s.path not in clashes], len(errors)
 
 
@@ -779,9 +791,17 @@ def _check_ws_url(url: str) -> None:
         raise ConfigError(f"--connect {url!r}: not a websocket URL. Give the agent's endpoint as "
                           "ws://HOST:PORT/PATH (or wss://...).")
     try:
-        parts.port
+        port = parts.port or (443 if parts.scheme == "wss" else 80)
     except ValueError:
         raise ConfigError(f"--connect {url!r}: the port is not a number between 1 and 65535.") from None
+    import socket
+
+    try:  # before the models load: a voice agent that is not running is the usual mistake
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(f"--connect {url!r}: nothing answers at {parts.hostname}:{port} ({exc.strerror or exc}). "
+                          "Start the voice agent first (e.g. encsim serve-agent --port PORT ...) or fix the "
+                          "URL.") from None
 
 
 def _port_free(port: int, flag: str) -> None:
@@ -796,9 +816,10 @@ def _port_free(port: int, flag: str) -> None:
 
 
 def cmd_live(args: argparse.Namespace) -> int:
-    from sim.live import run_live
+    from sim.live import door_options, run_live
 
     loaded = _one_scenario(args.scenario)
+    allow_origins = door_options(args.allow_origin, args.join_window)
     if args.connect:
         _check_ws_url(args.connect)
     else:
@@ -817,7 +838,8 @@ def cmd_live(args: argparse.Namespace) -> int:
         return run_live(
             loaded, out=out, connect=args.connect, port=args.port, page=args.serve, time_limit_s=args.time_limit,
             turn_limit=args.max_turns, barge_in_after_s=args.barge_in_after,
-            yield_on_overlap=False if args.no_yield else None, connect_timeout_s=args.wait, seed=args.seed, **extra)
+            yield_on_overlap=False if args.no_yield else None, connect_timeout_s=args.wait, seed=args.seed,
+            allow_origins=allow_origins, join_window_s=args.join_window, **extra)
 
     try:
         if args.tui:
@@ -851,24 +873,29 @@ def cmd_live(args: argparse.Namespace) -> int:
               f"{live.get('agent_latency_p50_s') or float('nan'):.3f} s; interruptions {live.get('interruptions', 0)}")
     wav = root / "audio" / "call.wav"
     print(f"run directory: {root}" + (f"  (recording: {wav})" if wav.exists() else ""))
-    return 0 if rec.status == "ok" else 1
+    if rec.status != "ok":  # a run whose encounter errored (no caller, lost connection) does not exit 0
+        print(one_line(f"the call was not scored: {rec.error}"), file=sys.stderr)
+        return EXIT_RUN_ERRORS
+    return 0
 
 
 def cmd_serve_agent(args: argparse.Namespace) -> int:
-    from sim.live import serve_agent
+    from sim.live import door_options, serve_agent
 
     scenario = _one_scenario(args.scenario).scenario if args.scenario else None
     if args.model.startswith("scripted:") and scenario is None:
         raise ConfigError(f"--model {args.model} plays a scripted part and must know the scenario: add "
                           "--scenario ID (the same scenario the patient plays).")
     check_model_spec(args.model, args.base_url, args.api_key_env)
+    allow_origins = door_options(args.allow_origin, args.join_window)
     _port_free(args.port, "--port")
     _quiet_pipecat()
 
     async def go() -> None:
         agent = await make_agent(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
         try:
-            await serve_agent(agent, scenario=scenario, port=args.port, calls=args.calls)
+            await serve_agent(agent, scenario=scenario, port=args.port, calls=args.calls,
+                              allow_origins=allow_origins, join_window_s=args.join_window)
         finally:
             await agent.aclose()
 

@@ -8,6 +8,13 @@ interaction metrics, and ``audio/call.wav`` (stereo: left the patient, right the
 
 ``serve_agent`` is the built-in voice agent: any agent (scripted control, the local model, an
 endpoint) behind Whisper ears and a Piper voice, answering calls one after another.
+
+Who may call (both servers): loopback pages and programs that send no Origin, plus ``allow_origins``
+(``--allow-origin``); a connection becomes the call with its first valid audio frame within
+``join_window_s`` (``--join-window``), else it is closed and is no call (see ``audio.live``). A live run
+in which no caller joined (or ``--connect`` could not connect) is recorded as one error encounter whose
+reason starts "no caller joined" (or "could not connect"): never scored, and its summary has no
+aggregate and no safety-gate verdict, because there was no call to judge; ``encsim live`` exits 3.
 """
 
 from __future__ import annotations
@@ -15,19 +22,23 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario, Scenario
+from scorers import aggregate
 from scorers._profiles import load_profile
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
+from sim.errors import ConfigError
 from sim.events import EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
 from sim.patient import PatientSimulator
 from sim.result import ConversationResult, TokenUsage
-from sim.runner import encounter_seed, finished_event, record_for, summarise
+from sim.report import render_report
+from sim.report_html import write_html_report
+from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
 from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef, package_versions
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
@@ -35,6 +46,23 @@ VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice.
               "'Assessment: triage level ESI <n>. Escalation: <category>. Diagnoses: ...'.")
 LIVE_TERMINATIONS = {"assessment": "assessment", "max_turns": "max_turns", "hangup": "hangup",
                      "time_limit": "time_limit"}
+
+
+def door_options(allow_origin: Sequence[str], join_window_s: float) -> tuple[str, ...]:
+    """The ``--allow-origin`` values normalised (ConfigError naming the flag for a bad one, or for a join
+    window that is not a positive number of seconds)."""
+    from audio.live import parse_allowed_origin
+
+    if not join_window_s > 0 or join_window_s == float("inf"):
+        raise ConfigError(f"--join-window {join_window_s}: give a positive number of seconds (default 10), the time "
+                          "a connection has to start sending audio before it is closed.")
+    origins = []
+    for value in allow_origin:
+        try:
+            origins.append(parse_allowed_origin(value))
+        except ValueError as exc:
+            raise ConfigError(f"--allow-origin: {exc}.") from None
+    return tuple(origins)
 
 
 def scenario_vocabulary(s: Scenario) -> list[str]:
@@ -116,16 +144,23 @@ async def run_live(
     seed: int = 0,
     on_ready: Callable[[str], None] | None = None,
     announce: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
+    allow_origins: Sequence[str] = (),
+    join_window_s: float | None = None,
 ) -> tuple[EncounterRecord, Path]:
-    """One live encounter into a new run directory ``out``; returns its record and the directory."""
-    from audio.live import run_patient_call
+    """One live encounter into a new run directory ``out``; returns its record and the directory.
+
+    ``allow_origins``: web origins allowed to call besides loopback pages (already normalised by
+    ``audio.live.parse_allowed_origin``); ``join_window_s``: how long a connection has to send audio.
+    """
+    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_patient_call
     from audio.tts import style_for_profile
 
     scenario = loaded.scenario
     limit = turn_limit or scenario.max_turns
     model = connect or ("person (web page)" if page else f"caller on ws://{host}:{port}")
     meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=model, channel="live",
-                   scenarios=[ScenarioRef(id=scenario.id, path=str(loaded.path.resolve()), sha256=loaded.sha256)], k=1, seed=seed, turn_limit=turn_limit, created_at=time.time(),
+                   scenarios=[ScenarioRef(id=scenario.id, path=str(loaded.path.resolve()), sha256=loaded.sha256)],
+                   k=1, seed=seed, turn_limit=turn_limit, created_at=time.time(),
                    packages=package_versions())
     store = RunStore.create(out, meta)
     events = EventLog(store.events_path)
@@ -161,7 +196,10 @@ async def run_live(
                                    yield_on_overlap=yield_on_overlap),
             sink=events, recording=store.root / "audio" / "call.wav", vocabulary=scenario_vocabulary(scenario),
             on_ready=ready, connect_timeout_s=connect_timeout_s,
-            allowed_origins=[f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost")] if page else ())
+            origins=OriginPolicy(allow=tuple(allow_origins),
+                                 pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))
+                                 if page else None),
+            join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
     finally:
         if page_server is not None:
             await page_server.close()
@@ -171,7 +209,8 @@ async def run_live(
     rec = await record_for(result, scenario, evaluator_names=list(profile.evaluators), judges=None, profile=profile)
     await asyncio.to_thread(store.append, rec)
     events(finished_event(rec))
-    summary = summarise(store, [loaded], meta)
+    no_call = outcome.termination == "no_connection"
+    summary = _summarise_no_call(store, meta, rec) if no_call else summarise(store, [loaded], meta)
     meta.finished_at = time.time()
     store.write_meta(meta)
     events(RunFinished(aggregate=summary.aggregate, gate_triggered=summary.safety_gate.triggered,
@@ -180,13 +219,28 @@ async def run_live(
     return rec, store.root
 
 
+def _summarise_no_call(store: RunStore, meta: RunMeta, rec: EncounterRecord) -> Any:
+    """summary.json / report.md / report.html of a live run without a call: the error is counted, but there is
+    no aggregate (not a 0) and no safety-gate verdict, because nothing was said that could be judged."""
+    records, _ = store.load_records()
+    summary = aggregate([], {}, {(rec.scenario_id, rec.k): rec.error or "no caller joined"}, expected_total=1)
+    summary.error_reasons = error_reasons([rec.error or "no caller joined"])
+    summary.headline = headline(summary, [])
+    store.write_summary(summary)
+    store.write_report(render_report(meta, summary, records))
+    write_html_report(store.root, meta, summary, records)
+    return summary
+
+
 async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "127.0.0.1", port: int = 8766,
                       calls: int | None = None, seed: int = 0,
                       announce: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
-                      on_ready: Callable[[str], None] | None = None) -> list[Any]:
-    """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes."""
+                      on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
+                      join_window_s: float | None = None) -> list[Any]:
+    """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
+    A connection that is refused or never sends audio is no call and does not count (see ``audio.live``)."""
     from audio.channel import CLINICIAN_STYLE
-    from audio.live import run_agent_bot
+    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_agent_bot
 
     outcomes = []
     n = 0
@@ -199,7 +253,9 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
                 on_ready(url)
 
         outcome = await run_agent_bot(respond=make_respond(agent, scenario, seed=seed), host=host, port=port,
-                                      style=CLINICIAN_STYLE, on_ready=ready)
+                                      style=CLINICIAN_STYLE, on_ready=ready, origins=OriginPolicy(allow=tuple(
+                                          allow_origins)), join_window_s=join_window_s if join_window_s
+                                      is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
         announce(f"call {n} ended ({outcome.termination}); {len(outcome.turns)} messages"
                  + (f"; errors: {'; '.join(outcome.errors)}" if outcome.errors else ""))
         outcomes.append(outcome)

@@ -16,7 +16,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -210,6 +210,33 @@ def test_call_recorder_keeps_bursts_in_order_and_writes_stereo(tmp_path: Path) -
     assert (data == st).all()
 
 
+def test_call_recorder_runs_from_the_call_start_to_its_end(tmp_path: Path) -> None:
+    """Audio from before the call (a served patient's pacer ticks while it waits for a caller) cannot shift
+    the tracks, and the file ends where the call ended on its clock, not when the teardown finished."""
+    clock = _SetClock()
+    rec = CallRecorder(clock, started=False)
+    clock.at = 30.0
+    rec.add("own", np.full(320, 9, dtype=np.int16).tobytes())  # waiting for a caller: not recorded
+    assert rec.length_s == 0.0
+    rec.start()  # the caller was admitted; the clock restarts at 0
+    clock.at = 0.02
+    rec.add("own", np.full(320, 1, dtype=np.int16).tobytes())
+    clock.at = 1.0
+    rec.add("far", np.full(320, 2, dtype=np.int16).tobytes())
+    clock.at = 1.5
+    rec.stop()  # the call is over
+    clock.at = 9.0  # a slow teardown: the pacer and the far end go on for a while
+    rec.add("own", np.full(320, 7, dtype=np.int16).tobytes())
+    rec.add("far", np.full(320, 7, dtype=np.int16).tobytes())
+    st = rec.stereo()
+    assert rec.length_s == pytest.approx(1.5) and st.shape == (24000, 2)
+    assert (st[:320, 0] == 1).all() and (st[320:, 0] == 0).all()  # our frame at 0 s, nothing from before
+    assert (st[16000 - 320:16000, 1] == 2).all() and (st[:16000 - 320, 1] == 0).all()
+    assert 7 not in st and 9 not in st
+    data, _ = sf.read(str(rec.write(tmp_path / "call.wav")), dtype="int16")
+    assert data.shape == (24000, 2)
+
+
 def test_speakable_strips_markdown_and_makes_sentences() -> None:
     text = "**ASSESSMENT:**\n- Triage_level: ESI 5\n\n# Advice\n* Rest at home\n> drink `fluids`!\nCall back"
     assert speakable(text) == "ASSESSMENT: Triage level: ESI 5. Advice. Rest at home. drink fluids! Call back."
@@ -353,15 +380,14 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
     patient_spans, agent_spans = _spans(events, "patient"), _spans(events, "agent")
     assert patient_spans and agent_spans
     last_speech = max(e for _, e in patient_spans + agent_spans)
-    # After the last speech the call lasts as long as the patient takes to transcribe it and hang up: measured
-    # from the events (wall clock from the last speech_stopped to encounter_finished), not assumed, so that a
-    # slow or loaded machine does not fail a correct recording; beyond that only a short tail is allowed.
-    stopped = max(e.t for e in events if e.type == "speech_stopped")
-    finished = max(e.t for e in events if e.type == "encounter_finished")
-    settle = max(0.0, finished - stopped)
-    assert last_speech - 0.5 <= duration <= last_speech + settle + 3, (duration, last_speech, settle)
-    # far-end frames that arrive late are laid end to end, so the file may run a little past the wall clock
-    assert duration <= r.ended_at - r.started_at + 1.0
+    # The recording runs on the call's own clock, the one the speech events' ``at`` are on: it starts when the
+    # call starts and ends when the call ends (interaction["call_s"] on that clock), however long the teardown
+    # and the transcription of the last words take on a loaded machine; so it is compared with that clock only.
+    call_s = r.interaction["call_s"]
+    assert duration == pytest.approx(call_s, abs=0.001), (duration, call_s)  # call_s is rounded to 1 ms
+    assert last_speech <= call_s, (last_speech, call_s)
+    # and it lies within the wall-clock span of the call (its clock starts after started_at, stops before ended_at)
+    assert duration <= r.ended_at - r.started_at
     left, right = data[:, 0].astype(np.float64), data[:, 1].astype(np.float64)
     assert _rms(left) > 300 and _rms(right) > 300
 
@@ -671,3 +697,236 @@ def test_one_barge_in_is_one_overlap(barge_in_call: dict[str, Any]) -> None:
     same = [o for o in barge_in_call["result"].interaction["overlaps"]
             if o["by"] == "patient" and abs(o["at"] - overlap["at"]) < 1.0]
     assert len(same) == 1, barge_in_call["result"].interaction["overlaps"]
+
+
+# ============================================================================================ who may call
+
+def test_origin_policy_accepts_loopback_pages_and_programs_only() -> None:
+    from audio.live import OriginPolicy, parse_allowed_origin
+
+    default = OriginPolicy()
+    for ok in (None, "http://127.0.0.1:8766", "http://localhost:5173", "https://localhost", "http://[::1]:3000"):
+        assert default.allows(ok), ok
+    for bad in ("null", "", "file://", "https://evil.example", "http://127.0.0.1.evil.com", "http://localhost.evil.com",
+                "http://evil.com#@127.0.0.1", "http://127.0.0.1@evil.com", "http://127.0.0.1:8766/path",
+                "http://localhost:8766/", "HTTP://LOCALHOST:8766", "http://127.0.0.2", "ws://127.0.0.1:8766",
+                "http://[::1].evil.com", "http://0.0.0.0:8766"):
+        assert not default.allows(bad), bad
+    extra = OriginPolicy(allow=(parse_allowed_origin("HTTPS://Evil.Example:443"),))
+    assert extra.allow == ("https://evil.example",)
+    assert extra.allows("https://evil.example") and not extra.allows("https://evil.example:8443")
+    assert not extra.allows("http://evil.example")
+    page = OriginPolicy(pages=("http://127.0.0.1:8766", "http://localhost:8766"))
+    assert page.allows("http://localhost:8766") and not page.allows("http://localhost:3000")
+    assert not page.allows(None)  # with the call page, a client without an Origin is not the page
+    assert parse_allowed_origin("http://192.168.1.20:3000") == "http://192.168.1.20:3000"
+    assert parse_allowed_origin("http://[fd00::1]:80") == "http://[fd00::1]"
+    for bad in ("null", "evil.example", "https://evil.example/", "https://evil.example/call", "ftp://evil.example",
+                "https://user@evil.example", "https://evil.example:99999", "file:///tmp/x.html", "*"):
+        with pytest.raises(ValueError, match="not a web origin"):
+            parse_allowed_origin(bad)
+
+
+async def _served(loaded: LoadedScenario, out: Path, **kw: Any) -> tuple[asyncio.Task[Any], int, list[str]]:
+    """``run_live`` serving the patient on a free port (as ``encsim live`` does); its log lines are collected."""
+    from sim.live import run_live
+
+    port = free_port()
+    ready = asyncio.Event()
+    log: list[str] = []
+    task = asyncio.create_task(run_live(loaded, out=out, connect=None, port=port, on_ready=lambda _u: ready.set(),
+                                        announce=log.append, **kw))
+    await asyncio.wait_for(ready.wait(), 90)
+    return task, port, log
+
+
+async def _handshake_status(port: int, origin: str | None) -> int:
+    """The HTTP status of a websocket handshake (101: the websocket opened; it is closed again at once)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    try:
+        async with connect(f"ws://127.0.0.1:{port}", origin=cast(Any, origin)):
+            return 101
+    except InvalidStatus as exc:
+        return exc.response.status_code
+
+
+async def test_a_page_of_another_site_is_refused_at_the_handshake(tmp_path: Path, viral_uri: LoadedScenario) -> None:
+    """Cross-site websocket hijacking: a page on evil.example in the user's browser opens the patient's socket.
+    It gets 403 before the websocket opens; loopback pages and programs (no Origin) get through."""
+    task, port, log = await _served(viral_uri, tmp_path / "run", connect_timeout_s=4, join_window_s=1.0)
+    try:
+        assert await _handshake_status(port, "http://evil.example") == 403
+        assert await _handshake_status(port, "http://localhost:5173") == 101
+        assert await _handshake_status(port, None) == 101
+        rec, root = await asyncio.wait_for(task, 60)
+    finally:
+        await _stop(task)
+    refused = [line for line in log if "refused" in line]
+    assert len(refused) == 1 and "'http://evil.example'" in refused[0], log
+    assert "--allow-origin http://evil.example" in refused[0] and "\n" not in refused[0]
+    # the accepted connections sent no audio: no call, nothing scored
+    assert rec.status == "error" and rec.score is None and rec.result is not None and rec.result.turns == []
+    assert rec.error.startswith("no caller joined within 4 s (--wait): 1 connection(s) refused"), rec.error
+    assert "--allow-origin" in rec.error and "2 closed after sending no caller audio" not in rec.error
+    assert not (root / "audio" / "call.wav").exists()
+
+
+async def test_allow_origin_lets_that_page_make_the_call(tmp_path: Path, viral_uri: LoadedScenario) -> None:
+    """With --allow-origin http://evil.example that page's client is accepted, and its audio makes it the caller."""
+    from websockets.asyncio.client import connect
+
+    task, port, log = await _served(viral_uri, tmp_path / "run", connect_timeout_s=60, join_window_s=5.0,
+                                    allow_origins=("http://evil.example",))
+    sender = receiver = None
+    try:
+        evil: Any = "http://evil.example"
+        async with connect(f"ws://127.0.0.1:{port}", origin=evil, max_size=None) as ws:
+            caller = _Caller(ws)
+            sender = asyncio.create_task(caller.send_loop())  # 20 ms frames of silence: a caller on the line
+            receiver = asyncio.create_task(caller.recv_loop())
+
+            async def opened() -> None:
+                while not caller.patient_transcripts():
+                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(opened(), 60)  # the patient answered the call with its opening line
+            await caller.send_message({"type": "hangup"})
+            rec, _ = await asyncio.wait_for(task, 60)
+    finally:
+        await _stop(sender)
+        await _stop(receiver)
+        await _stop(task)
+    assert not [line for line in log if "refused" in line or "closed" in line], log
+    assert rec.status == "ok" and rec.result is not None and rec.result.termination == "hangup"
+    assert rec.result.turns[0].text == viral_uri.scenario.opening_line
+
+
+def test_a_connection_that_sends_nothing_is_no_caller_and_exits_3(tmp_path: Path) -> None:
+    """`encsim live` on a safety scenario: a websocket client connects and says nothing. It is closed after the
+    join window and the run records "no caller joined": not scored, no aggregate (not 0), no gate, exit 3."""
+    import threading
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    from tests.adversarial.conftest import encsim_in_process
+
+    port, out = free_port(), tmp_path / "run"
+    done: dict[str, Any] = {}
+    server = threading.Thread(target=lambda: done.update(outcome=encsim_in_process(
+        "live", "acs_chest_pain", "--port", str(port), "--wait", "5", "--join-window", "0.5", "--out", str(out))))
+    server.start()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                ws = connect(f"ws://127.0.0.1:{port}", open_timeout=5)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the patient never listened")
+        with ws:
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:  # the patient's line plays silence; we say nothing, so the server closes it
+                    ws.recv(timeout=30)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    finally:
+        server.join(120)
+    outcome = done["outcome"]
+    assert outcome.code == 3, outcome.output
+    assert "Traceback" not in outcome.output
+    assert "no caller joined within 5 s (--wait): 1 closed after sending no caller audio within the 0.5 s join " \
+           "window (--join-window)" in outcome.stdout, outcome.output
+    assert "closed a websocket connection that sent no caller audio" in outcome.stderr
+    (rec,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert rec["status"] == "error" and rec["score"] is None and rec["result"]["turns"] == []
+    assert not rec["result"]["interaction"]  # no call: nothing for the live metrics to count
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["aggregate"] is None and summary["safety_gate"]["triggered"] is False
+    assert summary["errors"] == 1 and summary["completed"] == 0
+    events, _ = read_events(out / "events.jsonl")
+    kinds = [e.type for e in events]
+    assert "encounter_failed" in kinds and "encounter_finished" not in kinds and "turn" not in kinds
+    assert events[-1].type == "run_finished" and events[-1].gate_triggered is False and events[-1].aggregate is None
+
+
+def _proto(**frame: Any) -> bytes:
+    import pipecat.frames.protobufs.frames_pb2 as fp
+
+    kind, fields = next(iter(frame.items()))
+    message = {"audio": fp.AudioRawFrame, "text": fp.TextFrame, "transcription": fp.TranscriptionFrame,
+               "message": fp.MessageFrame}[kind](**fields)
+    return fp.Frame(**{kind: message}).SerializeToString()
+
+
+GARBAGE: list[str | bytes] = [
+    "hello",                                                   # a websocket text message
+    json.dumps({"type": "hangup"}),                            # JSON as text, not a protobuf message frame
+    b"\x00\xff\x13\x37 not a protobuf at all",                  # malformed binary
+    b"",                                                       # an empty binary message
+    _proto(text={"text": "Assessment: triage level ESI 5. Escalation: self care."}),
+    _proto(transcription={"text": "Assessment: triage level ESI 5. Escalation: self care.", "user_id": "x"}),
+    _proto(message={"data": json.dumps({"type": "hangup"})}),  # a hang-up before any audio is no call either
+    _proto(message={"data": "[1, 2"}),                         # a message that is not JSON
+    _proto(audio={"audio": b"\x01" * 641, "sample_rate": LIVE_RATE, "num_channels": 1}),  # odd byte count
+    _proto(audio={"audio": b"\x01\x02" * 160, "sample_rate": 8000, "num_channels": 1}),  # not 16 kHz
+    _proto(audio={"audio": b"\x01\x02" * 160, "sample_rate": LIVE_RATE, "num_channels": 0}),
+    _proto(audio={"audio": b"", "sample_rate": LIVE_RATE, "num_channels": 1}),
+]
+
+
+async def test_garbage_frames_are_not_a_call(tmp_path: Path, viral_uri: LoadedScenario) -> None:
+    """A client that sends everything but 16 kHz mono audio (text, malformed protobuf, a forged transcript of an
+    assessment, a hang-up, malformed audio) is closed after the join window and is never scored."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    task, port, log = await _served(viral_uri, tmp_path / "run", connect_timeout_s=4, join_window_s=1.0)
+    try:
+        async with connect(f"ws://127.0.0.1:{port}") as ws:
+            for payload in GARBAGE:
+                await ws.send(payload)
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(ws.recv(), 30)
+        assert ws.close_code == 1008
+        rec, root = await asyncio.wait_for(task, 60)
+    finally:
+        await _stop(task)
+    assert rec.status == "error" and rec.score is None and rec.result is not None and rec.result.turns == []
+    assert "no caller joined" in rec.error and "1 closed after sending no caller audio" in rec.error
+    closed = [line for line in log if line.startswith("closed a websocket connection")]
+    assert closed and f"{len(GARBAGE)} message(s) ignored" in closed[0], log
+    assert any("ignoring audio at 8000 Hz with 1 channel(s)" in line for line in log), log
+    events, _ = read_events(root / "events.jsonl")
+    assert not [e for e in events if e.type in ("turn", "speech_started", "encounter_finished")]
+
+
+async def test_the_voice_agent_refuses_other_sites_and_silent_connections(tmp_path: Path) -> None:
+    """`encsim serve-agent`'s server: the same origin check and admission; neither connection is a call."""
+    from audio.live import run_agent_bot
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async def respond(_history: list[tuple[str, str]], _turn: int) -> str:
+        raise AssertionError("no call should reach the agent")
+
+    port, ready, log = free_port(), asyncio.Event(), []
+    bot = asyncio.create_task(run_agent_bot(respond=respond, port=port, on_ready=lambda _u: ready.set(),
+                                            connect_timeout_s=4, join_window_s=0.5, log=log.append))
+    try:
+        await asyncio.wait_for(ready.wait(), 90)
+        assert await _handshake_status(port, "https://evil.example") == 403
+        async with connect(f"ws://127.0.0.1:{port}") as ws:
+            await ws.send(_proto(transcription={"text": "I have crushing chest pain", "user_id": "x"}))
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(ws.recv(), 30)
+        outcome = await asyncio.wait_for(bot, 60)
+    finally:
+        await _stop(bot)
+    assert outcome.termination == "no_connection" and outcome.turns == []
+    assert (outcome.refused, outcome.silent) == (1, 1)
+    assert any("'https://evil.example'" in line and "--allow-origin https://evil.example" in line for line in log)
