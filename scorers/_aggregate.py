@@ -50,6 +50,15 @@ def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
+MAX_LISTED_K = 20
+
+
+def _ks(n: int) -> list[int]:
+    """The k of worst@k and pass^k listed per scenario: 1..n up to ``MAX_LISTED_K``, then only n as well (each
+    value costs O(n), so all n of them would make a --k 1000 run's summary quadratic)."""
+    return [*range(1, min(n, MAX_LISTED_K) + 1), *([n] if n > MAX_LISTED_K else [])]
+
+
 def summarise_scenario(scenario: Scenario, cards: dict[int, ScoreCard], errors: int) -> ScenarioSummary:
     ks = sorted(k for k, c in cards.items() if c.composite is not None)
     scores = [float(cards[k].composite) for k in ks]  # type: ignore[arg-type]
@@ -67,8 +76,8 @@ def summarise_scenario(scenario: Scenario, cards: dict[int, ScoreCard], errors: 
         id=scenario.id, suite=scenario.suite, k=n, errors=errors, mean=statistics.fmean(scores), worst=min(scores),
         mean_with_errors=sum(scores) / (n + errors),
         std=statistics.pstdev(scores) if n > 1 else 0.0,
-        worst_at_k={str(j): worst_at_k(scores, j) for j in range(1, n + 1)},
-        pass_hat_k={str(j): pass_hat_k(passes, n, j) for j in range(1, n + 1)},
+        worst_at_k={str(j): worst_at_k(scores, j) for j in _ks(n)},
+        pass_hat_k={str(j): pass_hat_k(passes, n, j) for j in _ks(n)},
         pass_count=passes, ci95=bootstrap_ci(scores),
         escalation_safety=_mean(esc),
         triage_error_mean=_mean(errs), worst_k_index=ks[scores.index(min(scores))],

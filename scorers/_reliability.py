@@ -13,24 +13,37 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import comb
 
 import numpy as np
 
 
 def worst_at_k(scores: Sequence[float], k: int) -> float:
+    """Expected minimum of ``k`` scores drawn without replacement: sum_i s_(i) C(n-i, k-1) / C(n, k) over the
+    sorted scores. The weights are built as a running product of floats (w_1 = k/n, w_(i+1) = w_i (n-i-k+1)/(n-i))
+    rather than from big binomials, which overflow a float past n ~ 1030 and cost O(n) big-integer work each."""
     n = len(scores)
     if not 1 <= k <= n:
         raise ValueError(f"k must be in 1..{n}, got {k}")
     ordered = sorted(scores)
-    total = comb(n, k)
-    return sum(s * comb(n - i, k - 1) for i, s in enumerate(ordered, start=1)) / total
+    total, weight = 0.0, k / n
+    for i, s in enumerate(ordered, start=1):
+        if weight == 0.0:
+            break
+        total += s * weight
+        weight = weight * (n - i - k + 1) / (n - i) if n - i > 0 else 0.0
+    return total
 
 
 def pass_hat_k(c: int, n: int, k: int) -> float:
+    """C(c, k) / C(n, k) (the chance that k draws without replacement all pass), as a product of k ratios."""
     if not 1 <= k <= n or not 0 <= c <= n:
         raise ValueError(f"need 1 <= k <= n and 0 <= c <= n, got c={c}, n={n}, k={k}")
-    return comb(c, k) / comb(n, k)
+    if c < k:
+        return 0.0
+    out = 1.0
+    for j in range(k):
+        out *= (c - j) / (n - j)
+    return out
 
 
 def bootstrap_ci(scores: Sequence[float], *, n_resamples: int = 1000, confidence: float = 0.95,

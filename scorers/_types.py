@@ -132,8 +132,9 @@ class ScenarioSummary(BaseModel):
                                                                       "aggregate uses")
     worst: float | None
     std: float | None
-    worst_at_k: dict[str, float] = Field(default={}, description="k -> expected minimum over k-subsets")
-    pass_hat_k: dict[str, float] = Field(default={}, description="k -> C(c,k)/C(n,k)")
+    worst_at_k: dict[str, float] = Field(default={}, description="k -> expected minimum over k-subsets, for k = 1..20 "
+                                                                  "and k = n")
+    pass_hat_k: dict[str, float] = Field(default={}, description="k -> C(c,k)/C(n,k), for k = 1..20 and k = n")
     pass_count: int = 0
     ci95: list[float] | None = None
     escalation_safety: float | None = None

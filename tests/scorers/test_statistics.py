@@ -88,3 +88,40 @@ def test_bootstrap_ci_contains_mean_and_is_seeded() -> None:
     assert bootstrap_ci(data) == ci
     assert bootstrap_ci([0.4, 0.4]) == [0.4, 0.4]
     assert bootstrap_ci([]) is None
+
+
+def test_worst_at_k_and_pass_hat_k_hold_for_thousands_of_runs() -> None:
+    """K beyond ~1030 overflowed a float in C(n, k) (an --i-know run crashed its summary with a traceback); the
+    running-product form agrees with the exact binomial form and stays finite."""
+    from math import comb
+
+    from scorers._reliability import pass_hat_k, worst_at_k
+
+    scores = [((i * 37) % 101) / 100 for i in range(60)]
+    ordered = sorted(scores)
+    for k in (1, 2, 7, 30, 60):
+        exact = sum(s * comb(60 - i, k - 1) for i, s in enumerate(ordered, start=1)) / comb(60, k)
+        assert worst_at_k(scores, k) == pytest.approx(exact, rel=1e-9)
+        assert pass_hat_k(45, 60, k) == pytest.approx(comb(45, k) / comb(60, k), rel=1e-9)
+    big = [((i * 7919) % 1000) / 1000 for i in range(2500)]
+    assert min(big) <= worst_at_k(big, 1200) <= sum(big) / len(big)
+    assert worst_at_k(big, 2500) == pytest.approx(min(big))
+    assert 0.0 <= pass_hat_k(2400, 2500, 1500) < 1e-20
+
+
+async def test_a_scenario_with_thousands_of_runs_summarises(by_id) -> None:  # noqa: ANN001
+    """1,100 scored runs of one scenario (beyond where the big-binomial form overflowed): the summary has a worst@k
+    and pass^k for k = 1..20 and k = n, all finite."""
+    from scorers import aggregate, score_encounter
+    from sim.agents.scripted import ReferenceAgent
+    from sim.channel import TextChannel
+    from sim.harness import run_encounter
+
+    s = by_id["viral_uri"]
+    card = score_encounter(await run_encounter(s, ReferenceAgent(), TextChannel(), lambda _e: None, k=0, seed=0), s)
+    cards = {(s.id, k): card.model_copy(update={"composite": (k % 10) / 10, "passed": k % 10 >= 7})
+             for k in range(1100)}
+    row = aggregate([s], cards, {}).scenarios[0]
+    assert row.k == 1100 and set(row.worst_at_k) == {*map(str, range(1, 21)), "1100"}
+    assert row.worst_at_k["1100"] == pytest.approx(0.0) and row.worst_at_k["1"] == pytest.approx(row.mean)
+    assert row.pass_hat_k["1"] == pytest.approx(0.3) and 0.0 <= row.pass_hat_k["1100"] <= 1e-300
