@@ -135,6 +135,17 @@ def _argv(command: str, ws: dict[str, object], extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "sim.cli", *swapped, *extra]
 
 
+def _wait_listening(proc: subprocess.Popen[str], port: int) -> None:
+    """Until the server process listens on ``port`` (it loads its voice models first)."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"the server did not listen on {port}: exit {proc.poll()}")
+
+
 def _assert_no_leak(text: str, folder: Path | None = None) -> None:
     for form in secret_forms(SECRET):
         assert form not in text, f"secret form {form!r} in the output"
@@ -205,15 +216,7 @@ def test_readme_server_command_comes_up_and_stops_on_ctrl_c(command: str, worksp
     proc = subprocess.Popen(_argv(command, workspace, extra), cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 300
-        up = False
-        while time.monotonic() < deadline and proc.poll() is None:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    up = True
-                    break
-            time.sleep(0.2)
-        assert up, f"the server did not listen on {port}: exit {proc.poll()}"
+        _wait_listening(proc, port)
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
     finally:
@@ -252,6 +255,7 @@ def test_readme_whole_call_on_one_machine(command: str, workspace: dict[str, obj
     agent = subprocess.Popen(_argv(shlex.join(words), workspace, []), cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
+        _wait_listening(agent, port)
         call = shlex.split(command)
         call[call.index("--connect") + 1] = re.sub(r":\d+", f":{port}", call[call.index("--connect") + 1])
         done = subprocess.run(_argv(shlex.join(call), workspace, ["--out", str(tmp_path / "call"), "--max-turns", "2",
