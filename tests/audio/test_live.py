@@ -338,8 +338,11 @@ def _transcript(turns: list[Any]) -> str:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def reference_call(viral_uri: LoadedScenario, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The headless end-to-end call, once for the module: the patient dials the scripted reference agent."""
+    # The call ends on the assessment (about 2.5 min on a quiet machine); the limit only bounds a broken call.
+    # It is generous because on a loaded 2-core machine one Whisper transcription has taken 13 s and the call
+    # ran into a 240 s limit with nothing wrong.
     return await _call_agent(ReferenceAgent(), viral_uri, tmp_path_factory.mktemp("live") / "run",
-                             time_limit_s=240, timeout_s=300)
+                             time_limit_s=540, timeout_s=600)
 
 
 def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, Any],
@@ -660,8 +663,9 @@ def test_barge_in_the_patient_cuts_in_and_the_agent_yields(barge_in_call: dict[s
     r = barge_in_call["result"]
     transcript = _transcript(r.turns)
     overlap, monologue = _first_barge_in(barge_in_call)
-    # the patient cut in about 1.5 s (plus the VAD's start confirmation) into the monologue
-    assert monologue[0] + 1.0 < overlap["at"] < monologue[0] + 4.0, (monologue, r.interaction["overlaps"])
+    # the patient cut in about 1.5 s (plus the VAD's start confirmation) into the monologue, long before its
+    # end (it lasts about 15 s); on a loaded machine the VAD confirms late (4.3 s has been seen), hence 8 s
+    assert monologue[0] + 1.0 < overlap["at"] < monologue[0] + 8.0, (monologue, r.interaction["overlaps"])
     assert any(e.type == "overlap" and e.by == "patient" for e in barge_in_call["events"])
     barge = [t for t in r.turns if t.speaker == "patient" and "cut in" in t.text]
     assert barge and barge[0].revealed == [], transcript
