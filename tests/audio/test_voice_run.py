@@ -34,7 +34,7 @@ def test_voice_run_clean_reveals_facts_and_writes_audio(tmp_path: Path) -> None:
 def test_voice_run_bad_line_completes_and_records_asr_losses(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     assert main(["run", "--mode", "voice", "--voice-preset", "bad-line", "--model", "scripted:reference",
-                 "--scenarios", "viral_uri", "--k", "1", "--out", str(out), "--quiet"]) == 0
+                 "--scenarios", "viral_uri", "--k", "1", "--max-turns", "4", "--out", str(out), "--quiet"]) == 0
     s = json.loads((out / "summary.json").read_text())
     assert s["completed"] == 1 and s["errors"] == 0
     assert s["voice"]["wer_patient"] >= 0.0 and "facts_missed_by_asr" in s["voice"]
@@ -57,7 +57,7 @@ def test_piper_to_whisper_round_trip_keeps_key_words() -> None:
 def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     for mode in ("text", "voice"):
         assert main(["run", "--mode", mode, "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
-                     "--out", str(tmp_path / mode), "--quiet"]) == 0
+                     "--max-turns", "4", "--out", str(tmp_path / mode), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "text"), str(tmp_path / "voice")]) == 0
     assert "viral_uri" in capsys.readouterr().out
