@@ -11,8 +11,12 @@ STAMP  := $(VENV)/.encsim-installed
 demo: $(STAMP)
 	$(BIN)/encsim demo
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; work stealing keeps the long voice and local-model tests
+# from forming a tail). TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 setup: $(STAMP)
 

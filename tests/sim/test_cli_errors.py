@@ -109,7 +109,7 @@ def test_live_port_in_use_is_named(tmp_path: Path) -> None:
 
 
 def test_live_call_nobody_calls_is_recorded_as_error(tmp_path: Path) -> None:
-    """No caller within --wait: exit 1, the encounter is recorded as an error, never scored."""
+    """No caller within --wait: exit 3 (a run whose encounter errored), recorded as an error, never scored."""
     import json
     import socket
 
@@ -118,7 +118,7 @@ def test_live_call_nobody_calls_is_recorded_as_error(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     out = tmp_path / "live"
     done = encsim("live", "viral_uri", "--port", str(port), "--wait", "1", "--out", str(out), cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr and "nobody connected within 1 s" in done.stdout
     (rec,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert rec["status"] == "error" and rec["score"] is None
