@@ -96,6 +96,16 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
                         help="JSON {family: [name or URL substrings]} for the judges' self-preference guard")
 
 
+def _add_door_args(parser: argparse.ArgumentParser) -> None:
+    """Who may call a websocket the project serves (`live`, `serve-agent`): see audio/live.py."""
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="also accept websocket calls from web pages of this origin (scheme://host[:port]; "
+                             "repeatable). Default: pages on 127.0.0.1 / localhost / [::1] and programs only")
+    parser.add_argument("--join-window", type=float, default=10.0, metavar="SECONDS",
+                        help="a connection that sends no audio this long after connecting is closed and does not "
+                             "count as a call (default 10)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="encsim", description="Voice and multimodal clinical encounter simulator.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -227,12 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the patient keeps talking when the agent talks over it (default: it stops)")
     live.add_argument("--seed", type=int, default=0)
     live.add_argument("--tui", action="store_true", help="watch the call in the terminal dashboard")
-    live.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                      help="also accept websocket calls from web pages of this origin (scheme://host[:port]; "
-                           "repeatable). Default: pages on 127.0.0.1 / localhost / [::1] and programs only")
-    live.add_argument("--join-window", type=float, default=10.0, metavar="SECONDS",
-                      help="a connection that sends no audio this long after connecting is closed; it is no "
-                           "call (default 10)")
+    _add_door_args(live)
 
     watch = sub.add_parser("watch", help="the terminal dashboard: follow a run (or live call) as it is written")
     watch.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="run directory (default: the newest "
@@ -255,12 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
     sa.add_argument("--port", type=_port("--port"), default=8766, help="websocket port (default 8766)")
     sa.add_argument("--calls", type=_positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
-    sa.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                    help="also accept websocket calls from web pages of this origin (scheme://host[:port]; "
-                         "repeatable). Default: pages on 127.0.0.1 / localhost / [::1] and programs only")
-    sa.add_argument("--join-window", type=float, default=10.0, metavar="SECONDS",
-                    help="a connection that sends no audio this long after connecting is closed and does not "
-                         "count as a call (default 10)")
+    _add_door_args(sa)
     return p
 
 
