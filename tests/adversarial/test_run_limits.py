@@ -196,29 +196,34 @@ def test_a_signal_while_waiting_on_a_slow_endpoint(tmp_path: Path, sig: signal.S
 
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run of 1000 recorded encounters (one real record of viral_uri, as K = 1000): summarising it takes seconds."""
+    """A run of 3000 recorded encounters (one real record of viral_uri, as K = 3000): `report` spends seconds
+    loading and summarising it."""
     out = tmp_path_factory.mktemp("big") / "r"
     done = encsim_in_process("run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
                              "--out", str(out), "--quiet")
     assert done.code == 0
     rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     with open(out / "results.jsonl", "w") as fh:
-        for k in range(1000):
+        for k in range(3000):
             rec["k"] = rec["result"]["k"] = k
             fh.write(json.dumps(rec) + "\n")
     meta = json.loads((out / "run.json").read_text())
-    meta["k"] = 1000
+    meta["k"] = 3000
     (out / "run.json").write_text(json.dumps(meta))
     return out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_summarise_stops_cleanly(big_run: Path, tmp_path: Path, sig: signal.Signals) -> None:
-    """`encsim report` of a big run spends seconds in summarise: a signal there stops it at once; results.jsonl is
-    untouched."""
+    """`encsim report` of a big run: a signal while it loads and summarises (it holds the run directory's lock
+    then) stops it at once; results.jsonl is untouched. The moment is the lock, not a time, so load cannot race."""
     before = (big_run / "results.jsonl").read_bytes()
-    # 4 s: past the imports (1-2.5 s here) and the loading of the records, inside the ~7 s of summarise
-    outcome, took, _ = _signal_at(["report", str(big_run)], sig, 4.0, tmp_path)
+
+    def reporting() -> bool:  # the report process has opened the run directory: it is loading or summarising
+        text = (big_run / ".lock").read_text() if (big_run / ".lock").exists() else ""
+        return '"command": "encsim report"' in text
+
+    outcome, took, _ = _signal_at(["report", str(big_run)], sig, None, tmp_path, until=reporting)
     assert_clean(outcome, code=CODES[sig])
     assert took < STOP_BOUND_S and outcome.stderr.strip().splitlines()[-1] in (
         "interrupted.", "interrupted before the command started; nothing was changed."), (took, outcome.stderr)

@@ -368,8 +368,10 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
     # per-turn voice-to-voice latency of the patient's answers (the opening line answers nothing)
     answers = [t for t in r.turns if t.speaker == "patient" and t.revealed]
     assert len(answers) >= 3, transcript
-    assert all(0 < t.channel["latency_s"] < 5 for t in answers), [t.channel for t in answers]
-    assert all(0 < v < 5 for v in r.interaction["patient_latency_s"])
+    # measured and sane; how fast is a performance figure for bench/, not a race for a loaded test machine (on a
+    # 2-core machine under a parallel suite one Whisper pass took 5-13 s)
+    assert all(0 < t.channel["latency_s"] < 120 for t in answers), [t.channel for t in answers]
+    assert all(0 < v < 120 for v in r.interaction["patient_latency_s"])
     assert len(r.interaction["patient_latency_s"]) >= len(answers)
 
     # the stereo recording: left the patient, right the agent, with speech where the events put it

@@ -95,8 +95,10 @@ def test_real_local_model_as_judge(tmp_path: Path) -> None:
     """Proves the protocol against the real llama.cpp server, not clinical quality: every judgement is a
     valid rating or an explicit no-verdict, and nothing crashes."""
     out = tmp_path / "local-judge"
+    # four turns: the judge's prompts carry a short transcript (the protocol is the point, and a 14-turn transcript
+    # made this the suite's slowest test)
     assert main(["run", "--model", "scripted:reference", "--scenarios", "acs_chest_pain", "--k", "1", "--out",
-                 str(out), "--quiet", "--judge", "local"]) == 0
+                 str(out), "--quiet", "--judge", "local", "--max-turns", "4"]) == 0
     rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     card = rec["score"]["judge"]
     assert card["judges"] == ["smollm2-135m-instruct"] and len(card["trust"]) == 4
