@@ -243,6 +243,7 @@ def test_readme_connect_to_an_absent_voice_agent_is_a_clear_error(command: str, 
     assert "--connect" in done.stderr and done.stderr.startswith("error: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [c for c in COMMANDS if _kind(c) == "call"], ids=lambda c: c[:70])
 def test_readme_whole_call_on_one_machine(command: str, workspace: dict[str, object], tmp_path: Path) -> None:
     """The README's pair: the built-in voice agent in one process, the patient calling it from another."""

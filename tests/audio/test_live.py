@@ -345,6 +345,7 @@ async def reference_call(viral_uri: LoadedScenario, tmp_path_factory: pytest.Tem
                              time_limit_s=540, timeout_s=600)
 
 
+@pytest.mark.slow
 def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, Any],
                                                      viral_uri: LoadedScenario) -> None:
     """The patient dials the built-in voice agent (scripted reference) and the call ends on its assessment."""
@@ -447,6 +448,7 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
     assert agent.interaction["agent_latency_p50_s"] is not None
 
 
+@pytest.mark.slow
 def test_headless_live_call_parses_the_whole_spoken_assessment(reference_call: dict[str, Any],
                                                                viral_uri: LoadedScenario) -> None:
     r = reference_call["result"]
@@ -528,6 +530,7 @@ class _Caller:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_a_websocket_caller_streams_speech_files_to_the_patient(tmp_path: Path,
                                                                       viral_uri: LoadedScenario) -> None:
     """A caller program speaks a WAV file (Piper, written and read back) and a real recording to the served
@@ -661,6 +664,7 @@ def _first_barge_in(call: dict[str, Any]) -> tuple[dict[str, Any], tuple[float, 
     return overlaps[0], agent_spans[0]
 
 
+@pytest.mark.slow
 def test_barge_in_the_patient_cuts_in_and_the_agent_yields(barge_in_call: dict[str, Any]) -> None:
     r = barge_in_call["result"]
     transcript = _transcript(r.turns)
@@ -691,6 +695,7 @@ def test_barge_in_the_patient_cuts_in_and_the_agent_yields(barge_in_call: dict[s
     assert (barge_in_call["root"] / "audio" / "call.wav").is_file()
 
 
+@pytest.mark.slow
 def test_barge_in_line_reaches_the_agent_whole(barge_in_call: dict[str, Any]) -> None:
     agent = barge_in_call["outcomes"][0]
     first_said = next(i for i, t in enumerate(agent.turns) if t.speaker == "agent")
@@ -698,6 +703,7 @@ def test_barge_in_line_reaches_the_agent_whole(barge_in_call: dict[str, Any]) ->
     assert "cut in" in heard_next.text.lower(), heard_next.text
 
 
+@pytest.mark.slow
 def test_one_barge_in_is_one_overlap(barge_in_call: dict[str, Any]) -> None:
     overlap, _ = _first_barge_in(barge_in_call)
     same = [o for o in barge_in_call["result"].interaction["overlaps"]

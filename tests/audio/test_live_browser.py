@@ -52,6 +52,7 @@ def _question_wav(path: Path, *, lead_silence_s: float) -> Path:
     return path
 
 
+@pytest.mark.slow
 async def test_person_calls_the_patient_from_the_page(tmp_path: Path) -> None:
     from scenarios import load_library
     from sim.live import run_live

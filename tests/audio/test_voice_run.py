@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import soundfile as sf
 
 from sim.cli import main
 
 
+@pytest.mark.slow
 def test_voice_run_clean_reveals_facts_and_writes_audio(tmp_path: Path) -> None:
     out = tmp_path / "voice"
     assert main(["run", "--mode", "voice", "--model", "scripted:reference", "--scenarios", "acs_chest_pain",
@@ -31,6 +33,7 @@ def test_voice_run_clean_reveals_facts_and_writes_audio(tmp_path: Path) -> None:
     assert "Voice channel" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_voice_run_bad_line_completes_and_records_asr_losses(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     assert main(["run", "--mode", "voice", "--voice-preset", "bad-line", "--model", "scripted:reference",
@@ -54,6 +57,7 @@ def test_piper_to_whisper_round_trip_keeps_key_words() -> None:
     assert word_error_rate(line, heard) <= 0.2
 
 
+@pytest.mark.slow
 def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     for mode in ("text", "voice"):
         assert main(["run", "--mode", mode, "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",

@@ -55,6 +55,7 @@ def test_agentclinic_imports_run_under_every_profile(agentclinic: Path, tmp_path
         assert summary["components"]["information"] == 1.0
 
 
+@pytest.mark.slow
 def test_agentclinic_imports_run_with_the_local_model(agentclinic: Path, tmp_path: Path) -> None:
     one = tmp_path / "one"
     one.mkdir()
