@@ -91,6 +91,7 @@ def test_judge_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # each local judge call may take its 120 s deadline and retries on a loaded machine
 def test_real_local_model_as_judge(tmp_path: Path) -> None:
     """Proves the protocol against the real llama.cpp server, not clinical quality: every judgement is a
     valid rating or an explicit no-verdict, and nothing crashes."""

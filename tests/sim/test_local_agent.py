@@ -48,12 +48,26 @@ def _start_local_run(tmp_path: Path) -> subprocess.Popen[str]:
     return proc
 
 
-def _wait_gone(before: set[int]) -> set[int]:
-    """Servers started since ``before`` that are still alive after up to 10 s."""
+def _children_servers(parent: int) -> set[int]:
+    """The llama servers whose parent is ``parent``: this run's own, never those of tests in other xdist workers
+    (or other suites) that happen to run at the same time."""
+    out = set()
+    for pid in _llama_server_pids():
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+            out.add(pid)
+    return out
+
+
+def _wait_gone(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still alive after up to 10 s."""
     deadline = time.monotonic() + 10
-    while _llama_server_pids() - before and time.monotonic() < deadline:
+    while (pids & _llama_server_pids()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _llama_server_pids() - before
+    return pids & _llama_server_pids()
 
 
 def test_default_gguf_is_the_packaged_model() -> None:
@@ -112,25 +126,26 @@ async def test_server_lifecycle_binds_loopback_and_stops() -> None:
 
 
 def test_ctrl_c_stops_the_local_server(tmp_path: Path, llama_server: LlamaServer) -> None:
-    before = _llama_server_pids()
     proc = _start_local_run(tmp_path)
     line = proc.stderr.readline()  # type: ignore[union-attr]  # "run directory: ..." comes once the server answered
     assert "run directory" in line, line
-    assert _llama_server_pids() - before, "the run's own server should be up"
+    own = _children_servers(proc.pid)
+    assert own, "the run's own server should be up"
     proc.send_signal(signal.SIGINT)
     rest = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130, rest
     assert "--resume" in rest and "Traceback" not in rest
-    assert not _wait_gone(before), "the local server outlived Ctrl-C"
+    assert not _wait_gone(own), "the local server outlived Ctrl-C"
 
 
 def test_sigkill_of_the_runner_does_not_orphan_the_server(tmp_path: Path, llama_server: LlamaServer) -> None:
-    before = _llama_server_pids()
     proc = _start_local_run(tmp_path)
     assert "run directory" in proc.stderr.readline()  # type: ignore[union-attr]
+    own = _children_servers(proc.pid)
+    assert own, "the run's own server should be up"
     proc.kill()
     proc.wait()
-    assert not _wait_gone(before), "the local server outlived a SIGKILLed runner"
+    assert not _wait_gone(own), "the local server outlived a SIGKILLed runner"
 
 
 async def test_judge_client_protocol_against_the_real_local_model(llama_server: LlamaServer,
