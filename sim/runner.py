@@ -14,7 +14,7 @@ after Ctrl-C, SIGTERM or a fail-fast stop), so they always describe exactly what
 
 Fail fast (``--fail-fast N``, default ``DEFAULT_FAIL_FAST``; 0 turns it off): the runner watches the
 agent's calls from the start of the run. If the first N calls all fail with the same fatal cause
-(``_fatal_cause``: the agent error's ``fatal`` flag, else its ``kind`` in ``FATAL_CAUSES``: connection
+(``_fatal_cause``: ``sim.agents.chat.is_fatal``, its ``kind`` in ``FATAL_KINDS``: connection
 refused, DNS, HTTP 401, 403, 404), every further call would fail the same way: the run stops, the
 encounters in flight are cancelled, and ``EndpointUnusable`` (a ConfigError, exit 2) says in one
 paragraph which flag to fix and how to continue. The check is decided by the first call that
@@ -57,6 +57,7 @@ from scorers import (
 from scorers._profiles import Profile, combine, load_profile
 from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent, AgentReply, AgentRequest
+from sim.agents.chat import is_fatal
 from sim.channel import Channel, TextChannel
 from sim.errors import AgentError, ConfigError
 from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
@@ -75,9 +76,6 @@ MAX_K = 1000  # runs per scenario without --i-know
 MAX_ENCOUNTERS = 100_000  # scenarios x K without --i-know
 MAX_CONCURRENCY = 1000  # encounters at once without --i-know
 DEFAULT_FAIL_FAST = 5  # --fail-fast: stop when the first N agent calls all fail with the same fatal cause
-# agent error kinds every further call to the same endpoint repeats (sim.agents.chat.FATAL_KINDS; an error's own
-# ``fatal`` flag wins when it has one)
-FATAL_CAUSES = frozenset({"connection_refused", "dns", "http_401", "http_403", "http_404"})
 
 
 def encounter_seed(seed: int, scenario_id: str, k: int) -> int:
@@ -339,14 +337,9 @@ def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: b
 
 
 def _fatal_cause(error: BaseException | None) -> str | None:
-    """The cause of ``error`` when every further call to the same endpoint would fail the same way (the agent's
-    ``fatal`` flag, else ``kind`` in FATAL_CAUSES: refused, DNS, HTTP 401/403/404), else None."""
-    if not isinstance(error, AgentError):
-        return None
-    fatal = getattr(error, "fatal", None)
-    if fatal is None:
-        fatal = error.kind in FATAL_CAUSES
-    return error.kind if fatal else None
+    """The kind of ``error`` when every further call to the same endpoint would fail the same way
+    (``sim.agents.chat.is_fatal``: refused, DNS, HTTP 401/403/404), else None."""
+    return error.kind if isinstance(error, AgentError) and is_fatal(error) else None
 
 
 class _FailFast:

@@ -272,18 +272,12 @@ def test_fail_fast_0_records_every_refusal(tmp_path: Path, capsys: pytest.Captur
     assert code == 3 and requests == 4 and len(results(out)) == 4
 
 
-def test_fatal_cause_reads_the_agent_errors_kind_and_flag() -> None:
-    class Flagged(AgentError):
-        def __init__(self, kind: str, fatal: bool) -> None:
-            super().__init__("x", kind=kind)
-            self.fatal = fatal
-
+def test_fatal_cause_reads_the_agent_errors_kind() -> None:
     assert _fatal_cause(AgentError("HTTP 401", kind="http_401")) == "http_401"
     assert _fatal_cause(AgentError("refused", kind="connection_refused")) == "connection_refused"
     assert _fatal_cause(AgentError("timed out", kind="timeout", retryable=True)) is None
     assert _fatal_cause(AgentError("HTTP 400", kind="http_400")) is None
-    assert _fatal_cause(Flagged("http_404", fatal=False)) is None  # the agent's own flag wins
-    assert _fatal_cause(Flagged("tls", fatal=True)) == "tls"
+    assert _fatal_cause(AgentError("TLS", kind="tls")) is None  # a certificate problem is not in FATAL_KINDS
     assert _fatal_cause(RuntimeError("boom")) is None and _fatal_cause(None) is None
 
 
