@@ -19,6 +19,14 @@ attempt (connect, send, read the whole reply), retries on transient failures, ma
 never accepted, errors naming the judge's own flags (``--judge-base-url``, ``--judge-api-key-env``)
 and endpoint text redacted. The deadline is ``run --call-timeout`` when given (stored in run.json),
 else 60 s for a remote judge; the embedded ``local`` judge gets 120 s (or the larger --call-timeout).
+
+Constrained output: a client built with ``json_schema=True`` sends each request a ``response_format``
+of ``{"type": "json_object", "schema": ...}`` built from the keys asked for, which llama.cpp's servers
+turn into a grammar: the embedded SmolLM2 then answers with exactly one conforming object in a few
+tokens, where unconstrained it wrote prose or hundreds of tokens of unrelated JSON (every criterion a
+no-verdict after six calls). Only the embedded judge and patient model use it: remote endpoints
+differ in what they accept (OpenAI wants ``json_schema``, others reject unknown fields), and the
+parsing and repair above stay the contract for them.
 """
 
 from __future__ import annotations
@@ -43,6 +51,15 @@ from sim.store import JudgeRef
 DEFAULT_JUDGE_CONCURRENCY = 8  # calls in flight per judge (--judge-concurrency)
 DEFAULT_JUDGE_TIMEOUT_S = 60.0  # total deadline of one attempt of a remote judge's call, unless --call-timeout
 LOCAL_JUDGE_TIMEOUT_S = 120.0  # the embedded model on a loaded CPU
+_JSON_TYPES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+                                dict: "object"}
+
+
+def response_format(keys: dict[str, type]) -> dict[str, Any]:
+    """The llama.cpp ``response_format`` that constrains a reply to one object with exactly ``keys``."""
+    return {"type": "json_object",
+            "schema": {"type": "object", "properties": {k: {"type": _JSON_TYPES[t]} for k, t in keys.items()},
+                       "required": list(keys), "additionalProperties": False}}
 
 DEFAULT_FAMILIES: dict[str, list[str]] = {
     "openai": ["gpt", "o1-", "o3-", "o4-", "openai.com", "chatgpt"],
@@ -131,7 +148,8 @@ class JudgeClient:
 
     def __init__(self, *, model: str, base_url: str, api_key: str | None = None, family: str | None = None,
                  retries: int = 2, timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S, max_tokens: int = 512,
-                 concurrency: int = DEFAULT_JUDGE_CONCURRENCY, flags: EndpointFlags = JUDGE_FLAGS) -> None:
+                 concurrency: int = DEFAULT_JUDGE_CONCURRENCY, flags: EndpointFlags = JUDGE_FLAGS,
+                 json_schema: bool = False) -> None:
         if concurrency < 1:
             raise ConfigError(f"--judge-concurrency {concurrency}: give 1 or more (calls in flight per judge).")
         self.name = model
@@ -141,8 +159,9 @@ class JudgeClient:
         self.family = family or family_of(model, base_url)
         self.retries = retries
         self.max_tokens = max_tokens
+        self.json_schema = json_schema
         self._chat = ChatCompletionsAgent(model=model, base_url=base_url, api_key=api_key, timeout_s=timeout_s,
-                                          flags=flags)
+                                          flags=flags, retry_malformed=False)
         self.calls = 0
         self.failures: list[str] = []
 
@@ -152,10 +171,11 @@ class JudgeClient:
 
     async def _ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
         wanted = ", ".join(f'"{k}"' for k in keys)
+        extra = {"response_format": response_format(keys)} if self.json_schema else None
         for _attempt in range(self.retries + 1):
             try:
                 self.calls += 1
-                reply = await self._chat.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+                reply = await self._chat.complete(messages, temperature=0.0, max_tokens=self.max_tokens, extra=extra)
             except AgentError as exc:
                 self.failures.append(str(exc))
                 continue
@@ -166,7 +186,7 @@ class JudgeClient:
                                                   f"with the keys {wanted} and the types asked for, nothing else."}]
             try:
                 self.calls += 1
-                fixed = await self._chat.complete(repair, temperature=0.0, max_tokens=self.max_tokens)
+                fixed = await self._chat.complete(repair, temperature=0.0, max_tokens=self.max_tokens, extra=extra)
             except AgentError as exc:
                 self.failures.append(str(exc))
                 continue
@@ -212,7 +232,7 @@ def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *, concurrency: in
             raise ConfigError(f"{flags.model} local needs the embedded model server, which could not be started.")
         return JudgeClient(model="smollm2-135m-instruct", base_url=local_base_url, family=ref.family,
                            timeout_s=max(LOCAL_JUDGE_TIMEOUT_S, timeout_s or 0.0), concurrency=concurrency,
-                           flags=flags)
+                           flags=flags, json_schema=True)
     assert ref.base_url is not None
     return JudgeClient(model=ref.name, base_url=ref.base_url,
                        api_key=api_key_from_env(ref.api_key_env, flags.api_key_env), family=ref.family,

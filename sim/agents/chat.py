@@ -10,7 +10,9 @@ covers connecting, sending the request and reading the whole reply, so an endpoi
 bytes cannot hold a call longer than that. Up to ``retries`` (3) retries after the first attempt on
 timeouts, connection errors (refused, DNS, TLS, dropped), 429 (waiting ``Retry-After`` seconds when
 the server sends it, capped at 60), 5xx, and malformed 200 replies; exponential backoff (0.5 s, 1 s,
-2 s ... capped at 20 s) with full jitter between. Other 4xx are not retried.
+2 s ... capped at 20 s) with full jitter between. Other 4xx are not retried. A client built with
+``retry_malformed=False`` (the judges, which repair and retry bad replies themselves) gets the
+malformed error at once.
 
 A 200 reply is *malformed*, never a turn, when its body is not a JSON object, carries an ``error``
 object, has no (or empty) ``choices``, or its ``choices[0].message.content`` is null (tool calls
@@ -25,7 +27,7 @@ attempt and what to fix, naming the flag (``--base-url``, ``--api-key-env``, ``-
 ``dns``, ``tls``, ``timeout``, ``malformed``, ``http_5xx``, ``http_429``, ``http_<code>`` for other
 statuses (``http_401``, ``http_403``, ``http_404`` ...), ``retries_exhausted`` for other transport
 failures (connection dropped or reset). After retries the kind is the last attempt's cause.
-``fatal`` (``is_fatal(exc)``) is true for ``FATAL_KINDS`` (refused, DNS, 401, 403, 404): every
+``is_fatal(exc)`` is true for ``FATAL_KINDS`` (refused, DNS, 401, 403, 404): every
 further call will fail the same way, so a runner may stop early.
 
 Key hygiene: a key read by ``api_key_from_env`` is registered with ``sim.redact``, and every piece
@@ -79,10 +81,6 @@ PATIENT_FLAGS = EndpointFlags("--patient-model", "--patient-base-url", "--patien
 
 class EndpointError(AgentError):
     """An endpoint call that failed for good; ``kind`` says why (module docstring)."""
-
-    @property
-    def fatal(self) -> bool:
-        return self.kind in FATAL_KINDS
 
 
 def is_fatal(exc: BaseException) -> bool:
@@ -278,8 +276,12 @@ class ChatCompletionsAgent:
         extra_body: dict[str, Any] | None = None,
         vision: bool = True,
         flags: EndpointFlags = AGENT_FLAGS,
+        retry_malformed: bool = True,
     ) -> None:
         check_base_url(base_url, flags)
+        # False for a client with its own policy for unusable replies (the judges' repair and retries): retrying
+        # here as well would multiply the two (24 calls per criterion instead of 6 against a weak local judge)
+        self.retry_malformed = retry_malformed
         self.flags = flags
         self.timeout_s = check_call_timeout(timeout_s, flags.timeout)
         register_secret(api_key)
@@ -318,10 +320,11 @@ class ChatCompletionsAgent:
                                    max_tokens=request.max_tokens, seed=request.seed)
 
     async def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                       seed: int | None = None) -> AgentReply:
-        """One chat completion with the retry policy above (also used by the judge client)."""
+                       seed: int | None = None, extra: dict[str, Any] | None = None) -> AgentReply:
+        """One chat completion with the retry policy above (also used by the judge client); ``extra``: more
+        request fields for this call (a judge's ``response_format``)."""
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
-                                "max_tokens": max_tokens, **self.extra_body}
+                                "max_tokens": max_tokens, **self.extra_body, **(extra or {})}
         if seed is not None:
             body["seed"] = seed
         url = f"{self.base_url}/chat/completions"
@@ -395,6 +398,8 @@ class ChatCompletionsAgent:
                         "The request was refused; the transcript may exceed the model's context.")
                     raise EndpointError(f"{url} answered HTTP {status}: {endpoint_text(response.text, 300)}. {hint}",
                                         kind=kind)
+            if kind == "malformed" and not self.retry_malformed:
+                raise EndpointError(f"{url}: {last}. {self._hint(kind)}", kind=kind)
             if attempt < self.retries:
                 if kind == "malformed" and isinstance(body.get("seed"), int):
                     # a seeded model (llama.cpp) repeats an empty reply for the same seed: the retry must be able

@@ -157,6 +157,16 @@ async def test_judge_client_model_repair_then_retry_then_no_verdict(fake_server)
     await j2.aclose()
 
 
+async def test_an_empty_judge_reply_is_one_failed_attempt_not_a_transport_retry_loop(fake_server) -> None:  # noqa: ANN001
+    """A weak judge that answers "" (the embedded model does): the judge's own retries decide, once each; the
+    transport does not retry the malformed reply on top (that made 4 x as many calls per criterion)."""
+    srv = fake_server(default=("content", "")).start()
+    j = JudgeClient(model="judge", base_url=srv.base_url, retries=2)
+    assert await j.ask_json([{"role": "user", "content": "x"}], keys={"criteria_met": bool}) is None
+    assert len(srv.requests) == 3 and j.calls == 3 and all("empty content" in f for f in j.failures)
+    await j.aclose()
+
+
 async def test_judge_client_endpoint_failures_give_no_verdict(fake_server) -> None:  # noqa: ANN001
     srv = fake_server(default=("status", 500)).start()
     j = JudgeClient(model="judge", base_url=srv.base_url, retries=1)

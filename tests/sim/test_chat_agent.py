@@ -24,7 +24,8 @@ from sim.agents.chat import (
     is_fatal,
 )
 from sim.errors import AgentError, ConfigError
-from sim.judges import JudgeClient
+from sim.judges import JudgeClient, judge_from_ref
+from sim.store import JudgeRef
 from sim.redact import redact
 
 SECRET = "sk-test-SECRET-0123456789"
@@ -133,7 +134,7 @@ async def test_unreachable_endpoint_is_retried_then_fatal_connection_refused(by_
     with pytest.raises(EndpointError, match="connection refused") as info:
         await a.respond(request(by_id["viral_uri"]))
     await a.aclose()
-    assert info.value.kind == "connection_refused" and info.value.fatal and is_fatal(info.value)
+    assert info.value.kind == "connection_refused" and is_fatal(info.value)
     assert "after 2 attempts" in str(info.value)  # retried (transient until proven otherwise), kind kept
     assert "check the server is running" in str(info.value) and "--base-url" in str(info.value)
 
@@ -190,7 +191,7 @@ async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id, 
         await a.respond(request(by_id["viral_uri"]))
     await a.aclose()
     assert len(srv.requests) == 1
-    assert info.value.kind == f"http_{status}" and info.value.fatal and not info.value.retryable
+    assert info.value.kind == f"http_{status}" and is_fatal(info.value) and not info.value.retryable
     assert flag in str(info.value)
     assert FATAL_KINDS == {"connection_refused", "dns", "http_401", "http_403", "http_404"}
 
@@ -326,12 +327,37 @@ async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, b
 async def test_judge_client_uses_the_same_deadline_and_malformed_policy(fake_server) -> None:  # noqa: ANN001
     srv = fake_server(script=[("trickle", 6.0, 0.05), ("content", "")],
                       default=("ok", '{"met": true, "explanation": "asked about fever"}')).start()
-    judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, timeout_s=1.0, retries=0)
+    judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, timeout_s=1.0, retries=1)
     judge._chat.backoff_base_s = 0.01
     data = await judge.ask_json([{"role": "user", "content": "grade"}], keys={"met": bool, "explanation": str})
     await judge.aclose()
     assert data == {"met": True, "explanation": "asked about fever"}
-    assert len(srv.requests) == 3  # the cut trickle and the empty reply were retried inside one call
+    # the cut trickle was retried by the transport; the empty reply was never accepted, and cost the judge one of
+    # its own attempts (not transport retries on top of the judge's)
+    assert len(srv.requests) == 3 and judge.calls == 2 and "empty content" in judge.failures[0]
+
+
+async def test_only_a_schema_judge_sends_a_response_format(fake_server) -> None:  # noqa: ANN001
+    """The embedded judge and patient model constrain replies with a schema built from the keys asked for (llama.cpp
+    turns it into a grammar); a remote judge sends no response_format, which some endpoints reject."""
+    srv = fake_server(default=("ok", '{"asks": true, "fact_ids": ["f1"]}')).start()
+    plain = JudgeClient(model="gpt-judge", base_url=srv.base_url)
+    schema = JudgeClient(model="smollm", base_url=srv.base_url, json_schema=True)
+    keys = {"asks": bool, "fact_ids": list}
+    for judge in (plain, schema):
+        assert await judge.ask_json([{"role": "user", "content": "grade"}], keys=keys) == {"asks": True,
+                                                                                          "fact_ids": ["f1"]}
+        await judge.aclose()
+    assert "response_format" not in srv.requests[0]
+    assert srv.requests[1]["response_format"] == {
+        "type": "json_object", "schema": {"type": "object", "properties": {"asks": {"type": "boolean"},
+                                                                          "fact_ids": {"type": "array"}},
+                                          "required": ["asks", "fact_ids"], "additionalProperties": False}}
+
+
+def test_the_embedded_judge_and_patient_model_ask_for_a_schema() -> None:
+    assert judge_from_ref(JudgeRef(name="local", family="smollm"), "http://127.0.0.1:9/v1").json_schema
+    assert not judge_from_ref(JudgeRef(name="gpt", base_url="http://127.0.0.1:9/v1", family="openai"), None).json_schema
 
 
 async def test_judge_errors_name_the_judge_flags(fake_server) -> None:  # noqa: ANN001

@@ -91,10 +91,10 @@ def test_judge_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # each local judge call may take its 120 s deadline and retries on a loaded machine
 def test_real_local_model_as_judge(tmp_path: Path) -> None:
     """Proves the protocol against the real llama.cpp server, not clinical quality: every judgement is a
-    valid rating or an explicit no-verdict, and nothing crashes."""
+    valid rating or an explicit no-verdict, nothing crashes, and the schema-constrained embedded judge gives
+    verdicts (unconstrained, SmolLM2 wrote prose and all four criteria were no-verdicts after 24 calls)."""
     out = tmp_path / "local-judge"
     # four turns: the judge's prompts carry a short transcript (the protocol is the point, and a 14-turn transcript
     # made this the suite's slowest test)
@@ -105,7 +105,7 @@ def test_real_local_model_as_judge(tmp_path: Path) -> None:
     assert card["judges"] == ["smollm2-135m-instruct"] and len(card["trust"]) == 4
     ratings = [r for t in card["trust"] for r in t["ratings"].values()]
     assert all(r is None or 0 <= r <= 3 for r in ratings)
-    assert card["no_verdicts"] == sum(r is None for r in ratings)
+    assert card["no_verdicts"] == sum(r is None for r in ratings) and card["no_verdicts"] < len(ratings)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["judge"]["encounters_judged"] == 1 and summary["judge"]["no_verdicts"] == card["no_verdicts"]
 
