@@ -9,6 +9,13 @@ on Linux the child asks the kernel (PR_SET_PDEATHSIG) to be terminated if its pa
 Context: the server gets ``n_ctx`` = 8192 tokens (SmolLM2's trained context). A transcript that
 still overflows makes the server answer HTTP 400, which ChatCompletionsAgent raises as a
 non-retryable AgentError: the encounter is recorded as an error naming the overflow, not a crash.
+
+Threads: half the CPUs this process may use (at least 1), not all of them. llama.cpp's worker threads
+wait for each other by spinning, so a server with a thread per core collapses as soon as anything else
+wants a core: the voice pipeline's Whisper and Piper, a second run, another program. Measured with
+``bench/local_threads.py`` on 2 cores (96 tokens), twice: 2 threads took 1.4-1.6 s idle, but 282 s and 336 s
+beside one busy loop, and 151 s and 5 s beside two (it varies with the scheduler); 1 thread took 1.8-2.1 s
+idle and 4.6-7.2 s / 2.2-9.4 s beside them.
 """
 
 from __future__ import annotations
@@ -33,6 +40,16 @@ from sim.errors import ConfigError
 
 LOCAL_MODEL_NAME = "smollm2-135m-instruct"
 DEFAULT_N_CTX = 8192
+
+
+def default_threads() -> int:
+    """Half the CPUs available to this process, at least 1 (module docstring: spinning threads collapse under
+    contention)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // 2)
 
 
 def default_gguf() -> Path:
@@ -76,7 +93,7 @@ class LlamaServer:
         if not self.gguf.is_file():
             raise ConfigError(f"--gguf {self.gguf}: no such model file. Give the path of a .gguf file.")
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_threads = n_threads or default_threads()
         self.startup_timeout_s = startup_timeout_s
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
