@@ -106,6 +106,12 @@ def _add_door_args(parser: argparse.ArgumentParser) -> None:
                              "count as a call (default 10)")
 
 
+# `run` flags that only say how to carry out the plan; every other flag is the plan, stored in run.json, and
+# `--resume` continues that plan (so a flag of the plan given with --resume is an error, never silently ignored)
+_RESUME_FLAGS = frozenset({"resume", "retry_errors", "concurrency", "i_know", "fail_fast", "no_progress", "quiet",
+                           "tui", "reviewer", "judge_concurrency", "help"})
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="encsim", description="Voice and multimodal clinical encounter simulator.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -161,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "patient_facing, or a JSON file")
     run.add_argument("--evaluator-module", action="append", default=[], metavar="MODULE_OR_PATH",
                      help="import a module (dotted name or .py path) that registers custom evaluators; repeatable")
+    run.set_defaults(plan_flags=tuple((max(a.option_strings, key=len), a.dest, a.default) for a in run._actions
+                                      if a.option_strings and a.dest not in _RESUME_FLAGS))
 
     pw = sub.add_parser("pairwise", help="judges compare transcripts across runs; Bradley-Terry ranking")
     pw.add_argument("runs", nargs="+", type=Path, metavar="RUN")
@@ -499,11 +507,22 @@ def _print_summary(summary: Summary, run_dir: Path) -> None:
     print(f"report: {run_dir / 'report.md'} (and report.html)")
 
 
+def _flags_ignored_by_resume(args: argparse.Namespace) -> list[str]:
+    """The plan flags given on a --resume command line (any value other than the parser's default)."""
+    return [flag for flag, dest, default in args.plan_flags if getattr(args, dest) != default]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.retry_errors and not args.resume:
         raise ConfigError("--retry-errors only applies with --resume DIR.")
     if args.resume and args.out:
         raise ConfigError("--out cannot be combined with --resume; the run directory is the one given to --resume.")
+    if args.resume and (given := _flags_ignored_by_resume(args)):
+        raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a resumed run continues the plan "
+                          f"stored in {args.resume / 'run.json'} (model, scenarios, K, seed, judges, deadlines, ...), "
+                          "so these would be ignored. Drop them to continue the run as planned, or start a new run "
+                          "with --out. Only --retry-errors, --concurrency, --fail-fast, --i-know, --judge-concurrency, "
+                          "--no-progress, --quiet, --tui and --reviewer apply to a resume.")
     if args.fail_fast < 0:
         raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same fatal "
                           f"way, stop the run (default {DEFAULT_FAIL_FAST}), or 0 to never stop early.")

@@ -131,6 +131,23 @@ def test_resume_refuses_changed_scenario(tmp_path: Path) -> None:
     assert main(["run", "--resume", str(out)]) == 2
 
 
+def test_resume_refuses_flags_of_the_plan_instead_of_ignoring_them(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A resumed run continues the plan in run.json: `--resume DIR --k 20` or `--call-timeout 90` used to be
+    ignored without a word. Flags about carrying the plan out still apply."""
+    out = tmp_path / "run"
+    assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1", "--out", str(out),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--resume", str(out), "--k", "20", "--call-timeout", "90", "--model", "gpt-4o"]) == 2
+    err = capsys.readouterr().err
+    assert "--model, --call-timeout, --k cannot be combined with --resume" in err and "run.json" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert main(["run", "--resume", str(out), "--retry-errors", "--concurrency", "2", "--fail-fast", "0",
+                 "--judge-concurrency", "3", "--i-know", "--quiet"]) == 0
+    assert len(lines(out / "results.jsonl")) == 1
+
+
 def test_torn_last_line_is_repaired_on_resume(tmp_path: Path) -> None:
     out = tmp_path / "torn"
     assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "3", "--out", str(out),
