@@ -158,3 +158,14 @@ def test_annotations_export_from_the_cli(tmp_path: Path) -> None:
     rows = list(csv.DictReader((out / "annotations_export.csv").open()))
     assert len(rows) == 1 and rows[0]["notes"] == "missed the radiation question"
     assert rows[0]["severity"] == "clinician_would_notice"
+
+
+def test_a_user_error_does_not_load_the_voice_stack() -> None:
+    """Catching a typo'd command imported every audio module (scipy.signal, pipecat) for their error classes: 2.5 s
+    on every user error. An audio error can only come from an audio module that is already loaded."""
+    code = ("import sys; from sim.cli import main; rc = main(['frobnicate']); "
+            "print(rc, sorted(m for m in ('audio.live', 'audio.effects', 'scipy.signal') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parents[2])
+    assert done.stdout.split("\n")[0] == "2 []", (done.stdout, done.stderr)
+    assert "invalid choice: 'frobnicate'" in done.stderr
