@@ -41,7 +41,22 @@ CASES = [
 
 
 @pytest.mark.parametrize(("args", "fragment"), CASES, ids=[" ".join(a)[:50] for a, _ in CASES])
-def test_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str) -> None:
+def test_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str,
+                                           monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """In this process (the CLI's own error handling; the process exit and the console script's are covered by the
+    subprocess tests below and by tests/adversarial)."""
+    from sim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(args)
+    assert code == 2, (code, capsys.readouterr())
+    err = capsys.readouterr().err.strip()
+    assert fragment in err, err
+    assert "Traceback" not in err and err.startswith("error: ")
+    assert err.count("\n") == 0, err
+
+
+def _user_error_in_a_process(tmp_path: Path, args: list[str], fragment: str) -> None:
     done = encsim(*args, cwd=tmp_path)
     assert done.returncode == 2, (done.returncode, done.stderr)
     err = done.stderr.strip()
@@ -90,7 +105,7 @@ LIVE_CASES = [
 
 @pytest.mark.parametrize(("args", "fragment"), LIVE_CASES, ids=[" ".join(a)[:50] for a, _ in LIVE_CASES])
 def test_live_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str) -> None:
-    test_user_error_is_one_clear_paragraph(tmp_path, args, fragment)
+    _user_error_in_a_process(tmp_path, args, fragment)
 
 
 def test_live_port_in_use_is_named(tmp_path: Path) -> None:
@@ -136,7 +151,7 @@ DASHBOARD_CASES = [
 
 @pytest.mark.parametrize(("args", "fragment"), DASHBOARD_CASES, ids=[" ".join(a)[:50] for a, _ in DASHBOARD_CASES])
 def test_dashboard_user_error_is_one_clear_paragraph(tmp_path: Path, args: list[str], fragment: str) -> None:
-    test_user_error_is_one_clear_paragraph(tmp_path, args, fragment)
+    _user_error_in_a_process(tmp_path, args, fragment)
 
 
 def test_annotations_export_from_the_cli(tmp_path: Path) -> None:
