@@ -15,7 +15,7 @@ import pytest
 from scenarios import Scenario
 from scorers import score_encounter
 from sim.agents.base import AgentRequest, ChatMessage
-from sim.agents.local import LlamaServer, LocalAgent, default_gguf, default_threads
+from sim.agents.local import LlamaServer, LocalAgent, default_gguf
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
 from sim.errors import AgentError
@@ -179,11 +179,3 @@ def test_local_model_voice_run_completes(tmp_path: Path) -> None:
     assert rec["status"] in ("ok", "error") and (rec["status"] == "ok" or "context" in rec["error"])
     assert (out / "audio").is_dir()
 
-
-@pytest.mark.parametrize(("cpus", "threads"), [(1, 1), (2, 1), (3, 1), (8, 4), (64, 32)])
-def test_the_server_leaves_cores_free(monkeypatch: pytest.MonkeyPatch, cpus: int, threads: int) -> None:
-    """llama.cpp's threads spin while waiting for each other: a thread per core made a 96-token reply take 151-336 s
-    instead of 1.6 s beside one busy process (bench/local_threads.py), so the server takes half the CPUs."""
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)), raising=False)
-    assert default_threads() == threads
-    assert LlamaServer().n_threads == threads
