@@ -74,7 +74,7 @@ if str(ROOT) not in sys.path:
 from scenarios import resolve  # noqa: E402
 from scenarios.schema import Scenario  # noqa: E402
 from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
-from sim.agents.scripted import ordered_facts, ask, assessment  # noqa: E402
+from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
 from sim.harness import run_encounter  # noqa: E402
 from sim.result import ConversationResult  # noqa: E402
 

@@ -8,6 +8,24 @@ suite scores, QWK and the safety gate. May import scenarios and sim.result (type
 from __future__ import annotations
 
 from scorers._aggregate import GATE_CAP, GATE_THRESHOLD, SUITE_WEIGHTS, aggregate, gates, summarise_scenario
+from scorers._compare import (
+    HEALTHBENCH_SCORE,
+    METRIC_AGGREGATE,
+    BreakdownRow,
+    Comparison,
+    DriftCheck,
+    HealthBenchComparison,
+    Metric,
+    ScenarioComparison,
+    bonferroni,
+    cohens_d,
+    compare_breakdown,
+    compare_scores,
+    drift_check,
+    paired_bootstrap_diff,
+    welch_t,
+)
+from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, match_diagnoses, score_encounter
 from scorers._judge import (
     Disagreement,
     Judge,
@@ -19,14 +37,10 @@ from scorers._judge import (
     judge_path_score,
     summarise_judges,
 )
-from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, match_diagnoses, score_encounter
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import TriageAccuracy, triage_accuracy
 from scorers._types import Headline, SafetyGate, ScenarioSummary, ScoreCard, Summary, verdict_text
-from scorers._compare import (HEALTHBENCH_SCORE, METRIC_AGGREGATE, BreakdownRow, Comparison, DriftCheck,
-                              HealthBenchComparison, Metric, ScenarioComparison, bonferroni, cohens_d,
-                              compare_breakdown, compare_scores, drift_check, paired_bootstrap_diff, welch_t)
 
 score = score_encounter
 

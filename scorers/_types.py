@@ -11,7 +11,6 @@ from scorers._profiles import Combined
 from scorers._triage_accuracy import TriageAccuracy
 from scorers.evaluators._base import EvaluatorResult
 
-
 Verdict = Literal["best", "acceptable", "over", "under"]
 
 

@@ -24,13 +24,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scenarios import LoadedScenario, ScenarioError, load_dir, load_library, load_scenario, resolve
-from scorers import Summary
-from scorers import guard_self_preference
-from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
-from sim.agents.chat import PATIENT_FLAGS, api_key_from_env, check_base_url, check_call_timeout
+from scenarios import LoadedScenario, ScenarioError, load_library, load_scenario, resolve
+from scorers import Summary, guard_self_preference
 from scorers._profiles import PROFILES, ProfileError, load_profile
 from scorers.evaluators import EvaluatorError, load_evaluator_module
+from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
+from sim.agents.chat import PATIENT_FLAGS, api_key_from_env, check_base_url, check_call_timeout
+from sim.channel import Channel, TextChannel
+from sim.errors import ConfigError, EncSimError
+from sim.harness import HARNESS_VERSION
 from sim.judges import (
     DEFAULT_JUDGE_CONCURRENCY,
     JudgeClient,
@@ -41,10 +43,7 @@ from sim.judges import (
     plan_judges,
 )
 from sim.patient_model import PatientModel
-from sim.channel import Channel, TextChannel
-from sim.errors import ConfigError, EncSimError
 from sim.redact import clean, one_line, redact_json
-from sim.harness import HARNESS_VERSION
 from sim.runner import (
     DEFAULT_FAIL_FAST,
     MAX_CONCURRENCY,

@@ -8,9 +8,8 @@ neutralises the whole text again as it writes it (newlines of multi-line text ar
 
 from __future__ import annotations
 
-from typing import Any
-
 import time
+from typing import Any
 
 from scorers import Summary, TriageAccuracy, verdict_text
 from sim.redact import one_line

@@ -14,7 +14,6 @@ from scenarios import Scenario, ScenarioError, load_library, load_scenario
 from scorers import gates
 from sim.store import RunMeta
 
-
 _SUITE_LINE = re.compile(r"^suite:\s*[\"']?([a-z_]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
 
 

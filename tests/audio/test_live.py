@@ -920,9 +920,10 @@ async def test_garbage_frames_are_not_a_call(tmp_path: Path, viral_uri: LoadedSc
 
 async def test_the_voice_agent_refuses_other_sites_and_silent_connections(tmp_path: Path) -> None:
     """`encsim serve-agent`'s server: the same origin check and admission; neither connection is a call."""
-    from audio.live import run_agent_bot
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
+
+    from audio.live import run_agent_bot
 
     async def respond(_history: list[tuple[str, str]], _turn: int) -> str:
         raise AssertionError("no call should reach the agent")

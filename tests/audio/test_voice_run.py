@@ -70,13 +70,11 @@ def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:  # noqa: ANN001
 async def test_audio_failure_is_recorded_and_the_batch_continues(tmp_path: Path, library) -> None:  # noqa: ANN001
     from audio.channel import VoiceChannel
     from audio.effects import preset
-    from audio.tts import PiperTTS
+    from audio.tts import PiperTTS, default_voice_paths
     from sim.agents.scripted import ReferenceAgent
     from sim.harness import HARNESS_VERSION
     from sim.runner import run_batch
     from sim.store import RunMeta, RunStore, ScenarioRef
-
-    from audio.tts import default_voice_paths
 
     onnx, config = default_voice_paths()
     bad = tmp_path / "corrupt.onnx"  # a voice file that exists but is not a model: fails at first use

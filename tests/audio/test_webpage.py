@@ -9,8 +9,8 @@ import asyncio
 import base64
 import html
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import socket

@@ -19,7 +19,7 @@ from sim.result import ConversationResult
 GUIDELINE = re.compile(r"\b(?:NICE|ESI|BTS|SIGN|NHS|RCOG|Resuscitation Council|AHA|ACC|ACEP|WHO|NG\d+|CG\d+)\b")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _items() -> dict[str, LoadedScenario]:
     from scenarios import load_library
 

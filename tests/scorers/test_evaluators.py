@@ -11,6 +11,7 @@ from scenarios import Scenario
 from scorers.evaluators import (
     EvaluatorError,
     EvaluatorResult,
+    _registry,
     evaluator_names,
     get_evaluator,
     load_drug_lexicon,
@@ -19,7 +20,6 @@ from scorers.evaluators import (
     parse_doses,
     run_evaluators,
 )
-from scorers.evaluators import _registry
 from scorers.evaluators._hallucination import citation_findings, unknown_drug_words
 from scorers.evaluators._red_flags import applicable_protocols
 from sim.assessment import parse_assessment

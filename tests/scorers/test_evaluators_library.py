@@ -9,8 +9,8 @@ from scorers.evaluators import BUILTIN_EVALUATORS, EvaluatorResult, applicable_p
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.harness import run_encounter
-from sim.runner import run_item
 from sim.result import ConversationResult
+from sim.runner import run_item
 
 
 async def _results(item: LoadedScenario) -> dict[str, dict[str, EvaluatorResult]]:

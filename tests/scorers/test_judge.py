@@ -22,9 +22,9 @@ from scorers._judge import (
 )
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
+from sim.errors import ConfigError
 from sim.harness import run_encounter
 from sim.judges import JudgeClient, family_of, make_judges, repair_json_object
-from sim.errors import ConfigError
 
 
 # HealthBench's published grader arithmetic (simple-evals healthbench_eval.py), restated for the test:

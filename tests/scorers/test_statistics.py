@@ -6,7 +6,14 @@ import statistics
 
 import pytest
 
-from scorers import asymmetric_triage_error, bootstrap_ci, pass_hat_k, quadratic_weighted_kappa, triage_score, worst_at_k
+from scorers import (
+    asymmetric_triage_error,
+    bootstrap_ci,
+    pass_hat_k,
+    quadratic_weighted_kappa,
+    triage_score,
+    worst_at_k,
+)
 
 
 def _ratings_from_table(table: list[list[int]]) -> tuple[list[int], list[int]]:

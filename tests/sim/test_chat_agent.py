@@ -25,8 +25,8 @@ from sim.agents.chat import (
 )
 from sim.errors import AgentError, ConfigError
 from sim.judges import JudgeClient, judge_from_ref
-from sim.store import JudgeRef
 from sim.redact import redact
+from sim.store import JudgeRef
 
 SECRET = "sk-test-SECRET-0123456789"
 

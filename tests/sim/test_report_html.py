@@ -13,8 +13,14 @@ import pytest
 
 from scorers import ScoreCard, Summary
 from sim.cli import main
-from sim.report_html import (REPORT_HTML_FILE, disagreements_section, findings_section, judge_section, render_html,
-                             write_html_report)
+from sim.report_html import (
+    REPORT_HTML_FILE,
+    disagreements_section,
+    findings_section,
+    judge_section,
+    render_html,
+    write_html_report,
+)
 from sim.store import EncounterRecord, RunMeta, RunStore
 
 Run = tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord]]
