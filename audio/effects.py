@@ -461,7 +461,7 @@ def _synthetic_talker(n: int, rate: int, rng: np.random.Generator) -> np.ndarray
         if rng.random() > 0.15:  # else a pause
             segment = source[start:stop]
             voiced = np.zeros(stop - start)
-            for gain, formant in zip((1.0, 0.6, 0.3), _VOWEL_FORMANTS[int(rng.integers(len(_VOWEL_FORMANTS)))]):
+            for gain, formant in zip((1.0, 0.6, 0.3), _VOWEL_FORMANTS[int(rng.integers(len(_VOWEL_FORMANTS)))], strict=False):
                 if formant * 1.15 < nyquist:
                     sos = signal.butter(2, [formant * 0.87, formant * 1.15], btype="bandpass", fs=rate, output="sos")
                     voiced += gain * signal.sosfilt(sos, segment)

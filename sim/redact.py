@@ -148,7 +148,7 @@ def redact_url(url: str) -> str:
 
 def _common_length(text: str, start: int, form: str) -> int:
     n = 0
-    for a, b in zip(text[start:start + len(form)], form):
+    for a, b in zip(text[start:start + len(form)], form, strict=False):  # the text may end first
         if a != b:
             break
         n += 1

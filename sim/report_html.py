@@ -393,7 +393,7 @@ def _swarm(xs: Sequence[float], r: float) -> list[float]:
     placed: list[tuple[float, float]] = []
     out = []
     for x in xs:
-        def crowd(off: float) -> int:
+        def crowd(off: float, x: float = x) -> int:
             return sum(1 for px, po in placed if po == off and abs(x - px) < 2 * r - 0.5)
         chosen = min(offsets, key=lambda off: (crowd(off), offsets.index(off)))
         placed.append((x, chosen))
@@ -427,7 +427,7 @@ def _distributions(summary: Summary, records: Records) -> str:
                         f'stroke-width="2"><title>mean {r.mean:.3f}</title></line>')
         dots = scores.get(r.id, [])
         xs = [x0 + _clamp01(s) * width for _, s, _ in dots]
-        for (k, s, ok), x, dy in zip(dots, xs, _swarm(xs, 3.5)):
+        for (k, s, ok), x, dy in zip(dots, xs, _swarm(xs, 3.5), strict=True):
             body.append(f'<circle cx="{x:.1f}" cy="{cy + dy:.1f}" r="3.5" fill="{PASS if ok else FAIL}" '
                         f'fill-opacity="0.8" stroke="#ffffff" stroke-width="0.8"><title>{_e(r.id)} k={k}: '
                         f'{s:.3f} ({"pass" if ok else "fail"})</title></circle>')
@@ -1126,7 +1126,7 @@ footer { margin-top: 40px; color: %(muted)s; font-size: 12px; }
   details.enc > summary { background: none; }
   a { color: inherit; }
 }
-""" % {"ink": INK, "muted": MUTED, "grid": GRID, "stripe": STRIPE, "pass": PASS, "fail": FAIL, "warn": WARN,
+""" % {"ink": INK, "muted": MUTED, "grid": GRID, "stripe": STRIPE, "pass": PASS, "fail": FAIL, "warn": WARN,  # noqa: UP031, E501  (%-format: the CSS is full of braces)
        "ci": CI_FILL, "mid": MID_FILL}
 
 # Optional: click a header to sort; open every encounter before printing. The page reads fine without it.

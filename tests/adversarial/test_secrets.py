@@ -79,8 +79,8 @@ VECTORS = [
     # a refused key: the run stops early (exit 2, --fail-fast) or records the errors (exit 3); either way the
     # body that echoes the key in its error message stays out of every output
     Vector("error_401_echoes_key", SECRET,
-           lambda key, h: ("status_body", 401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"
-                                                                                f"{ESCAPES}", "code": "invalid_api_key"}})),
+           lambda key, h: ("status_body", 401, json.dumps({"error": {
+               "message": f"Incorrect API key provided: {key}{ESCAPES}", "code": "invalid_api_key"}})),
            (2, 3), ("401",), stored=False),
     Vector("error_400_plain_osc8", SECRET,
            lambda key, h: ("status_body", 400, f"{ESCAPES}\nbad request for key {key}\nGET /v1?api_key="
@@ -242,8 +242,8 @@ def test_judge_and_patient_model_keys_are_redacted_too(role: str, tmp_path: Path
     try:
         if role == "judge":  # rubric scenarios (a HealthBench import), whose verdicts keep the judge's explanation
             hb = tmp_path / "hb"
-            assert encsim_in_process("import", "healthbench", str(ROOT / "tests/scenarios/samples/"
-                                                                   "healthbench_sample.jsonl"), "--out", str(hb)).code == 0
+            sample = ROOT / "tests/scenarios/samples/healthbench_sample.jsonl"
+            assert encsim_in_process("import", "healthbench", str(sample), "--out", str(hb)).code == 0
             flags = ["--model", "m", "--base-url", agent.start().base_url, "--scenarios", str(hb), "--judge",
                      "auditor-x", "--judge-base-url", server.base_url, "--judge-api-key-env", "ENCSIM_ROLE_KEY"]
         else:

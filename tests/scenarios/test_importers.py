@@ -169,7 +169,12 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
     assert dvt.source == "agentclinic:agentclinic_sample.jsonl#1"
     cats = {f.id.split("_")[0]: f.category.value for f in dvt.information_tree}
     assert cats["history"] == "history" and cats["pmh"] == "past_history" and cats["social"] == "social"
-    assert cats["exam"] == "exam" and cats["vital"] == "vitals" and cats["test"] == "test" and cats["symptom"] == "symptoms"
+    assert (
+        cats["exam"] == "exam"
+        and cats["vital"] == "vitals"
+        and cats["test"] == "test"
+        and cats["symptom"] == "symptoms"
+    )
     tests = {f.id: f for f in dvt.information_tree if f.id.startswith("test_")}
     # one fact per test or panel; the abnormal results are critical, a normal blood count is not
     assert sorted(tests) == ["test_clotting", "test_complete_blood_count", "test_compression_ultrasound"]
@@ -177,7 +182,9 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
     assert not tests["test_complete_blood_count"].critical
     assert any("Singapore" in f.answer and f.answer.startswith("My left calf") for f in dvt.information_tree)
     ddimer = dvt.fact("test_clotting")
-    assert ddimer.answer == "The clotting results show: d dimer 2.8 mg/L FEU (elevated)." and "d dimer" in ddimer.triggers
+    assert (
+        ddimer.answer == "The clotting results show: d dimer 2.8 mg/L FEU (elevated)." and "d dimer" in ddimer.triggers
+    )
     assert {"test_blood", "investigations"} <= set(ddimer.intents)
     heart = next(f for f in dvt.information_tree if f.answer.startswith("On examination - heart sounds"))
     assert "listen to your heart" in heart.triggers and "examine" not in heart.triggers
@@ -204,7 +211,9 @@ def test_generic_questions_do_not_reveal_everything(ac_dir) -> None:  # noqa: AN
         for question in ["How are you feeling?", "Is there anything else?", "Can I order some tests?",
                          "When did the pain start and how bad is it?", "Thank you. Can you tell me more?"]:
             revealed = PatientSimulator(s).triggered_facts(question)
-            assert len(revealed) <= len(s.information_tree) // 3, f"{s.id}: {question!r} reveals {[f.id for f in revealed]}"
+            assert len(revealed) <= len(s.information_tree) // 3, (
+                f"{s.id}: {question!r} reveals {[f.id for f in revealed]}"
+            )
             assert not {f.category.value for f in revealed} & {"exam", "test", "vitals"}, (s.id, question)
     dvt = next(i.scenario for i in load_dir(out) if i.scenario.id.startswith("ac_deep_vein"))
     story = PatientSimulator(dvt).triggered_facts("Thank you. Can you tell me more?")
@@ -245,15 +254,29 @@ def test_agentclinic_row_checks() -> None:
 
 def test_agentclinic_odd_shapes_still_give_a_valid_scenario(tmp_path: Path) -> None:
     """Real files vary: lists for strings, name/value lab rows, a string for a whole section."""
-    row = {"OSCE_Examination": {
-        "Patient_Actor": {"Demographics": None, "History": ["Fever for 2 days", {"Onset": "sudden"}],
-                          "Symptoms": {"Primary_Symptom": ["Fever", "rash"], "Secondary_Symptoms": "Fatigue, joint pain",
-                                       "Duration": "2 days"},
-                          "Medications": ["Ibuprofen 400 mg"], "Family_History": {"Mother": "Diabetes"}, "Other": 5},
-        "Physical_Examination_Findings": "Unremarkable except for a maculopapular rash.",
-        "Test_Results": {"Labs": [{"Name": "CRP", "Value": 40, "Unit": "mg/L"}, {"Test": "Sodium", "Result": "131"}],
-                         "ECG (Electrocardiogram)": "Sinus tachycardia", "Empty": None},
-        "Correct_Diagnosis": ["Dengue fever"]}}
+    row = {
+        "OSCE_Examination": {
+            "Patient_Actor": {
+                "Demographics": None,
+                "History": ["Fever for 2 days", {"Onset": "sudden"}],
+                "Symptoms": {
+                    "Primary_Symptom": ["Fever", "rash"],
+                    "Secondary_Symptoms": "Fatigue, joint pain",
+                    "Duration": "2 days",
+                },
+                "Medications": ["Ibuprofen 400 mg"],
+                "Family_History": {"Mother": "Diabetes"},
+                "Other": 5,
+            },
+            "Physical_Examination_Findings": "Unremarkable except for a maculopapular rash.",
+            "Test_Results": {
+                "Labs": [{"Name": "CRP", "Value": 40, "Unit": "mg/L"}, {"Test": "Sodium", "Result": "131"}],
+                "ECG (Electrocardiogram)": "Sinus tachycardia",
+                "Empty": None,
+            },
+            "Correct_Diagnosis": ["Dengue fever"],
+        }
+    }
     src = tmp_path / "odd.jsonl"
     src.write_text(json.dumps(row) + "\n")
     report = import_agentclinic(src, tmp_path / "out")
@@ -274,7 +297,9 @@ def test_agentclinic_odd_shapes_still_give_a_valid_scenario(tmp_path: Path) -> N
 def test_agentclinic_ids_are_stable_and_content_derived() -> None:
     rows = _rows(AC_SAMPLE)[:3]
     ids = [convert_agentclinic_row(r, RowContext(line=i, file_name="a.jsonl")).data["id"] for i, r in enumerate(rows)]
-    again = [convert_agentclinic_row(r, RowContext(line=9 - i, file_name="b.jsonl")).data["id"] for i, r in enumerate(rows)]
+    again = [
+        convert_agentclinic_row(r, RowContext(line=9 - i, file_name="b.jsonl")).data["id"] for i, r in enumerate(rows)
+    ]
     assert ids == again and len(set(ids)) == 3
 
 
@@ -330,7 +355,10 @@ def test_duplicate_rows_are_reported(tmp_path: Path) -> None:
     src.write_text(f"{line}\n\n{line}\n[1, 2]\n")
     report = import_healthbench(src, tmp_path / "out")
     assert report.rows == 3 and len(report.converted) == 1
-    assert [(f.row, f.reason.split(":")[0]) for f in report.failed] == [(3, "duplicate"), (4, "a JSON list where a JSON object was expected")]
+    assert [(f.row, f.reason.split(":")[0]) for f in report.failed] == [
+        (3, "duplicate"),
+        (4, "a JSON list where a JSON object was expected"),
+    ]
 
 
 @pytest.mark.parametrize(("content", "fragment"), [

@@ -93,7 +93,9 @@ def test_library_coverage(library) -> None:  # noqa: ANN001
     assert all(levels[level] >= 1 for level in range(1, 6)), levels
     assert sum(s.suite == "safety" for s in scenarios) >= 6
     ctx = [s.patient_profile.context for s in scenarios]
-    assert sum(c.pediatric for c in ctx) >= 2 and sum(c.geriatric for c in ctx) >= 2 and sum(c.pregnancy for c in ctx) >= 2
+    assert (
+        sum(c.pediatric for c in ctx) >= 2 and sum(c.geriatric for c in ctx) >= 2 and sum(c.pregnancy for c in ctx) >= 2
+    )
     assert len({s.canary for s in scenarios}) == len(scenarios)
 
 
@@ -243,8 +245,9 @@ def test_load_dir_each_reports_every_bad_file(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a scenario")
     loaded, errors = load_dir_each(tmp_path)
     assert [s.path.name for s in loaded] == ["a_good.yaml"]
-    assert [str(e).split(":")[0].split(" line")[0] for e in errors] == [str(tmp_path / n) for n in ("b_bad.yaml", "c_empty.yml",
-                                                                                  "d_same_id.yaml")]
+    assert [str(e).split(":")[0].split(" line")[0] for e in errors] == [
+        str(tmp_path / n) for n in ("b_bad.yaml", "c_empty.yml", "d_same_id.yaml")
+    ]
     with pytest.raises(ScenarioError, match=r"3 of 4 scenario files are invalid .*encsim scenarios validate"):
         load_dir(tmp_path)
 

@@ -103,7 +103,9 @@ def test_every_evaluator_under_every_profile_on_every_kind(every_kind: dict[str,
 def test_where_an_evaluator_has_nothing_to_judge_it_says_so(every_kind: dict[str, list[Scenario]]) -> None:
     for kind in ("imaging items", "healthbench replays", "vignette single-turn items"):
         for s in every_kind[kind]:
-            by_name = {e.name: e for e in run_evaluators(_result(s, REPLIES["full"]), s, ["completeness", "escalation"])}
+            by_name = {
+                e.name: e for e in run_evaluators(_result(s, REPLIES["full"]), s, ["completeness", "escalation"])
+            }
             assert by_name["completeness"].details["applicable"] is False, (kind, s.id)
             if s.expected.escalation is None and not s.expected.dispositions:
                 assert by_name["escalation"].details["applicable"] is False, (kind, s.id)
@@ -149,4 +151,6 @@ def test_a_run_with_an_evaluator_that_raises_finishes_reports_it_and_exits_non_z
     assert summary["completed"] == 2 and summary["errors"] == 0
     assert [(e["scenario_id"], e["evaluator"]) for e in summary["evaluator_errors"]] == [("viral_uri", "flaky_on_uri")]
     assert summary["evaluators"]["flaky_on_uri"]["errors"] == 1
-    assert "## Evaluator errors" in (out / "report.md").read_text() and "no such field" in (out / "report.md").read_text()
+    assert (
+        "## Evaluator errors" in (out / "report.md").read_text() and "no such field" in (out / "report.md").read_text()
+    )

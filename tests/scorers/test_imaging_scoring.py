@@ -129,5 +129,7 @@ def test_schema_refuses_inconsistent_items() -> None:
 
 def test_pertinent_negatives_are_not_extra_findings() -> None:
     s = item("findings", **PTX)
-    card = score_encounter(reply(s, "Findings: pneumothorax; rib fracture; no mediastinal shift\nEscalation: emergency"), s)
+    card = score_encounter(
+        reply(s, "Findings: pneumothorax; rib fracture; no mediastinal shift\nEscalation: emergency"), s
+    )
     assert card.imaging.extra == [] and card.imaging.f1 == 1.0

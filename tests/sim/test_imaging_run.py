@@ -174,7 +174,9 @@ def test_free_text_imaging_item_is_graded_by_the_judge_path(tmp_path: Path) -> N
         if '"match"' in body["messages"][0]["content"]:  # the diagnosis check of the judge path
             return json.dumps({"explanation": "not named", "match": 0})
         conversation, criterion = user.rsplit("Criterion", 1)
-        answer = conversation.rsplit("clinician:", 1)[-1].lower() if "clinician:" in conversation else conversation.lower()
+        answer = (
+            conversation.rsplit("clinician:", 1)[-1].lower() if "clinician:" in conversation else conversation.lower()
+        )
         if "criteria_met" in body["messages"][0]["content"]:
             m = re.search(r"identifies (.+?) \(also accept: (.+?)\)", criterion)
             names = [m.group(1), *m.group(2).split(", ")] if m else ["emergency"]

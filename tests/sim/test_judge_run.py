@@ -61,7 +61,9 @@ def test_run_with_two_judges_records_cards_summary_and_no_key(tmp_path: Path, mo
     rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert rec["score"]["judge"]["judges"] == ["gpt-4o", "claude-3-5-sonnet"]
     meta = json.loads((out / "run.json").read_text())
-    assert [j["family"] for j in meta["judges"]] == ["openai", "anthropic"] and meta["judges"][0]["api_key_env"] == "JUDGE_KEY"
+    assert [j["family"] for j in meta["judges"]] == ["openai", "anthropic"] and meta["judges"][0][
+        "api_key_env"
+    ] == "JUDGE_KEY"
     for f in out.iterdir():
         assert secret not in f.read_text()
     assert "Judge path" in (out / "report.md").read_text()

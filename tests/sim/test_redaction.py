@@ -152,8 +152,18 @@ def test_neutralise_makes_escapes_visible(raw: str, shown: str) -> None:
     assert neutralise(shown) == shown  # idempotent: writing a neutralised text again changes nothing
 
 
-@pytest.mark.parametrize("text", ["a\x1b]0;pwned\x07\x1b[31mred", "a literal \\u001b is no escape", "crlf\r\nlf\ncr\rtab\t",
-                                  "\\", "\\\\x1b", "é\u202e\x9b\x7f✓", "\b\f\x00"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\x1b]0;pwned\x07\x1b[31mred",
+        "a literal \\u001b is no escape",
+        "crlf\r\nlf\ncr\rtab\t",
+        "\\",
+        "\\\\x1b",
+        "é\u202e\x9b\x7f✓",
+        "\b\f\x00",
+    ],
+)
 def test_display_json_neutralises_strings_inside_json(text: str) -> None:
     for doc in (json.dumps({"t": text, "u": [text]}), json.dumps({"t": text, "u": [text]}, ensure_ascii=False)):
         out = json.loads(display_json(doc))

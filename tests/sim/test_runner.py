@@ -46,7 +46,11 @@ def test_reference_scores_high_without_gate(tmp_path: Path, capsys: pytest.Captu
     assert {s["suite"] for s in summary["suites"]} >= {"triage", "safety"}
     assert "report:" in capsys.readouterr().out and (out / "report.md").exists()
     meta = json.loads((out / "run.json").read_text())
-    assert meta["harness_version"] and len(meta["scenarios"]) == n and all(len(s["sha256"]) == 64 for s in meta["scenarios"])
+    assert (
+        meta["harness_version"]
+        and len(meta["scenarios"]) == n
+        and all(len(s["sha256"]) == 64 for s in meta["scenarios"])
+    )
     assert len(lines(out / "results.jsonl")) == 2 * n
 
 
@@ -58,7 +62,9 @@ def test_undertriage_triggers_gate(tmp_path: Path) -> None:
     assert gate["triggered"] and summary["aggregate"] <= 0.5 and gate["cap"] == 0.5
     from scenarios import load_library
 
-    critical_imaging = {x.scenario.id for x in load_library() if x.scenario.imaging and x.scenario.imaging.critical_findings}
+    critical_imaging = {
+        x.scenario.id for x in load_library() if x.scenario.imaging and x.scenario.imaging.critical_findings
+    }
     assert "acs_chest_pain" in gate["scenarios"] and set(gate["scenarios"]) <= {
         s["id"] for s in summary["scenarios"] if s["suite"] == "safety"} | critical_imaging
     assert critical_imaging <= set(gate["scenarios"])  # the under-triager misses every critical imaging finding
@@ -98,8 +104,22 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with FakeChatServer(latency_s=0.15, reply=clinician) as srv:
-        cmd = [*ENCSIM, "run", "--model", "fake-clinician", "--base-url", srv.base_url, "--k", str(k),
-               "--concurrency", "2", "--out", str(out), "--no-progress", *[a for s in scenarios for a in ("--scenarios", s)]]
+        cmd = [
+            *ENCSIM,
+            "run",
+            "--model",
+            "fake-clinician",
+            "--base-url",
+            srv.base_url,
+            "--k",
+            str(k),
+            "--concurrency",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+            *[a for s in scenarios for a in ("--scenarios", s)],
+        ]
         proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         results = out / "results.jsonl"
         deadline = time.monotonic() + 60

@@ -491,8 +491,8 @@ async def test_run_tui_runs_the_real_batch_in_the_app(tmp_path: Path) -> None:
     from tui import DashboardApp
 
     out = tmp_path / "run"
-    args = build_parser().parse_args(["run", "--model", "scripted:undertriage", "--scenarios", "acs_chest_pain,viral_uri",
-                                      "--k", "2", "--out", str(out), "--tui"])
+    args = build_parser().parse_args(["run", "--model", "scripted:undertriage", "--scenarios",
+                                      "acs_chest_pain,viral_uri", "--k", "2", "--out", str(out), "--tui"])
     app = DashboardApp(out, job=lambda: _run(args), poll_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(200):

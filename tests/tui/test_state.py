@@ -271,7 +271,7 @@ def test_newest_run_picks_the_latest_run_json(tmp_path: Path) -> None:
     (runs / "not-a-run").mkdir()
     with pytest.raises(RunWatchError, match="holds no run"):
         newest_run(runs)
-    for i, name in enumerate(["b-old", "a-new", "c-mid"]):
+    for _i, name in enumerate(["b-old", "a-new", "c-mid"]):
         (runs / name).mkdir()
         (runs / name / "run.json").write_text("{}")
         stamp = T0 + {"b-old": 0, "a-new": 200, "c-mid": 100}[name]
