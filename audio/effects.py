@@ -419,7 +419,7 @@ def _drop_packets(
     n_packets = -(-x.size // size)
     lost = gilbert_elliott_losses(n_packets, config, rng)
     out = x.copy()
-    for i in np.flatnonzero(lost):
+    for i in map(int, np.flatnonzero(lost)):
         start, stop = i * size, min((i + 1) * size, x.size)
         if config.conceal == "repeat" and i > 0:
             out[start:stop] = out[start - size : start - size + (stop - start)]
@@ -461,7 +461,8 @@ def _synthetic_talker(n: int, rate: int, rng: np.random.Generator) -> np.ndarray
         if rng.random() > 0.15:  # else a pause
             segment = source[start:stop]
             voiced = np.zeros(stop - start)
-            for gain, formant in zip((1.0, 0.6, 0.3), _VOWEL_FORMANTS[int(rng.integers(len(_VOWEL_FORMANTS)))], strict=False):
+            vowel = _VOWEL_FORMANTS[int(rng.integers(len(_VOWEL_FORMANTS)))]
+            for gain, formant in zip((1.0, 0.6, 0.3), vowel, strict=False):
                 if formant * 1.15 < nyquist:
                     sos = signal.butter(2, [formant * 0.87, formant * 1.15], btype="bandpass", fs=rate, output="sos")
                     voiced += gain * signal.sosfilt(sos, segment)

@@ -91,8 +91,8 @@ async def one_call(scenario_id: str, turns: int, speculative: bool) -> dict:
         agent_side = await asyncio.wait_for(bot, 60)
     metrics = outcome.interaction
     return {"metrics": metrics, "termination": outcome.termination, "seconds": time.perf_counter() - started,
-            "replies": len(metrics["patient_latency_s"]), "agent_p50": agent_side.interaction.get("agent_latency_p50_s"),
-            "facts": len(outcome.gathered_info)}
+            "replies": len(metrics["patient_latency_s"]),
+            "agent_p50": agent_side.interaction.get("agent_latency_p50_s"), "facts": len(outcome.gathered_info)}
 
 
 def _stage_p(metrics: dict, q: int) -> dict[str, float]:

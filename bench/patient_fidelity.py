@@ -101,7 +101,8 @@ def evaluate(data: dict[str, list[dict[str, Any]]], scenarios: dict[str, Scenari
         s.revealed += len(got)
         if misses is not None and got != want:
             why = cache[q["scenario"]].explain(q["text"])
-            misses.append(f"  {q['scenario']}: {q['text']!r}\n      missed {sorted(want - got)} extra {sorted(got - want)}"
+            misses.append(f"  {q['scenario']}: {q['text']!r}\n      missed {sorted(want - got)} "
+                          f"extra {sorted(got - want)}"
                           + "".join(f"\n        {w}" for w in why if w.split(" <- ")[0] in got - want))
     for st in data["statements"]:
         got = found(st["scenario"], st["text"])
@@ -109,7 +110,8 @@ def evaluate(data: dict[str, list[dict[str, Any]]], scenarios: dict[str, Scenari
         s.leaked += bool(got)
         if misses is not None and got:
             why = cache[st["scenario"]].explain(st["text"])
-            misses.append(f"  LEAK {st['scenario']}: {st['text']!r} -> {sorted(got)}" + "".join(f"\n        {w}" for w in why))
+            misses.append(f"  LEAK {st['scenario']}: {st['text']!r} -> {sorted(got)}"
+                          + "".join(f"\n        {w}" for w in why))
     return s
 
 

@@ -445,7 +445,8 @@ class Scenario(_Strict):
         ids = [f.id for f in self.information_tree]
         for i, fact_id in enumerate(ids):
             if fact_id in ids[:i]:
-                raise ValueError(f"@information_tree.{i}.id: fact id {fact_id!r} is used twice; fact ids must be unique")
+                raise ValueError(f"@information_tree.{i}.id: fact id {fact_id!r} is used twice; "
+                                 "fact ids must be unique")
         known = set(ids)
         for i, fact in enumerate(self.information_tree):
             if fact.requires is not None and fact.requires not in known:
@@ -458,7 +459,8 @@ class Scenario(_Strict):
             seen, cur = {fact.id}, fact.requires
             while cur is not None:
                 if cur in seen:
-                    raise ValueError(f"@information_tree.{i}.requires: facts form a 'requires' cycle through {fact.id!r}")
+                    raise ValueError(f"@information_tree.{i}.requires: facts form a 'requires' cycle "
+                                     f"through {fact.id!r}")
                 seen.add(cur)
                 cur = by_id[cur].requires
         for j, flag in enumerate(self.expected.red_flags):

@@ -121,23 +121,23 @@ labels as qualifiers) cannot be seen here.
 
 Linting (``synonym_problems``)
 ------------------------------
-The *heads* of a diagnosis are what its canonical name itself is: the main phrase (before any
-parenthesis, neutral modifiers aside), each part of it joined by and/or, and their lay equivalents
-(``_GENERIC_EQUIVALENTS``): "Hypoglycaemia (stroke mimic)" is hypoglycaemia = low blood sugar, "Syncope
-and collapse" is syncope = faint = blackout, and collapse. A name or synonym is flagged when (a) it is in
-``GENERIC`` (it names no specific condition; it still matches, but only as described in rule 3) and is
-the canonical name or not one of the heads; or (b) a diagnosis in ``COMMON_BENIGN`` contains it as a
-word sequence (compared with and without prefix joining, so "non-cardiac chest pain" contains "cardiac
-chest pain") and that benign diagnosis is not itself a name or synonym of the same diagnosis and
-contains neither the canonical name nor a head (then it is a subtype: "viral gastroenteritis" of
-"Gastroenteritis", "vasovagal syncope" of "Syncope and collapse"). A diagnosis that is itself common and benign (its canonical name ends with a
-``COMMON_BENIGN`` phrase: "Acute uncomplicated cystitis", "Panic attack", "Essential hypertension") is
-not linted: crediting a vague or a neighbouring benign answer there is a scoring nuance, not a missed
-emergency, and its lay synonyms ("high blood pressure") are usually the diagnosis itself. Each message
-names the entry, the benign diagnoses that contain it, and a fix: the shortest specific entry of the same
-diagnosis that contains it, else the canonical name. The lint cannot know abbreviations: "UTI" on a
-"Urinary tract infection" is flagged because "simple UTI" contains it, although a simple UTI is a
-urinary tract infection (a "lower urinary tract infection" is recognised as a subtype).
+The *heads* of a diagnosis are what its canonical name itself is: the main phrase (before any parenthesis,
+neutral modifiers aside), each part of it joined by and/or, and their lay equivalents
+(``_GENERIC_EQUIVALENTS``): "Hypoglycaemia (stroke mimic)" is hypoglycaemia = low blood sugar, "Syncope and
+collapse" is syncope = faint = blackout, and collapse. A name or synonym is flagged when (a) it is in
+``GENERIC`` (it names no specific condition; it still matches, but only as described in rule 3) and is the
+canonical name or not one of the heads; or (b) a diagnosis in ``COMMON_BENIGN`` contains it as a word sequence
+(compared with and without prefix joining, so "non-cardiac chest pain" contains "cardiac chest pain") and that
+benign diagnosis is not itself a name or synonym of the same diagnosis and contains neither the canonical name
+nor a head (then it is a subtype: "viral gastroenteritis" of "Gastroenteritis", "vasovagal syncope" of
+"Syncope and collapse"). A diagnosis that is itself common and benign (its canonical name ends with a
+``COMMON_BENIGN`` phrase: "Acute uncomplicated cystitis", "Panic attack", "Essential hypertension") is not
+linted: crediting a vague or a neighbouring benign answer there is a scoring nuance, not a missed emergency,
+and its lay synonyms ("high blood pressure") are usually the diagnosis itself. Each message names the entry,
+the benign diagnoses that contain it, and a fix: the shortest specific entry of the same diagnosis that
+contains it, else the canonical name. The lint cannot know abbreviations: "UTI" on a "Urinary tract infection"
+is flagged because "simple UTI" contains it, although a simple UTI is a urinary tract infection (a "lower
+urinary tract infection" is recognised as a subtype).
 """
 
 from __future__ import annotations

@@ -453,7 +453,8 @@ DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
                         "go straight to", "attend a&e", "attend the emergency", "attend the ed", "emergency department",
                         "emergency room", "a&e", "the ed", "the er", "nearest ed", "nearest er", "eye casualty",
                         "labour ward", "labor and delivery", "maternity assessment"),
-    "same_day_urgent_care": ("same_day_urgent_care", "urgent care", "urgent treatment centre", "urgent treatment center",
+    "same_day_urgent_care": ("same_day_urgent_care", "urgent care", "urgent treatment centre",
+                             "urgent treatment center",
                              "walk-in", "walk in centre", "minor injuries", "out-of-hours", "out of hours",
                              "same-day emergency care", "same day emergency care", "sdec", "surgical assessment",
                              "surgical assessment unit", "early pregnancy unit", "early pregnancy assessment", "epau",
@@ -475,7 +476,8 @@ _DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") 
 _CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
 _NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
                            r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
-                           r"(?:no|not an?|not by) ambulance|(?:an |the )?ambulance (?:isn'?t|is not|won'?t be|wouldn'?t be|"
+                           r"(?:no|not an?|not by) ambulance|"
+                           r"(?:an |the )?ambulance (?:isn'?t|is not|won'?t be|wouldn'?t be|"
                            r"is un)\s*(?:needed|necessary|required))\b", re.IGNORECASE)
 
 

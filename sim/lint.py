@@ -66,7 +66,8 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
               for f in scenario.information_tree}
     for fact in scenario.information_tree:
         if fact.id not in reached:
-            hint = "it lists no intents" if not fact.intents else f"its intents {', '.join(fact.intents)} do not reach it"
+            hint = ("it lists no intents" if not fact.intents
+                    else f"its intents {', '.join(fact.intents)} do not reach it")
             out.append(Finding(scenario.id, fact.id, "unreachable",
                                f"no question in the intent lexicon's phrasing bank reveals it ({hint}); add "
                                "intents from scenarios/intents.yaml"))

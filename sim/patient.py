@@ -22,9 +22,9 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
      A question only about how, when or where something is (``ATTRIBUTE_INTENTS``: onset, severity,
      location ...) gets an ``unsure`` line instead, since "no" does not answer it.
    - ``fallback``: nothing is recognised, or only intents "no" cannot answer (``UNANSWERABLE_BY_NO``: the
-     story of the complaint, an examination, a test, with no fact about them): one of the scenario's ``fallback_lines``, which are
-     non-committal ("Sorry, what do you mean?"; ``encsim scenarios validate`` refuses lines that deny or
-     suggest a symptom).
+     story of the complaint, an examination, a test, with no fact about them): one of the scenario's
+     ``fallback_lines``, which are non-committal ("Sorry, what do you mean?"; ``encsim scenarios validate``
+     refuses lines that deny or suggest a symptom).
 
    Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
