@@ -59,7 +59,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -290,7 +290,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
         self._on_transcribed = on_transcribed
         self._speculate = speculate
         self._quiet_bytes = 0
-        self._spec: tuple[int, asyncio.Task[Any]] | None = None  # (buffer length it covers, transcription)
+        self._spec: tuple[int, asyncio.Task[_stt.Transcript]] | None = None  # (buffer length it covers, transcription)
         self.speculative_hits = 0
         self.speculations = 0
         self.pending = 0  # segments the VAD closed that are not transcribed yet
@@ -302,7 +302,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
     def can_generate_metrics(self) -> bool:
         return False
 
-    def _transcribe(self, pcm: bytes) -> Any:
+    def _transcribe(self, pcm: bytes) -> _stt.Transcript:
         return _stt.transcribe(np.frombuffer(pcm, dtype=np.int16), sample_rate=LIVE_RATE, beam_size=self._beam,
                                vocabulary=self._vocabulary or None)
 
@@ -335,7 +335,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
     async def run_stt(self, audio: bytes):  # type: ignore[override]
         started = time.monotonic()
         spec, self._spec = self._spec, None
-        transcript = None
+        transcript: _stt.Transcript | None = None
         if spec is not None and spec[0] <= len(audio) and self._quiet_after(audio, spec[0]):
             try:
                 transcript = await spec[1]
@@ -1350,7 +1350,7 @@ class _CallStart:
     """Starts a call once: the clock and the recording start now, then ``then()`` runs (as a task, kept)."""
 
     def __init__(self, clock: CallClock, recorder: CallRecorder, connected: asyncio.Event,
-                 then: Callable[[], Awaitable[None]] | None = None) -> None:
+                 then: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
         self._clock, self._recorder, self._connected, self._then = clock, recorder, connected, then
         self._task: asyncio.Task[None] | None = None
 

@@ -104,7 +104,8 @@ def _decode_frame(ds: Dataset, index: int) -> tuple[np.ndarray, str]:
     from pydicom.pixels import convert_color_space, get_decoder
 
     decoder = get_decoder(ds.file_meta.TransferSyntaxUID)
-    arr, meta = decoder.as_array(ds, index=index, as_rgb=True)
+    # pydicom 3 annotates **kwargs as DecodeOptions instead of Unpack[DecodeOptions]; as_rgb is a valid option
+    arr, meta = decoder.as_array(ds, index=index, as_rgb=True)  # type: ignore[arg-type]
     photometric = str(meta.get("photometric_interpretation") or ds.get("PhotometricInterpretation") or "MONOCHROME2")
     if arr.ndim == 3 and arr.shape[-1] != 3:  # a single frame decoded with a leading frame axis
         arr = arr[0]

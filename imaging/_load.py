@@ -40,6 +40,7 @@ import io
 import threading
 import warnings
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -139,7 +140,7 @@ def _decode_with_pillow(data: bytes, *, path: Path, max_pixels: int) -> Image.Im
     try:
         with _WARNINGS_LOCK, warnings.catch_warnings():
             # our own max_pixels check below replaces Pillow's warning when the caller allows more
-            action = "error" if max_pixels <= (Image.MAX_IMAGE_PIXELS or 0) else "ignore"
+            action: Literal["error", "ignore"] = "error" if max_pixels <= (Image.MAX_IMAGE_PIXELS or 0) else "ignore"
             warnings.simplefilter(action, Image.DecompressionBombWarning)
             img = Image.open(io.BytesIO(data), formats=_PIL_FORMATS)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:

@@ -70,7 +70,7 @@ def summarise_scenario(scenario: Scenario, cards: dict[int, ScoreCard], errors: 
     errs = [t.error for k in ks if (t := cards[k].triage) is not None and t.error is not None]
     esc = [e.score for k in ks if (e := cards[k].escalation) is not None]
     combined = [c.combined.score for c in cards.values() if c.combined is not None and c.combined.score is not None]
-    statuses = Counter(c.combined.status for c in cards.values() if c.combined is not None)
+    statuses: Counter[str] = Counter(c.combined.status for c in cards.values() if c.combined is not None)
     return ScenarioSummary(
         combined_mean=_mean(combined), status_counts=dict(statuses),
         id=scenario.id, suite=scenario.suite, k=n, errors=errors, mean=statistics.fmean(scores), worst=min(scores),
@@ -164,7 +164,7 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
     evaluators: dict[str, EvaluatorSummary] = {}
     for name in sorted({e.name for c in all_cards for e in c.evaluators}):
         results = [e for c in all_cards for e in c.evaluators if e.name == name and e.details.get("applicable", True)]
-        severities = Counter(f.severity for e in results for f in e.findings)
+        severities: Counter[str] = Counter(f.severity for e in results for f in e.findings)
         crashed = sum(e.error is not None for c in all_cards for e in c.evaluators if e.name == name)
         evaluators[name] = EvaluatorSummary(applicable=len(results), mean=_mean([e.score for e in results]),
                                             failed=sum(not e.passed for e in results), findings=dict(severities),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -179,7 +180,7 @@ def fleiss_kappa(table: list[list[int]]) -> float | None:
     return (p_bar - p_e) / (1 - p_e)
 
 
-async def judge_encounter(result: ConversationResult, scenario: Scenario, judges: list[Judge]) -> JudgeCard:
+async def judge_encounter(result: ConversationResult, scenario: Scenario, judges: Sequence[Judge]) -> JudgeCard:
     """Every rubric criterion and trust criterion to every judge, concurrently; then the jury's verdicts."""
     conversation = transcript_text(result)
     trust_items = scenario.trust_criteria or DEFAULT_TRUST_CRITERIA
@@ -226,10 +227,10 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
                   is not None}
 
     trust = []
-    for item, item_ratings in zip(trust_items, trust_out, strict=True):
+    for trust_item, item_ratings in zip(trust_items, trust_out, strict=True):
         ratings = {j.name: r for j, r in zip(judges, item_ratings, strict=True)}
         given = [r for r in ratings.values() if r is not None]
-        trust.append(TrustRating(category=item.category, criterion=item.criterion, ratings=ratings,
+        trust.append(TrustRating(category=trust_item.category, criterion=trust_item.criterion, ratings=ratings,
                                  mean=statistics.fmean(given) if given else None))
     categories = {cat: statistics.fmean(vals) / 3.0 for cat in TRUST_CATEGORIES
                   if (vals := [t.mean for t in trust if t.category == cat and t.mean is not None])}

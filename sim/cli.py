@@ -22,7 +22,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from scenarios import LoadedScenario, ScenarioError, load_library, load_scenario, resolve
 from scorers import Summary, guard_self_preference
@@ -78,7 +78,7 @@ def _positive(flag: str):  # noqa: ANN202 - argparse type factory
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one paragraph, exit 2, no usage dump
+    def error(self, message: str) -> NoReturn:  # one paragraph, exit 2, no usage dump
         raise ConfigError(f"{message}. Run `{self.prog} --help` for the options.")
 
 
@@ -328,8 +328,9 @@ def _reload(meta: RunMeta, run_dir: Path) -> list[LoadedScenario]:
 
 
 async def _run(args: argparse.Namespace) -> tuple[Summary, Path]:
+    store: RunStore | None = None
     if args.resume:
-        store: RunStore | None = RunStore.open(args.resume)
+        store = RunStore.open(args.resume)
         meta = store.read_meta()
         scenarios = _reload(meta, args.resume)
         check_plan_size(0, 0, concurrency=args.concurrency, i_know=args.i_know)  # the plan was accepted at its start
@@ -698,8 +699,8 @@ def _load_paths(paths: list[Path]) -> tuple[list[LoadedScenario], int]:
             out.setdefault(item.path.resolve(), item)
     clashes = unique_problems(list(out.values()))  # ids and canaries unique across every path given
     errors += clashes.values()
-    for exc in errors:
-        print(f"error: {clean(str(exc))}", file=sys.stderr)  # a file name may hold escape sequences
+    for err in errors:
+        print(f"error: {clean(str(err))}", file=sys.stderr)  # a file name may hold escape sequences
     return [s for s in out.values() if s.path not in clashes], len(errors)
 
 
@@ -780,6 +781,12 @@ def _audio_errors() -> tuple[type[Exception], ...]:
     already imported: an error can only come from a module that was loaded, and importing them here to catch a
     typo'd flag cost 2.5 s (scipy.signal) on every user error."""
     return tuple(getattr(sys.modules[m], name) for m, name in _AUDIO_ERRORS if m in sys.modules)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """The errors main() reports in one line (exit 2); called when one is raised, so _audio_errors() sees the
+    modules the command loaded."""
+    return (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors())
 
 
 def _quiet_pipecat() -> None:
@@ -934,7 +941,7 @@ def main(argv: list[str] | None = None) -> int:
                     "serve-agent": cmd_serve_agent, "watch": cmd_watch, "annotations": cmd_annotations}
         handler = handlers[args.command]
         return handler(args)
-    except (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors()) as exc:
+    except _user_errors() as exc:
         print(f"error: {clean(str(exc))}", file=sys.stderr)  # may quote an endpoint: redacted, no escapes
         return EXIT_USER_ERROR
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, see encsim_entry) in any command, outside its own handling

@@ -53,7 +53,7 @@ from sim.errors import AgentError
 from sim.events import TurnRecorded
 from sim.patient import PatientSimulator
 from sim.patient_model import PatientModel
-from sim.result import ConversationResult, ParsedAssessment, TokenUsage, Turn
+from sim.result import ConversationResult, ParsedAssessment, Termination, TokenUsage, Turn
 
 HARNESS_VERSION = "1.4.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
@@ -184,7 +184,7 @@ async def run_encounter(
             messages[-1] = messages[-1].with_text_appended(SINGLE_TURN)
     else:
         await patient_says(patient.opening_line, [], time.time(), 0)
-    termination = "max_turns" if scenario.replay is None else "reply"
+    termination: Termination = "max_turns" if scenario.replay is None else "reply"
     final_text: str | None = None
     last_reply: str | None = None
     agent_turns = 0
@@ -251,7 +251,7 @@ async def run_encounter(
         assessment = parse_assessment("")
     return ConversationResult(
         scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,
-        model=model_name or getattr(agent, "name", "agent"), turns=turns,
+        model=model_name if model_name else getattr(agent, "name", "agent"), turns=turns,
         gathered_info=list(patient.gathered_info), final_assessment=final_text, final_reply=last_reply,
         assessment=assessment,
         termination=termination, agent_turns=agent_turns, turn_limit=limit, tokens=tokens,

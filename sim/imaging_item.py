@@ -59,7 +59,7 @@ async def run_imaging_item(scenario: Scenario, agent: Agent, *, k: int = 0, seed
     assert task is not None
     started = time.time()
     vision = bool(getattr(agent, "vision", True))
-    name = model_name or getattr(agent, "name", "agent")
+    name = model_name if model_name else getattr(agent, "name", "agent")
 
     def result(turns: list[Turn], termination: Any, **kw: Any) -> ConversationResult:
         return ConversationResult(scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,

@@ -37,15 +37,15 @@ from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
 from sim.patient import PatientSimulator
 from sim.report import render_report
 from sim.report_html import write_html_report
-from sim.result import ConversationResult, TokenUsage
+from sim.result import ConversationResult, Termination, TokenUsage
 from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
 from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef, package_versions
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
               "questions per turn, no lists or formatting. When you give the assessment, say it as "
               "'Assessment: triage level ESI <n>. Escalation: <category>. Diagnoses: ...'.")
-LIVE_TERMINATIONS = {"assessment": "assessment", "max_turns": "max_turns", "hangup": "hangup",
-                     "time_limit": "time_limit"}
+LIVE_TERMINATIONS: dict[str, Termination] = {"assessment": "assessment", "max_turns": "max_turns",
+                                              "hangup": "hangup", "time_limit": "time_limit"}
 
 
 def door_options(allow_origin: Sequence[str], join_window_s: float) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -52,7 +53,7 @@ async def _ask(judge: Judge, first: str, second: str) -> Answer | None:
     return answer if answer in ("first", "second", "tie") else None  # type: ignore[return-value]
 
 
-async def pairwise(run_dirs: list[Path], judges: list[Judge], *, trials: int = 1,
+async def pairwise(run_dirs: list[Path], judges: Sequence[Judge], *, trials: int = 1,
                    families: dict[str, list[str]] | None = None) -> PairwiseReport:
     if len(run_dirs) < 2:
         raise ConfigError("encsim pairwise needs at least two run directories to compare.")

@@ -9,6 +9,7 @@ neutralises the whole text again as it writes it (newlines of multi-line text ar
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from scorers import Summary, TriageAccuracy, verdict_text
@@ -184,7 +185,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
     return "\n".join(lines) + "\n"
 
 
-def live_rows(records: dict[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+def live_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[str]]:
     """Per-turn timeline rows of every live call: who spoke when, and how long the reply took."""
     rows = []
     for (sid, k), rec in sorted(records.items()):
@@ -217,7 +218,7 @@ def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRec
     return lines + [""]
 
 
-def imaging_rows(records: dict[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+def imaging_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[str]]:
     """One row per imaging item encounter: what was asked, what the model answered, how it scored."""
     rows = []
     for (sid, k), rec in sorted(records.items()):

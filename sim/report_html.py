@@ -989,14 +989,15 @@ def disagreements_section(items: Iterable[Any] | None, *, anchors: set[str] | No
         if isinstance(k, int) and _enc_anchor(sid, k) in anchors:
             where = f'<a href="#{_enc_anchor(sid, k)}">{where}</a>'
         note = f"<td>{_e(_get(it, 'reason') or _get(it, 'note') or '')}</td>" if has_notes else ""
+        diff_num = _num(diff)
         trs.append(f"<tr><td>{where}</td>{_td(_val(det), _sort_key(det), 'num')}{_td(_val(jud), _sort_key(jud), 'num')}"
-                   f"{_td(_val(diff), _sort_key(abs(_num(diff)) if _num(diff) is not None else None), 'num')}"
+                   f"{_td(_val(diff), _sort_key(abs(diff_num) if diff_num is not None else None), 'num')}"
                    f"{note}</tr>")
     table = ('<table class="sortable"><thead><tr><th>encounter</th><th>deterministic</th><th>judge</th>'
              f'<th>diff (judge &minus; deterministic)</th>{"<th>note</th>" if has_notes else ""}</tr></thead>'
              f'<tbody>{"".join(trs)}</tbody></table>')
-    pts = [(sid, k, _num(det), _num(jud)) for sid, k, det, jud, _, _ in rows]
-    pts = [(sid, k, d, j) for sid, k, d, j in pts if d is not None and j is not None]
+    nums = [(sid, k, _num(det), _num(jud)) for sid, k, det, jud, _, _ in rows]
+    pts = [(sid, k, d, j) for sid, k, d, j in nums if d is not None and j is not None]
     plot = ""
     if pts:
         size, pad = 260, 46

@@ -36,7 +36,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +243,7 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
 
 
 async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
-                     judges: list[Judge] | None, profile: Profile) -> EncounterRecord:
+                     judges: Sequence[Judge] | None, profile: Profile) -> EncounterRecord:
     """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record;
     an encounter that ended in an error is recorded as an error, never scored."""
     if result.termination == "not_applicable":
@@ -271,7 +271,8 @@ def _with_imaging_rubrics(scenario: Scenario) -> Scenario:
     from scenarios.schema import RubricCriterion
     from scorers._imaging import judge_rubrics
 
-    return scenario.model_copy(update={"rubrics": [RubricCriterion(**c) for c in judge_rubrics(scenario.imaging)]})
+    rubrics = [RubricCriterion.model_validate(c) for c in judge_rubrics(scenario.imaging)]
+    return scenario.model_copy(update={"rubrics": rubrics})
 
 
 def image_loader(item: LoadedScenario, *, allow_outside: bool = False) -> ImageLoader:
@@ -455,7 +456,7 @@ async def run_batch(
     *,
     concurrency: int = 4,
     retry_errors: bool = False,
-    judges: list[Judge] | None = None,
+    judges: Sequence[Judge] | None = None,
     profile: Profile | None = None,
     extra_evaluators: list[str] | None = None,
     progress: Progress | None = text_progress,

@@ -293,7 +293,8 @@ class RunStore:
         except (ValidationError, ValueError) as exc:
             raise ConfigError(f"{path}: unreadable run metadata ({str(exc).splitlines()[0]}). "
                               "The run cannot be resumed; start a new one.") from None
-        for ref in (meta, *meta.judges, *([meta.patient_model] if meta.patient_model else [])):
+        refs: list[RunMeta | JudgeRef] = [meta, *meta.judges, *([meta.patient_model] if meta.patient_model else [])]
+        for ref in refs:
             register_env(ref.api_key_env)
         return meta
 

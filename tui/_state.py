@@ -416,7 +416,8 @@ class RunState:
     @staticmethod
     def _take_record(enc: Encounter, rec: EncounterRecord) -> None:
         enc.record = rec
-        enc.status = {"ok": "done", "error": "error", "not_applicable": "n/a"}[rec.status]
+        statuses: dict[str, Status] = {"ok": "done", "error": "error", "not_applicable": "n/a"}
+        enc.status = statuses[rec.status]
         score = rec.score
         enc.composite = score.composite if score is not None else None
         enc.passed = score.passed if score is not None else None

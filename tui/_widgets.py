@@ -452,11 +452,11 @@ def details_renderable(enc: Encounter, scenario: Scenario | None) -> RenderableT
     if card is not None:
         parts.append(_section("Score card", parts))
         comp = Text()
-        for name in ("triage", "information", "escalation", "efficiency", "imaging"):
-            c = getattr(card, name)
+        for part in ("triage", "information", "escalation", "efficiency", "imaging"):
+            c = getattr(card, part)
             if c is None:
                 continue
-            comp.append(f"{name} ")
+            comp.append(f"{part} ")
             comp.append(score(c.score, 2), style="bold")
             comp.append("  ")
         parts.append(comp)

@@ -63,7 +63,7 @@ def _content(msg: Any, i: int) -> str:
         texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
         if len(texts) != len(content) or not all(isinstance(t, str) for t in texts):
             raise RowError(f"prompt[{i}].content has non-text parts; only text conversations can be imported")
-        content = "\n".join(texts)
+        content = "\n".join(t for t in texts if isinstance(t, str))  # all of them, checked above
     if not isinstance(content, str) or not content.strip():
         raise RowError(f"prompt[{i}].content is missing or empty")
     return content

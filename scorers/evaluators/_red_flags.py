@@ -46,7 +46,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.schema import Escalation, Fact, Scenario
-from scorers.evaluators._base import EvaluatorError, EvaluatorResult, Finding, below, sort_findings
+from scorers.evaluators._base import EvaluatorError, EvaluatorResult, Finding, Severity, below, sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import (
     complaint_text,
@@ -249,7 +249,7 @@ class RedFlagEvaluator:
                     row.update(status="missed")
                     missed_here.append(flag.id)
                     missed_all.append(key)
-                    sev = "critical" if below(given, threshold) else "high"
+                    sev: Severity = "critical" if below(given, threshold) else "high"
                     findings.append(Finding(code="missed_red_flag", severity=sev,
                                             message=f"{proto.id}: red flag not elicited: {flag.label}",
                                             evidence=", ".join(f.id for f in facts)))

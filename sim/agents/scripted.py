@@ -27,7 +27,7 @@ import random
 
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
-from sim.agents.base import AgentReply, AgentRequest
+from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.errors import AgentError
 from sim.understanding import Layers, Understanding
 
@@ -277,4 +277,5 @@ class NaturalAgent:
         return None
 
 
-SCRIPTED = {"reference": ReferenceAgent, "undertriage": UndertriageAgent, "natural": NaturalAgent}
+SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": UndertriageAgent,
+                                    "natural": NaturalAgent}

@@ -96,7 +96,7 @@ def smooth_noise(size: tuple[int, int], cell: int, amp: float, seed: int) -> Ima
     w, h = max(2, size[0] // cell + 2), max(2, size[1] // cell + 2)
     data = bytes(max(0, min(255, int(round(128 + rng.uniform(-amp, amp))))) for _ in range(w * h))
     small = Image.frombytes("L", (w, h), data)
-    return small.resize((w * cell, h * cell), Image.BICUBIC).crop((0, 0, size[0], size[1]))
+    return small.resize((w * cell, h * cell), Image.Resampling.BICUBIC).crop((0, 0, size[0], size[1]))
 
 
 def add_signed(img: Image.Image, noise: Image.Image) -> Image.Image:
@@ -383,11 +383,11 @@ def ecg(stemi: bool) -> Image.Image:
         start = x0 + 12 + 5 * PX_PER_MM
         pts = []
         for k in range((w - start) * 4):
-            x = start + k / 4
-            t = (x - start) / (mm_per_s * PX_PER_MM) + 0.35
+            px = start + k / 4
+            t = (px - start) / (mm_per_s * PX_PER_MM) + 0.35
             tb = (t + rr / 2) % rr - rr / 2  # time from the nearest R peak
             mv = _beat(tb, lead, stemi) + _beat(tb - rr, lead, stemi) + _beat(tb + rr, lead, stemi)
-            pts.append((x, base - mv * mm_per_mv * PX_PER_MM))
+            pts.append((px, base - mv * mm_per_mv * PX_PER_MM))
         d.line(pts, fill=ink, width=2, joint="curve")
     return img
 
