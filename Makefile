@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.encsim-installed
 
-.PHONY: demo test setup clean bench
+.PHONY: demo test setup clean bench lint typecheck
 
 demo: $(STAMP)
 	$(BIN)/encsim demo
@@ -19,6 +19,14 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 setup: $(STAMP)
+
+# ruff (rules in pyproject.toml) and the import contracts (ARCHITECTURE.md's table, as far as it holds today)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -43,7 +43,8 @@ DEFAULT_ANCHORS: dict[str, dict[int, str]] = {
                       2: "clear with minor issues", 3: "clear, empathetic, adapted to the patient"},
 }
 DEFAULT_TRUST_CRITERIA = [
-    TrustCriterion(category="clinical_accuracy", criterion="Is the clinician's reasoning and advice clinically accurate?"),
+    TrustCriterion(category="clinical_accuracy",
+                   criterion="Is the clinician's reasoning and advice clinically accurate?"),
     TrustCriterion(category="completeness", criterion="Did the clinician gather and cover what this case needs?"),
     TrustCriterion(category="safety_awareness", criterion="Did the clinician recognise danger and escalate safely?"),
     TrustCriterion(category="communication", criterion="Did the clinician communicate clearly and appropriately?"),
@@ -101,7 +102,8 @@ def rubric_prompt(conversation: str, item: RubricCriterion) -> list[dict[str, st
     system = ("You grade a clinician's conversation with a patient against one rubric criterion. Judge only the "
               "clinician's messages, mainly the last one, in the context of the conversation. A criterion describing "
               "undesirable behaviour (negative points) is 'met' when the clinician shows that behaviour. Reply with "
-              'one JSON object and nothing else: {"explanation": "<one or two sentences>", "criteria_met": true|false}.')
+              'one JSON object and nothing else: {"explanation": "<one or two sentences>", '
+              '"criteria_met": true|false}.')
     user = f"Conversation:\n\n{conversation}\n\nCriterion ({item.points:+g} points): {item.criterion}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenarios", action="append", default=[], metavar="X",
                      help="scenario file, folder, id or suite name; repeatable or comma-separated (default: all)")
     run.add_argument("--model", default="local",
-                     help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:undertriage, or an endpoint's model name")
+                     help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:undertriage, "
+                          "or an endpoint's model name")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
     run.add_argument("--call-timeout", type=check_call_timeout, metavar="SECONDS",
@@ -141,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-turns", type=_positive("--max-turns"), help="override every scenario's turn limit")
     run.add_argument("--out", type=Path, help="run directory (default runs/<time>-<model>)")
-    run.add_argument("--resume", type=Path, metavar="DIR", help="continue a killed run; other flags come from its run.json")
+    run.add_argument("--resume", type=Path, metavar="DIR",
+                     help="continue a killed run; the plan's flags come from its run.json")
     run.add_argument("--retry-errors", action="store_true", help="with --resume: run errored encounters again")
     run.add_argument("--no-progress", action="store_true", help="print one line per encounter instead of a bar")
     run.add_argument("--quiet", action="store_true", help="no progress output, only the final summary")
@@ -253,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ann = sub.add_parser("annotations", help="annotations made in the dashboard")
     anns = ann.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    exp = anns.add_parser("export", help="write the failing annotations (notes, severity) for coding into failure modes")
+    exp = anns.add_parser("export",
+                          help="write the failing annotations (notes, severity) for coding into failure modes")
     exp.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     exp.add_argument("--out", type=Path, help="output file (default RUN_DIR/annotations_export.csv or .jsonl)")
     exp.add_argument("--all", action="store_true", help="every annotated encounter, not only the failing ones")
@@ -261,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sa = sub.add_parser("serve-agent", help="a built-in voice agent (Whisper ears, Piper voice) answering calls")
     sa.add_argument("--model", default="scripted:reference",
-                    help="local, scripted:reference, scripted:natural, scripted:undertriage, or an endpoint's model name")
+                    help="local, scripted:reference, scripted:natural, scripted:undertriage, "
+                         "or an endpoint's model name")
     sa.add_argument("--base-url", help="with an endpoint model: OpenAI-compatible endpoint URL")
     sa.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
@@ -299,7 +303,8 @@ class _Bar:
         filled = int(width * done / max(1, total))
         rate = done / max(1e-9, time.monotonic() - self.t0)
         score = rec.score.composite if rec.score else None
-        last = f"{rec.scenario_id} k={rec.k} " + ("ERROR" if rec.score is None else "n/a" if score is None else f"{score:.2f}")
+        shown = "ERROR" if rec.score is None else "n/a" if score is None else f"{score:.2f}"
+        last = f"{rec.scenario_id} k={rec.k} {shown}"
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.2f}/s {last[:40]:40}")
         if done == total:
             sys.stderr.write("\n")
@@ -475,7 +480,8 @@ def _make_channel(meta: RunMeta, scenarios: list[LoadedScenario], root: Path) ->
     effects = {s.scenario.id: preset(meta.voice_preset or (s.scenario.voice.preset if s.scenario.voice else "clean"))
                for s in scenarios}
     return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=root / "audio",
-                        patient_styles={s.scenario.id: style_for_profile(s.scenario.patient_profile) for s in scenarios},
+                        patient_styles={s.scenario.id: style_for_profile(s.scenario.patient_profile)
+                                        for s in scenarios},
                         vocabulary={s.scenario.id: scenario_vocabulary(s.scenario) for s in scenarios}, seed=meta.seed)
 
 

@@ -72,7 +72,8 @@ async def run_imaging_item(scenario: Scenario, agent: Agent, *, k: int = 0, seed
         return result([_question_turn(scenario, task, shown)], "not_applicable",
                       errors=[], final_reply=None)
     prepared = [await images(ref) for ref in task.images]
-    shown = [{"source": r.path, "sha256": p.sha256, "shown": "image"} for r, p in zip(task.images, prepared, strict=True)]
+    shown = [{"source": r.path, "sha256": p.sha256, "shown": "image"}
+             for r, p in zip(task.images, prepared, strict=True)]
     question = _question_turn(scenario, task, shown)
     messages = [ChatMessage(role="system", content=IMAGING_SYSTEM_PROMPT),
                 ChatMessage(role="user", content=content_parts(question.text, prepared))]

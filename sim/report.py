@@ -125,7 +125,8 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
                   f"- clinician trust (0-1): {_f(judge.trust_score, 3)}"
                   + ("; " + ", ".join(f"{c} {_f(v)}" for c, v in judge.trust_categories.items())
                      if judge.trust_categories else ""),
-                  f"- inter-judge agreement (Fleiss' kappa over {judge.kappa_items} items): {_f(judge.fleiss_kappa, 3)}"]
+                  f"- inter-judge agreement (Fleiss' kappa over {judge.kappa_items} items): "
+                  f"{_f(judge.fleiss_kappa, 3)}"]
         if judge.axis_scores:
             lines.append("- per axis: " + ", ".join(f"{a} {_f(v)}" for a, v in sorted(judge.axis_scores.items())))
         lines.append("")
@@ -205,7 +206,8 @@ LIVE_HEADER = ["call", "#", "speaker", "start s", "end s", "latency s", "facts r
 def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
     lines = ["## Live call", "",
              f"- calls: {live['calls']}; patient voice-to-voice latency (end of agent speech to first patient "
-             f"audio) p50 {_f(live.get('patient_latency_p50_s'), 3)} s, p95 {_f(live.get('patient_latency_p95_s'), 3)} s "
+             f"audio) p50 {_f(live.get('patient_latency_p50_s'), 3)} s, "
+             f"p95 {_f(live.get('patient_latency_p95_s'), 3)} s "
              f"over {live.get('patient_replies', 0)} replies",
              f"- agent response latency (end of patient speech to first agent audio) p50 "
              f"{_f(live.get('agent_latency_p50_s'), 3)} s, p95 {_f(live.get('agent_latency_p95_s'), 3)} s "
@@ -229,7 +231,8 @@ def imaging_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[lis
             if img.answer_type == "multiple_choice":
                 got = f"answer {img.choice or 'none'} ({'right' if img.correct else 'wrong'})"
             elif img.answer_type == "findings":
-                got = f"F1 {_f(img.f1)}; missed {', '.join(img.missed) or 'none'}; extra {', '.join(img.extra) or 'none'}"
+                got = (f"F1 {_f(img.f1)}; missed {', '.join(img.missed) or 'none'}; "
+                       f"extra {', '.join(img.extra) or 'none'}")
             else:
                 got = f"recall {_f(img.recall)}; missed {', '.join(img.missed) or 'none'}"
             rows.append([f"{sid} k={k}", img.answer_type, got, img.escalation or "none",

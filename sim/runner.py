@@ -238,7 +238,8 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
     elif rec.score is None:
         what = f"ERROR {one_line(rec.error or '')}"  # endpoint text: redacted, no escapes, one line
     else:
-        what = "unscored (rubric only: needs a judge)" if rec.score.composite is None else f"composite {rec.score.composite:.2f}"
+        what = ("unscored (rubric only: needs a judge)" if rec.score.composite is None
+                else f"composite {rec.score.composite:.2f}")
     print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}: {what}", file=sys.stderr, flush=True)
 
 

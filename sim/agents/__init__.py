@@ -40,7 +40,8 @@ def check_model_spec(model: str, base_url: str | None, api_key_env: str | None) 
         return
     if base_url is None:
         raise ConfigError(f"--model {model}: a model behind an endpoint needs --base-url "
-                          "(for example --base-url http://127.0.0.1:8000/v1); use --model local for the embedded model.")
+                          "(for example --base-url http://127.0.0.1:8000/v1); "
+                          "use --model local for the embedded model.")
     check_base_url(base_url)
     api_key_from_env(api_key_env)
 
