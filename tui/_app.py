@@ -130,7 +130,7 @@ class DashboardApp(App[Any]):
             self._live_shown = False
         if force or not self.state.is_finished or self._job_running:
             res.overview = True  # throughput, ETA and elapsed move with the clock
-        if res.any:
+        if res.any and self.is_running:  # not while Textual prunes the screens on exit
             for screen in self.screen_stack:
                 if isinstance(screen, _Base) and screen.is_mounted:
                     screen.refresh_state(res)
@@ -138,7 +138,7 @@ class DashboardApp(App[Any]):
         return res
 
     def _maybe_show_live(self) -> None:
-        if self._live_shown or self.state.channel != "live" or not self.main.is_attached:
+        if self._live_shown or self.state.channel != "live" or not self.main.is_attached or not self.is_running:
             return
         self._live_shown = True
         if not isinstance(self.screen, LiveScreen):

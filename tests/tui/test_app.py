@@ -517,3 +517,22 @@ async def test_a_poll_landing_while_the_overview_is_being_removed_does_not_crash
         overview.show(app.state, (Text("head"), "text"))
         await pilot.pause()
         assert app.is_running
+
+
+async def test_a_poll_during_shutdown_touches_no_screen(running_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The poll timer can fire while Textual prunes the screens on exit (cc10 failed that way)."""
+    app = DashboardApp(running_dir, clock=frozen_clock, poll_interval=60.0)
+    errors: list[BaseException] = []
+    prune = type(app)._prune
+
+    async def prune_then_poll(self, *nodes, parent=None):  # type: ignore[no-untyped-def]
+        await prune(self, *nodes, parent=parent)
+        try:
+            self.poll(force=True)
+        except Exception as exc:  # recorded: Textual would re-raise it from run_test
+            errors.append(exc)
+
+    monkeypatch.setattr(type(app), "_prune", prune_then_poll)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+    assert errors == []
