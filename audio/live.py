@@ -205,15 +205,17 @@ class CallRecorder:
     def _length(self) -> int:
         return self._end if self._end is not None else max(self._cursor.values())
 
-    def add(self, track: Literal["own", "far"], pcm: bytes, *, rate: int = LIVE_RATE) -> None:
+    def add(self, track: Literal["own", "far"], pcm: bytes, *, rate: int = LIVE_RATE) -> float | None:
+        """Place ``pcm`` on ``track``; returns where it ends on the call clock (None when not recording)."""
         if not self._on or self._end is not None:
-            return
+            return None
         samples = np.frombuffer(pcm, dtype=np.int16)
         if rate != LIVE_RATE:
             samples = _resample_int16(samples, rate, LIVE_RATE)
         at = max(self._cursor[track], int(round(self.clock.now() * LIVE_RATE)) - len(samples))
         self._tracks[track].append((at, samples))
         self._cursor[track] = at + len(samples)
+        return self._cursor[track] / LIVE_RATE
 
     def stereo(self) -> np.ndarray:
         n = self._length()
@@ -441,6 +443,11 @@ class RealtimePacer(FrameProcessor):
     """The playout clock: one 20 ms frame every 20 ms on absolute deadlines, silence between lines.
 
     ``on_speech(start: bool, at: float)`` fires when this side starts and stops being audible.
+    After a stall (a loaded machine held the event loop) the slots that passed are skipped, not sent
+    back to back: a burst would put the recording ahead of the call clock, on which the speech events
+    are stamped, by the length of the stall. Skipping delays the rest of the line instead, as a phone
+    line's playout would. A late frame can still leave the recording a frame or two ahead of the clock,
+    so the stop event is stamped no earlier than the end of the last voiced frame in the recording.
     """
 
     def __init__(self, *, clock: CallClock, recorder: CallRecorder,
@@ -478,8 +485,9 @@ class RealtimePacer(FrameProcessor):
         silence = bytes(FRAME_BYTES)
         start = time.monotonic()
         n = 0
+        voiced_end = 0.0  # where the last frame of speech ends in the recording (call clock)
         while True:
-            n += 1
+            n = max(n + 1, int((time.monotonic() - start) / FRAME_S))  # skip the slots a stall took
             await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
             if self._buffer:
                 chunk = bytes(self._buffer[:FRAME_BYTES]).ljust(FRAME_BYTES, b"\0")
@@ -491,8 +499,10 @@ class RealtimePacer(FrameProcessor):
                 chunk = silence
                 if self.speaking:
                     self.speaking = False
-                    self._on_speech(False, self._clock.now())
-            self._recorder.add("own", chunk)
+                    self._on_speech(False, max(self._clock.now(), voiced_end))
+            placed = self._recorder.add("own", chunk)
+            if chunk is not silence and placed is not None:
+                voiced_end = placed
             await self.push_frame(OutputAudioRawFrame(audio=chunk, sample_rate=LIVE_RATE, num_channels=1))
 
 
