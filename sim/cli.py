@@ -939,19 +939,22 @@ def cmd_serve_agent(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _quiet_pipecat()
+    started = False  # the command's handler was called (before that, nothing can have been changed)
     try:
+        _quiet_pipecat()
         args = build_parser().parse_args(argv)
         handlers = {"run": cmd_run, "report": cmd_report, "compare": cmd_compare, "pairwise": cmd_pairwise,
                     "scenarios": cmd_scenarios, "demo": cmd_demo, "import": cmd_import, "live": cmd_live,
                     "serve-agent": cmd_serve_agent, "watch": cmd_watch, "annotations": cmd_annotations}
         handler = handlers[args.command]
+        started = True
         return handler(args)
     except _user_errors() as exc:
         print(f"error: {clean(str(exc))}", file=sys.stderr)  # may quote an endpoint: redacted, no escapes
         return EXIT_USER_ERROR
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, see encsim_entry) in any command, outside its own handling
-        print("\ninterrupted.", file=sys.stderr)
+        print("\ninterrupted." if started else "\ninterrupted before the command started; nothing was changed.",
+              file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
