@@ -32,7 +32,7 @@ from scipy.signal import resample_poly
 from audio.effects import ChannelEffects
 from audio.stt import transcribe_async, word_error_rate
 from audio.tts import DETERMINISTIC, PiperTTS, SynthesisSettings, VoiceStyle
-from sim.channel import Delivery
+from sim.records import Delivery
 
 CLINICIAN_STYLE = VoiceStyle(pitch_semitones=-2.0, length_scale=1.05)
 RECORDING_RATE = 16000

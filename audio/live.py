@@ -48,8 +48,8 @@ live`` records "no caller joined" when ``--wait`` runs out). Whatever comes in i
 malformed protobuf, wrong-format audio and websocket text messages are dropped, so neither garbage
 nor a forged transcript reaches the patient.
 
-This module imports only types from ``sim`` (events, result) and ``sim.redact``; ``sim.live`` wires it
-to the store, the scorers and the agents.
+From ``sim`` this module imports only ``sim.records`` (types, events, redaction); ``sim.live`` wires it to
+the store, the scorers and the agents.
 """
 
 from __future__ import annotations
@@ -104,9 +104,7 @@ from websockets.protocol import State
 
 from audio import stt as _stt
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
-from sim.events import LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, TurnRecorded
-from sim.redact import neutralise
-from sim.result import Turn
+from sim.records import LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, Turn, TurnRecorded, neutralise
 
 __all__ = [
     "DEFAULT_JOIN_WINDOW_S",

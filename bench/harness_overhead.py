@@ -76,8 +76,9 @@ from scenarios import LoadedScenario, resolve  # noqa: E402
 from sim.agents.chat import ChatCompletionsAgent  # noqa: E402
 from sim.channel import TextChannel  # noqa: E402
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE  # noqa: E402
+from sim.records import RunMeta, ScenarioRef  # noqa: E402
 from sim.runner import run_batch, summarise  # noqa: E402
-from sim.store import RunMeta, RunStore, ScenarioRef  # noqa: E402
+from sim.store import RunStore  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
 
 GOAL_RATIO = 1.10

@@ -26,9 +26,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from scenarios.schema import RubricCriterion, Scenario  # noqa: E402
-from scorers._judge import judge_encounter  # noqa: E402
+from scorers import judge_encounter  # noqa: E402
 from sim.judges import DEFAULT_JUDGE_CONCURRENCY, JudgeClient  # noqa: E402
-from sim.result import ConversationResult, ParsedAssessment, Turn  # noqa: E402
+from sim.records import ConversationResult, ParsedAssessment, Turn  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
 
 

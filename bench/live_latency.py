@@ -50,6 +50,7 @@ class OneQuestionAgent:
     """Asks about one fact per turn for ``turns`` turns, then gives the reference assessment."""
 
     name = "bench:one-question"
+    vision = False
 
     def __init__(self, turns: int) -> None:
         self.turns = turns

@@ -76,7 +76,7 @@ from scenarios.schema import Scenario  # noqa: E402
 from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
 from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
 from sim.harness import run_encounter  # noqa: E402
-from sim.result import ConversationResult  # noqa: E402
+from sim.records import ConversationResult  # noqa: E402
 
 GOAL_TTS_RTF = 0.1
 GOAL_STT_RTF = 0.25
@@ -90,6 +90,7 @@ class QuestionAgent:
     """Asks ``questions`` scripted questions (one fact's first trigger each), then assesses."""
 
     name = "bench:voice-replay"
+    vision = False
 
     def __init__(self, questions: int) -> None:
         self.questions = questions

@@ -2,7 +2,8 @@
 
 ``score(result, scenario) -> ScoreCard`` scores one encounter on the deterministic path;
 ``aggregate(scenarios, cards, errors) -> Summary`` turns a run's cards into reliability statistics,
-suite scores, QWK and the safety gate. May import scenarios and sim.result (types) only.
+suite scores, QWK and the safety gate. May import scenarios and sim.records (the
+leaf of types) only, never another part of sim (checked by import-linter, see pyproject.toml).
 """
 
 from __future__ import annotations
@@ -26,21 +27,35 @@ from scorers._compare import (
     welch_t,
 )
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, match_diagnoses, score_encounter
+from scorers._diagnosis import synonym_problems
+from scorers._imaging import judge_rubrics
 from scorers._judge import (
-    Disagreement,
     Judge,
-    JudgeCard,
-    JudgeSummary,
     disagreements,
     guard_self_preference,
     judge_encounter,
     judge_path_score,
+    rubric_prompt,
     summarise_judges,
+    transcript_text,
 )
+from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, majority_outcome, rank_models, unswap
+from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
-from scorers._triage_accuracy import TriageAccuracy, triage_accuracy
-from scorers._types import Headline, SafetyGate, ScenarioSummary, ScoreCard, Summary, verdict_text
+from scorers._triage_accuracy import triage_accuracy
+from sim.records import (
+    Disagreement,
+    Headline,
+    JudgeCard,
+    JudgeSummary,
+    SafetyGate,
+    ScenarioSummary,
+    ScoreCard,
+    Summary,
+    TriageAccuracy,
+    verdict_text,
+)
 
 score = score_encounter
 
@@ -55,4 +70,7 @@ __all__ = [
     "paired_bootstrap_diff", "welch_t", "acceptable_triage_error", "verdict_text", "Headline",
     "HEALTHBENCH_SCORE", "METRIC_AGGREGATE", "BreakdownRow", "HealthBenchComparison", "Metric", "compare_breakdown",
     "TriageAccuracy", "cluster_bootstrap_ci", "triage_accuracy",
+    "synonym_problems", "judge_rubrics", "rubric_prompt", "transcript_text",
+    "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
+    "PROFILES", "Profile", "ProfileError", "combine", "load_profile",
 ]

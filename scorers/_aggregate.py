@@ -27,7 +27,7 @@ from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, has_composite
 from scorers._reliability import bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import quadratic_weighted_kappa
 from scorers._triage_accuracy import triage_accuracy
-from scorers._types import (
+from sim.records import (
     EvaluatorErrorRecord,
     EvaluatorSummary,
     SafetyGate,
@@ -163,7 +163,7 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
         combined = min(combined, GATE_CAP)
     evaluators: dict[str, EvaluatorSummary] = {}
     for name in sorted({e.name for c in all_cards for e in c.evaluators}):
-        results = [e for c in all_cards for e in c.evaluators if e.name == name and e.details.get("applicable", True)]
+        results = [e for c in all_cards for e in c.evaluators if e.name == name and e.applicable]
         severities: Counter[str] = Counter(f.severity for e in results for f in e.findings)
         crashed = sum(e.error is not None for c in all_cards for e in c.evaluators if e.name == name)
         evaluators[name] = EvaluatorSummary(applicable=len(results), mean=_mean([e.score for e in results]),

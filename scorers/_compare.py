@@ -60,7 +60,7 @@ from pydantic import BaseModel, Field
 
 from scorers._aggregate import DEFAULT_SUITE_WEIGHT, SUITE_WEIGHTS
 from scorers._judge import clipped_mean
-from scorers._types import Headline, SafetyGate
+from sim.records import Headline, SafetyGate
 
 ZERO_SPREAD = 1e-12
 ALPHA = 0.05

@@ -36,7 +36,8 @@ from __future__ import annotations
 from scenarios.schema import Escalation, Expected, Scenario
 from scorers._diagnosis import match_diagnoses
 from scorers._triage import acceptable_triage_error, nearest_acceptable, triage_score
-from scorers._types import (
+from sim.records import (
+    ConversationResult,
     EfficiencyComponent,
     EscalationComponent,
     InformationComponent,
@@ -44,7 +45,6 @@ from scorers._types import (
     TriageComponent,
     Verdict,
 )
-from sim.result import ConversationResult
 
 WEIGHTS = {"triage": 0.4, "information": 0.3, "escalation": 0.2, "efficiency": 0.1}
 PASS_THRESHOLD = 0.75

@@ -147,7 +147,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, Literal
 
 from scenarios.schema import Diagnosis, Scenario
-from scorers._types import DiagnosisMatch
+from sim.records import DiagnosisMatch
 
 Tokens = tuple[str, ...]
 ClauseKind = Literal["start", "boundary", "alt", "cause", "context", "neg"]

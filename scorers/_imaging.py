@@ -27,8 +27,7 @@ from __future__ import annotations
 import re
 
 from scenarios.schema import ImagingTask, Scenario
-from scorers._types import EscalationComponent, ImagingComponent, ScoreCard
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EscalationComponent, ImagingComponent, ScoreCard
 
 PASS_THRESHOLD = 0.75
 CORRECTNESS_WEIGHT = 0.7

@@ -20,15 +20,20 @@ import asyncio
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from scenarios.schema import Diagnosis, RubricCriterion, Scenario, TrustCriterion
-from sim.result import ConversationResult
-
-Verdict = Literal["met", "unmet", "no_verdict"]
+from sim.records import (
+    ConversationResult,
+    CriterionResult,
+    Disagreement,
+    JudgeCard,
+    JudgeSummary,
+    RubricVerdict,
+    TrustRating,
+)
 
 TRUST_CATEGORIES = ("clinical_accuracy", "completeness", "safety_awareness", "communication")
 DEFAULT_ANCHORS: dict[str, dict[int, str]] = {
@@ -57,40 +62,6 @@ class Judge(Protocol):
     family: str
 
     async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None: ...
-
-
-class CriterionResult(BaseModel):
-    criterion: str
-    points: float
-    axis: str | None = None
-    tags: list[str] = []
-    votes: dict[str, Verdict]
-    verdict: Verdict
-    explanations: dict[str, str] = {}
-
-
-class TrustRating(BaseModel):
-    category: str
-    criterion: str
-    ratings: dict[str, int | None]
-    mean: float | None
-
-
-class JudgeCard(BaseModel):
-    judges: list[str]
-    rubric: list[CriterionResult] = []
-    rubric_score: float | None = None
-    axis_scores: dict[str, float] = {}
-    tag_scores: dict[str, float] = {}
-    trust: list[TrustRating] = []
-    trust_categories: dict[str, float] = {}
-    trust_score: float | None = None
-    no_verdicts: int = 0
-    diagnosis_votes: dict[str, int | None] = Field(default={}, description="judge -> the rank (1-3) in the agent's "
-                                                                           "differential that names the expected "
-                                                                           "diagnosis, 0 for none, None no verdict")
-    diagnosis_rank: int | None = Field(default=None, description="the jury's rank (the most common vote; a tie "
-                                                                 "or no vote is None); None also when not asked")
 
 
 def transcript_text(result: ConversationResult) -> str:
@@ -142,7 +113,7 @@ def jury_rank(votes: list[int | None]) -> int | None:
     return counts[0][0]
 
 
-def majority(votes: list[Verdict]) -> Verdict:
+def majority(votes: list[RubricVerdict]) -> RubricVerdict:
     counts = Counter(v for v in votes if v != "no_verdict")
     if counts["met"] > counts["unmet"]:
         return "met"
@@ -151,7 +122,7 @@ def majority(votes: list[Verdict]) -> Verdict:
     return "no_verdict"
 
 
-def rubric_score(items: list[tuple[float, Verdict]]) -> float | None:
+def rubric_score(items: list[tuple[float, RubricVerdict]]) -> float | None:
     """HealthBench's per-example score over (points, verdict) pairs; no-verdict items are left out."""
     judged = [(p, v) for p, v in items if v != "no_verdict"]
     possible = sum(p for p, _ in judged if p > 0)
@@ -187,7 +158,7 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
     conversation = transcript_text(result)
     trust_items = scenario.trust_criteria or DEFAULT_TRUST_CRITERIA
 
-    async def verdict(judge: Judge, item: RubricCriterion) -> tuple[Verdict, str]:
+    async def verdict(judge: Judge, item: RubricCriterion) -> tuple[RubricVerdict, str]:
         data = await judge.ask_json(rubric_prompt(conversation, item), keys={"criteria_met": bool})
         if data is None:
             return "no_verdict", ""
@@ -245,33 +216,6 @@ async def judge_encounter(result: ConversationResult, scenario: Scenario, judges
         diagnosis_votes={j.name: r for j, r in zip(judges, rank_out, strict=True)} if rank_out else {},
         diagnosis_rank=jury_rank(list(rank_out)) if rank_out else None,
     )
-
-
-class JudgeSummary(BaseModel):
-    judges: list[str]
-    excluded: dict[str, str] = {}
-    warnings: list[str] = []
-    rubric_score: float | None = None
-    axis_scores: dict[str, float] = {}
-    tag_scores: dict[str, float] = Field(default={}, description="per rubric-criterion tag (axis:*, level:*): the "
-                                                                 "rubric score of the criteria carrying it")
-    theme_scores: dict[str, float] = Field(default={}, description="per theme (the scenario's theme:* tags, as "
-                                                                   "HealthBench reports them): the clipped mean "
-                                                                   "rubric score of those encounters")
-    trust_score: float | None = None
-    trust_categories: dict[str, float] = {}
-    fleiss_kappa: float | None = None
-    kappa_items: int = 0
-    no_verdicts: int = 0
-    encounters_judged: int = 0
-
-
-class Disagreement(BaseModel):
-    scenario_id: str
-    k: int
-    deterministic: float
-    judge: float
-    diff: float
 
 
 def summarise_judges(cards: dict[tuple[str, int], JudgeCard], *, judges: list[str], excluded: dict[str, str],

@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from scorers.evaluators._escalation import DISPOSITION_FAILURE_MODES
+from scorers.evaluators import DISPOSITION_FAILURE_MODES
+from sim.records import Combined, Status
 
-Status = Literal["pass", "warn", "fail"]
 PASS_AT = 0.80
 WARN_AT = 0.60
 
@@ -116,14 +116,6 @@ def status_of(score: float | None, fail_reasons: list[str]) -> Status:
     if fail_reasons or score is None or score < WARN_AT:
         return "fail"
     return "pass" if score >= PASS_AT else "warn"
-
-
-class Combined(BaseModel):
-    profile: str
-    score: float | None
-    status: Status
-    parts: dict[str, float]
-    fail_reasons: list[str] = []
 
 
 def combine(profile: Profile, *, deterministic: float | None, judge: float | None,

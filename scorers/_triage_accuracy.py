@@ -44,101 +44,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
 from scenarios.schema import Escalation, Scenario
 from scorers._reliability import cluster_bootstrap_ci
+from sim.records import TRIAGE_CI_RESAMPLES, TRIAGE_CI_SEED, ClassAccuracy, DiagnosisAccuracy, Rate, TriageAccuracy
 
 if TYPE_CHECKING:
-    from scorers._types import ScoreCard
+    from sim.records import ScoreCard
 
 Key = tuple[str, int]
 
 CATEGORIES: tuple[str, ...] = tuple(e.value for e in Escalation)  # most urgent first
 NONE_GIVEN = "none"
-N_RESAMPLES = 1000
-SEED = 0
-DIAGNOSIS_METHOD = ("synonym matcher (scorers._diagnosis): the expected first-listed diagnosis or one of its "
-                    "synonyms")
-
-
-class Rate(BaseModel):
-    """One proportion: ``count`` of ``n`` encounters, with its 95% bootstrap CI (``None`` when ``n`` is 0)."""
-
-    value: float | None
-    ci95: list[float] | None = None
-    count: int = Field(description="encounters that meet the definition")
-    n: int = Field(description="encounters in the denominator")
-
-    def text(self) -> str:
-        """"0.83 [0.67, 1.00]", or "n/a" without encounters."""
-        if self.value is None:
-            return "n/a"
-        ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
-        return f"{self.value:.2f}{ci}"
-
-
-class ClassAccuracy(BaseModel):
-    """The encounters of one urgency class (their scenarios' best label)."""
-
-    n: int
-    exact: Rate
-    acceptable: Rate
-    under_acceptable: Rate
-
-
-class DiagnosisAccuracy(BaseModel):
-    """Top-1 / top-3 of the expected first-listed diagnosis (or a synonym) in the parsed differential."""
-
-    n: int = Field(description="scored encounters with an escalation target and an expected diagnosis")
-    top1: Rate
-    top3: Rate
-    imaging_excluded: int = Field(default=0, description="imaging items with an expected diagnosis: scored on "
-                                                         "findings, no differential, so not in n")
-    method: str = DIAGNOSIS_METHOD
-    judge: bool = Field(default=False, description="whether the judge path is reported (a --judge run)")
-    judge_n: int = Field(default=0, description="of n, encounters the jury gave a verdict on")
-    judge_top1: Rate | None = Field(default=None, description="the jury: the expected diagnosis (same condition, "
-                                                              "another name, a more specific form) named first")
-    judge_top3: Rate | None = Field(default=None, description="the jury: named within the first three")
-
-
-class TriageAccuracy(BaseModel):
-    """Escalation accuracy of a run, as symptom-checker studies report triage (see scorers._triage_accuracy)."""
-
-    encounters: int = Field(description="M: encounters of scenarios with an escalation target, scored or errors")
-    scored: int = Field(description="N: of those, scored (the population of every figure)")
-    errors: int = Field(description="ended in an error: counted in M, not scored")
-    not_applicable: int = Field(default=0, description="not shown to this model (imaging items, text-only model)")
-    scenarios: int = Field(description="scenarios with at least one scored encounter")
-    clustered: bool = Field(description="CIs from a cluster bootstrap over scenarios (some scenario has K > 1)")
-    exact: Rate
-    acceptable: Rate
-    under: Rate
-    over: Rate
-    under_acceptable: Rate
-    over_acceptable: Rate
-    none: Rate
-    unsafe: Rate
-    per_class: dict[str, ClassAccuracy] = Field(description="best label -> its encounters' accuracy, most urgent "
-                                                            "first")
-    confusion: dict[str, dict[str, int]] = Field(description="best label -> escalation given (or 'none') -> "
-                                                             "encounters")
-    diagnosis: DiagnosisAccuracy | None = None
-
-    def ci_method(self) -> str:
-        """How the CIs were computed, in words."""
-        unit = f"scenarios ({self.scenarios})" if self.clustered else "encounters"
-        return f"95% percentile bootstrap CIs over {unit}, {N_RESAMPLES} resamples, seed {SEED}"
-
-    def cli_line(self) -> str:
-        """The one-line summary the CLI prints after a run or a report."""
-        line = (f"Triage accuracy: exact {self.exact.text()}, acceptable {self.acceptable.text()}, "
-                f"under-triage {self.under.text()} (below the acceptable set {self.under_acceptable.text()}), "
-                f"over-triage {self.over.text()}, none given {self.none.text()}")
-        if self.diagnosis is not None:
-            line += f"; diagnosis top-1 {self.diagnosis.top1.text()}, top-3 {self.diagnosis.top3.text()}"
-        return line + f" ({self.scored} of {self.encounters} encounters scored)"
 
 
 @dataclass(frozen=True)
@@ -193,8 +109,8 @@ def _rate(outcomes: Sequence[_Outcome], test: Callable[[_Outcome], bool], *, see
 
 
 def triage_accuracy(scenarios: Sequence[Scenario], cards: Mapping[Key, ScoreCard], errors: Iterable[Key] = (), *,
-                    not_applicable: Iterable[Key] = (), seed: int = SEED,
-                    n_resamples: int = N_RESAMPLES) -> TriageAccuracy | None:
+                    not_applicable: Iterable[Key] = (), seed: int = TRIAGE_CI_SEED,
+                    n_resamples: int = TRIAGE_CI_RESAMPLES) -> TriageAccuracy | None:
     """The run's triage accuracy figures; ``None`` when no scenario has an escalation target.
 
     Escalation accuracy, under/over-triage, per-class accuracy, the confusion matrix and diagnosis top-1/top-3,

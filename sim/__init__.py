@@ -1,13 +1,37 @@
-"""The encounter engine: patient simulator, harness, agents, channels, runner, run store, events, CLI."""
+"""The encounter engine: patient simulator, harness, agents, channels, runner, run store, CLI.
+
+Importing ``sim`` loads nothing else: the shared types live in the leaf ``sim.records`` (which ``scorers``,
+``audio``, ``imaging`` and ``tui`` import), and the engine's parts are imported from their own modules
+(``sim.harness``, ``sim.runner``, ...). The names below are kept for ``from sim import X`` and are loaded
+on first use only.
+"""
 
 from __future__ import annotations
 
-from sim.channel import Channel, Delivery, TextChannel
-from sim.harness import HARNESS_VERSION, SYSTEM_PROMPT, run_encounter
-from sim.patient import PatientSimulator
-from sim.result import ConversationResult, ParsedAssessment, Turn
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "HARNESS_VERSION": "sim.harness", "SYSTEM_PROMPT": "sim.harness", "run_encounter": "sim.harness",
+    "PatientSimulator": "sim.patient", "TextChannel": "sim.channel",
+    "Channel": "sim.records", "ConversationResult": "sim.records", "Delivery": "sim.records",
+    "ParsedAssessment": "sim.records", "Turn": "sim.records",
+}
 
 __all__ = [
     "HARNESS_VERSION", "SYSTEM_PROMPT", "Channel", "ConversationResult", "Delivery", "ParsedAssessment",
     "PatientSimulator", "TextChannel", "Turn", "run_encounter",
 ]
+
+if TYPE_CHECKING:
+    from sim.channel import TextChannel
+    from sim.harness import HARNESS_VERSION, SYSTEM_PROMPT, run_encounter
+    from sim.patient import PatientSimulator
+    from sim.records import Channel, ConversationResult, Delivery, ParsedAssessment, Turn
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

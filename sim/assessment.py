@@ -70,7 +70,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sim.result import ParsedAssessment
+from sim.records import ParsedAssessment
 
 # The protocol's own marker, on the line as written (form "plain").
 ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | re.MULTILINE)

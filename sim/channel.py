@@ -8,26 +8,7 @@ transcribes, returning the heard text and the audio it wrote.
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from pydantic import BaseModel, Field
-
-
-class Delivery(BaseModel):
-    """What one side received. ``text`` is what it reads or heard; ``artifacts`` are files written."""
-
-    text: str
-    artifacts: dict[str, str] = Field(default={}, description="name -> path, e.g. audio files")
-    warnings: list[str] = []
-    metrics: dict[str, float] = Field(default={}, description="e.g. wer, tts_s, effects_s, stt_s, audio_s")
-
-
-class Channel(Protocol):
-    name: str
-
-    async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery: ...
-
-    async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery: ...
+from sim.records import Delivery
 
 
 class TextChannel:

@@ -25,13 +25,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from scenarios import LoadedScenario, ScenarioError, load_library, load_scenario, resolve
-from scorers import Summary, guard_self_preference
-from scorers._profiles import PROFILES, ProfileError, load_profile
+from scorers import PROFILES, ProfileError, Summary, guard_self_preference, load_profile
 from scorers.evaluators import EvaluatorError, load_evaluator_module
 from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
 from sim.agents.chat import PATIENT_FLAGS, api_key_from_env, check_base_url, check_call_timeout
-from sim.channel import Channel, TextChannel
-from sim.errors import ConfigError, EncSimError
+from sim.channel import TextChannel
 from sim.harness import HARNESS_VERSION
 from sim.judges import (
     DEFAULT_JUDGE_CONCURRENCY,
@@ -43,7 +41,19 @@ from sim.judges import (
     plan_judges,
 )
 from sim.patient_model import PatientModel
-from sim.redact import clean, one_line, redact_json
+from sim.records import (
+    Channel,
+    ConfigError,
+    EncounterRecord,
+    EncSimError,
+    JudgeRef,
+    RunMeta,
+    ScenarioRef,
+    clean,
+    one_line,
+    package_versions,
+    redact_json,
+)
 from sim.runner import (
     DEFAULT_FAIL_FAST,
     MAX_CONCURRENCY,
@@ -54,7 +64,7 @@ from sim.runner import (
     summarise,
     text_progress,
 )
-from sim.store import EncounterRecord, JudgeRef, RunMeta, RunStore, ScenarioRef, new_run_id, package_versions
+from sim.store import RunStore, new_run_id
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_ERRORS = 3  # the run finished, but encounters errored or an evaluator raised
@@ -783,7 +793,7 @@ _AUDIO_ERRORS = (("audio.tts", "TTSError"), ("audio.stt", "STTError"), ("audio.e
 
 
 def _audio_errors() -> tuple[type[Exception], ...]:
-    """The audio package's user-facing errors (it may not import sim.errors, so they are its own), from the modules
+    """The audio package's user-facing errors (audio keeps its own error classes), from the modules
     already imported: an error can only come from a module that was loaded, and importing them here to catch a
     typo'd flag cost 2.5 s (scipy.signal) on every user error."""
     return tuple(getattr(sys.modules[m], name) for m, name in _AUDIO_ERRORS if m in sys.modules)

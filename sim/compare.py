@@ -36,7 +36,7 @@ JSON (``write_comparison_json``): ``metric`` is written when it is the HealthBen
 ``healthbench``, ``headline_a``, ``headline_b`` when set, so two ordinary runs give the same JSON
 as before rubric-only runs could be compared.
 
-Both outputs are redacted (``sim.redact``: the text with ``clean``, the JSON with ``redact_json``):
+Both outputs are redacted (``sim.records`` (redaction): the text with ``clean``, the JSON with ``redact_json``):
 model names, headline notes and run paths come from run directories that may predate redaction.
 """
 
@@ -61,9 +61,8 @@ from scorers import (
     compare_breakdown,
     compare_scores,
 )
-from sim.errors import ConfigError
-from sim.redact import clean, redact_json
-from sim.store import SUMMARY_FILE, EncounterRecord, RunMeta, RunStore
+from sim.records import ConfigError, EncounterRecord, RunLayout, RunMeta, clean, redact_json
+from sim.store import RunStore
 
 RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]
 
@@ -71,12 +70,13 @@ RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]
 def _load(run_dir: Path) -> tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord], int]:
     store = RunStore.open(run_dir)
     meta = store.read_meta()
-    if not (store.root / SUMMARY_FILE).is_file():
-        raise ConfigError(f"{run_dir}: no {SUMMARY_FILE} in this run directory. Run `encsim report {run_dir}` first.")
+    if not store.layout.summary.is_file():
+        raise ConfigError(f"{run_dir}: no {RunLayout.SUMMARY_FILE} in this run directory. "
+                          f"Run `encsim report {run_dir}` first.")
     try:
         summary = store.read_summary()
     except (ValidationError, ValueError) as exc:
-        raise ConfigError(f"{run_dir / SUMMARY_FILE}: unreadable summary ({str(exc).splitlines()[0]}). "
+        raise ConfigError(f"{RunLayout(run_dir).summary}: unreadable summary ({str(exc).splitlines()[0]}). "
                           f"Recompute it with `encsim report {run_dir}`.") from None
     records, bad = store.load_records()
     return meta, summary, records, bad

@@ -48,12 +48,18 @@ from typing import Any
 from scenarios.schema import ImageRef, Scenario
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import assessment_form, parse_assessment
-from sim.channel import Channel
-from sim.errors import AgentError
-from sim.events import TurnRecorded
 from sim.patient import PatientSimulator
 from sim.patient_model import PatientModel
-from sim.result import ConversationResult, ParsedAssessment, Termination, TokenUsage, Turn
+from sim.records import (
+    AgentError,
+    Channel,
+    ConversationResult,
+    ParsedAssessment,
+    Termination,
+    TokenUsage,
+    Turn,
+    TurnRecorded,
+)
 
 HARNESS_VERSION = "1.4.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
@@ -142,7 +148,7 @@ async def run_encounter(
         sink(TurnRecorded(scenario_id=scenario.id, k=k, index=turn.index, speaker=turn.speaker, text=turn.text,
                           heard_text=turn.heard_text, revealed=turn.revealed, latency_s=turn.latency_s))
 
-    vision = bool(getattr(agent, "vision", True))
+    vision = agent.vision
 
     async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int,
                            revealed_by: dict[str, str] | None = None, warnings: list[str] | None = None,

@@ -16,9 +16,8 @@ from typing import Any
 from scenarios.schema import ImagingTask, Scenario
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import parse_escalation_line
-from sim.errors import AgentError
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, TEMPERATURE, ImageLoader
-from sim.result import ConversationResult, ParsedAssessment, TokenUsage, Turn
+from sim.records import AgentError, ConversationResult, ParsedAssessment, TokenUsage, Turn
 
 IMAGING_SYSTEM_PROMPT = """\
 You are a clinician reviewing medical images for a colleague. Look at every image, answer the question \
@@ -58,8 +57,8 @@ async def run_imaging_item(scenario: Scenario, agent: Agent, *, k: int = 0, seed
     task = scenario.imaging
     assert task is not None
     started = time.time()
-    vision = bool(getattr(agent, "vision", True))
-    name = model_name if model_name else getattr(agent, "name", "agent")
+    vision = agent.vision
+    name = model_name or agent.name
 
     def result(turns: list[Turn], termination: Any, **kw: Any) -> ConversationResult:
         return ConversationResult(scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,

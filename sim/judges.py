@@ -45,8 +45,7 @@ from sim.agents.chat import (
     check_base_url,
     endpoint_text,
 )
-from sim.errors import AgentError, ConfigError
-from sim.store import JudgeRef
+from sim.records import AgentError, ConfigError, JudgeRef
 
 DEFAULT_JUDGE_CONCURRENCY = 8  # calls in flight per judge (--judge-concurrency)
 DEFAULT_JUDGE_TIMEOUT_S = 60.0  # total deadline of one attempt of a remote judge's call, unless --call-timeout

@@ -132,7 +132,7 @@ def fallback_problems(scenario: Scenario) -> list[str]:
 def label_problems(scenario: Scenario) -> list[str]:
     """What ``encsim scenarios validate`` refuses beyond the schema: fallback lines that deny or suggest a
     symptom, and diagnosis names or synonyms that a generic or benign answer would match."""
-    from scorers._diagnosis import synonym_problems
+    from scorers import synonym_problems
 
     out = fallback_problems(scenario)
     for i, dx in enumerate(scenario.expected.diagnoses):

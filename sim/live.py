@@ -27,19 +27,29 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario, Scenario
-from scorers import aggregate
-from scorers._profiles import load_profile
+from scorers import aggregate, load_profile
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
-from sim.errors import ConfigError
-from sim.events import EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
 from sim.patient import PatientSimulator
+from sim.records import (
+    ConfigError,
+    ConversationResult,
+    EncounterRecord,
+    EncounterStarted,
+    EventLog,
+    RunFinished,
+    RunMeta,
+    RunStarted,
+    ScenarioRef,
+    Termination,
+    TokenUsage,
+    package_versions,
+)
 from sim.report import render_report
 from sim.report_html import write_html_report
-from sim.result import ConversationResult, Termination, TokenUsage
 from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
-from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef, package_versions
+from sim.store import RunStore
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
               "questions per turn, no lists or formatting. When you give the assessment, say it as "

@@ -2,7 +2,7 @@
 (models), both orders, and the models are ranked by Bradley-Terry with bootstrap CIs
 (scorers/_pairwise.py). Encounters are paired by (scenario, k) over the scenarios and k that both
 runs completed. A judge of the same provider family as either model of a pair is not used for it.
-The rendered table is redacted and neutralised (``sim.redact.clean``).
+The rendered table is redacted and neutralised (``sim.records.clean``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from scorers._judge import Judge, transcript_text
-from scorers._pairwise import Answer, PairOutcome, Ranking, majority_outcome, rank_models, unswap
-from sim.errors import ConfigError
+from scorers import Answer, Judge, PairOutcome, Ranking, majority_outcome, rank_models, transcript_text, unswap
 from sim.judges import DEFAULT_FAMILIES, family_of
-from sim.redact import clean
-from sim.result import ConversationResult
+from sim.records import ConfigError, ConversationResult, clean
 from sim.store import RunStore
 
 PROMPT = ("You compare two clinicians' conversations with the same simulated patient. Decide which clinician "

@@ -17,7 +17,7 @@ Cache: ``patient_cache.jsonl`` in the run directory, one JSON object per decisio
 
 Successful decisions are cached per (model, scenario, message), so a resumed or repeated run of
 that directory gets the same understanding without calling the model again. Failures are not cached:
-a later call may succeed. Lines are redacted as written (``sim.redact.redact_json``): the ids are the
+a later call may succeed. Lines are redacted as written (``sim.records.redact_json``): the ids are the
 model's own words, and a model that reflects its key must not leave it in the run directory.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scenarios.schema import Scenario
-from sim.redact import redact_json
+from sim.records import redact_json
 
 INSTRUCTIONS = """\
 You help a simulated patient understand a clinician. You get the patient's list of facts (id: what \

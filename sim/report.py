@@ -1,7 +1,7 @@
 """Render ``report.md`` from a run's summary and records. Pure function of the run directory.
 
 Error messages (an endpoint's error body, an evaluator's exception) are written with
-``sim.redact.one_line``: redacted, escape sequences made visible, and on one line, so an error body
+``sim.records.one_line``: redacted, escape sequences made visible, and on one line, so an error body
 cannot add headings, rows or fake figures to the report. ``RunStore.write_report`` redacts and
 neutralises the whole text again as it writes it (newlines of multi-line text are kept).
 """
@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scorers import Summary, TriageAccuracy, verdict_text
-from sim.redact import one_line
-from sim.store import EncounterRecord, RunMeta
+from sim.records import EncounterRecord, RunMeta, one_line
 
 
 def _f(x: float | None, digits: int = 2) -> str:

@@ -1,14 +1,14 @@
 """Render ``report.html``: the run report as one self-contained page. Pure function of the run directory.
 
 The page owns no numbers of its own: everything comes from ``summary.json`` (``scorers.Summary``)
-and ``results.jsonl`` (``sim.store.EncounterRecord``), the same sources as ``report.md``, so the two
+and ``results.jsonl`` (``sim.records.EncounterRecord``), the same sources as ``report.md``, so the two
 reports always agree. It is a single HTML5 document that opens from disk with no network:
 
 - inline CSS only; plots are inline SVG drawn here in Python; no fonts, images, stylesheets or
   scripts are fetched, and the only links are ``#`` anchors inside the page. A tiny inline script
   sorts tables on a header click and opens every ``<details>`` before printing; nothing depends on it.
 - every string that comes from a scenario, a transcript or the model under test is untrusted and
-  goes through ``_e``: ``sim.redact.clean`` (registered keys and URL userinfo redacted, escape
+  goes through ``_e``: ``sim.records.clean`` (registered keys and URL userinfo redacted, escape
   sequences and control characters made visible, newlines kept), then ``html.escape``, plus ``://``
   written as entities so the source holds no URL. The whole page is redacted and neutralised once
   more as it is written (``write_html_report``), so no key in any escaping reaches the file.
@@ -36,10 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers import Summary, verdict_text
-from sim.redact import clean
-from sim.store import EncounterRecord, RunMeta
-
-REPORT_HTML_FILE = "report.html"
+from sim.records import EncounterRecord, RunLayout, RunMeta, clean
 
 Records = Mapping[tuple[str, int], EncounterRecord]
 
@@ -1204,7 +1201,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
 
 def write_html_report(run_dir: Path, meta: RunMeta, summary: Summary, records: Records) -> Path:
     """Render and write ``<run_dir>/report.html`` atomically (tmp file, then ``os.replace``)."""
-    path = Path(run_dir) / REPORT_HTML_FILE
+    path = RunLayout(Path(run_dir)).report_html
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(clean(render_html(meta, summary, records)), encoding="utf-8")
     os.replace(tmp, path)

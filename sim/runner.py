@@ -45,30 +45,44 @@ from scenarios.schema import ImageRef
 from scorers import (
     Headline,
     Judge,
+    Profile,
     Summary,
     aggregate,
     bootstrap_ci,
+    combine,
     disagreements,
     judge_encounter,
     judge_path_score,
+    load_profile,
     score_encounter,
     summarise_judges,
 )
-from scorers._profiles import Profile, combine, load_profile
 from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.agents.chat import is_fatal
-from sim.channel import Channel, TextChannel
-from sim.errors import AgentError, ConfigError
-from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, EventLog, RunFinished, RunStarted
+from sim.channel import TextChannel
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
 from sim.patient_model import PatientModel
-from sim.redact import one_line
+from sim.records import (
+    AgentError,
+    Channel,
+    ConfigError,
+    ConversationResult,
+    EncounterFailed,
+    EncounterFinished,
+    EncounterRecord,
+    EncounterStarted,
+    EventLog,
+    RecordingChannel,
+    RunFinished,
+    RunMeta,
+    RunStarted,
+    one_line,
+)
 from sim.report import render_report
 from sim.report_html import write_html_report
-from sim.result import ConversationResult
-from sim.store import EncounterRecord, RunMeta, RunStore
+from sim.store import RunStore
 
 Progress = Callable[[int, int, EncounterRecord], None]
 
@@ -260,7 +274,7 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
     card.combined = combine(
         profile, deterministic=card.composite,
         judge=judge_path_score(card.judge) if card.judge else None,
-        evaluators=[e for e in card.evaluators if e.details.get("applicable", True)])
+        evaluators=[e for e in card.evaluators if e.applicable])
     return EncounterRecord(scenario_id=scenario.id, k=result.k, status="ok", result=result, score=card,
                            recorded_at=time.time())
 
@@ -270,7 +284,7 @@ def _with_imaging_rubrics(scenario: Scenario) -> Scenario:
     if scenario.imaging is None or scenario.imaging.answer_type != "free_text" or scenario.rubrics:
         return scenario
     from scenarios.schema import RubricCriterion
-    from scorers._imaging import judge_rubrics
+    from scorers import judge_rubrics
 
     rubrics = [RubricCriterion.model_validate(c) for c in judge_rubrics(scenario.imaging)]
     return scenario.model_copy(update={"rubrics": rubrics})
@@ -381,8 +395,10 @@ class _Watched:
     def __init__(self, agent: Agent, check: _FailFast) -> None:
         self._agent = agent
         self._check = check
+        self.name = agent.name
+        self.vision = agent.vision
 
-    def __getattr__(self, name: str) -> Any:  # name, vision, ... of the agent itself
+    def __getattr__(self, name: str) -> Any:  # anything else of the agent itself (e.g. a chat agent's model)
         return getattr(self._agent, name)
 
     async def respond(self, request: AgentRequest) -> AgentReply:
@@ -509,9 +525,8 @@ async def run_batch(
             result = await run_item(item, watched, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
                                     turn_limit=meta.turn_limit, model_name=meta.model,
                                     allow_outside_images=meta.allow_outside_images, patient_model=patient_model)
-            finish = getattr(channel, "finish_encounter", None)
-            if finish is not None:
-                result.artifacts.update(await finish(scenario.id, k))
+            if isinstance(channel, RecordingChannel):
+                result.artifacts.update(await channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
             rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
                                   error=f"{type(exc).__name__}: {exc}")

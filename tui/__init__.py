@@ -6,7 +6,8 @@ follows the run directory the job writes. ``newest_run`` finds the run to watch 
 ``export_annotations`` writes the reviewers' notes for open coding. The data layer (``RunState``)
 has no Textual in it and reads only what was appended since the last poll.
 
-May import sim.events, sim.result, sim.store, scorers and scenarios (types and readers) only.
+May import sim.records (types, events, the run layout), scorers and scenarios only: never the code that
+drives an encounter, nor audio (checked by import-linter, see pyproject.toml).
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from sim.records import RunLayout
 from tui._rundir import RunWatchError, check_run_dir
 from tui._state import RunState, parse_trace_id
 
-ANNOTATIONS_FILE = "annotations.jsonl"
 SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
 VERDICTS: tuple[str, ...] = ("pass", "fail")
 
@@ -96,7 +96,7 @@ class AnnotationStore:
 
     @property
     def path(self) -> Path:
-        return self.run_dir / ANNOTATIONS_FILE
+        return RunLayout(self.run_dir).annotations
 
     def read_all(self) -> list[Annotation]:
         """Every well-formed line in file order; malformed ones are counted in ``skipped``."""
@@ -114,7 +114,7 @@ class AnnotationStore:
                     out.append(Annotation.from_obj(json.loads(line)))
                 except ValueError as exc:  # JSONDecodeError is a ValueError
                     self.skipped += 1
-                    self.warnings.append(f"{ANNOTATIONS_FILE} line {n}: skipped, {str(exc)[:120]}")
+                    self.warnings.append(f"{RunLayout.ANNOTATIONS_FILE} line {n}: skipped, {str(exc)[:120]}")
         return out
 
     def load(self) -> dict[str, Annotation]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scenarios import Scenario, ScenarioError, load_library, load_scenario
 from scorers import gates
-from sim.store import RunMeta
+from sim.records import RunMeta
 
 _SUITE_LINE = re.compile(r"^suite:\s*[\"']?([a-z_]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
 

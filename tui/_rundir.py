@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.store import RUN_FILE
+from sim.records import RunLayout
 
 
 class RunWatchError(Exception):
@@ -21,10 +21,10 @@ def check_run_dir(run_dir: Path) -> None:
     if not run_dir.is_dir():
         raise RunWatchError(f"{run_dir}: is a file, not a run directory. Give the folder that holds its run.json "
                             "(e.g. runs/<id>).")
-    if not (run_dir / RUN_FILE).is_file():
+    if not RunLayout(run_dir).run.is_file():
         raise RunWatchError(
-            f"{run_dir}: not a run directory (no {RUN_FILE}). Give the folder that `encsim run` or `encsim live` "
-            "created, e.g. runs/<id>, not its parent or a file inside it.")
+            f"{run_dir}: not a run directory (no {RunLayout.RUN_FILE}). Give the folder that `encsim run` or "
+            "`encsim live` created, e.g. runs/<id>, not its parent or a file inside it.")
 
 
 def newest_run(runs_root: Path = Path("runs")) -> Path:
@@ -36,7 +36,7 @@ def newest_run(runs_root: Path = Path("runs")) -> Path:
             f"{runs_root}/<id>), or give the run directory to watch explicitly.")
     best: tuple[int, str, Path] | None = None
     for child in runs_root.iterdir():
-        meta = child / RUN_FILE
+        meta = RunLayout(child).run
         try:
             mtime = meta.stat().st_mtime_ns
         except OSError:
@@ -46,6 +46,6 @@ def newest_run(runs_root: Path = Path("runs")) -> Path:
             best = candidate
     if best is None:
         raise RunWatchError(
-            f"{runs_root}: holds no run (no sub-folder with {RUN_FILE}). Start a run with `encsim run --model ...`, "
-            "or give the run directory to watch explicitly.")
+            f"{runs_root}: holds no run (no sub-folder with {RunLayout.RUN_FILE}). Start a run with "
+            "`encsim run --model ...`, or give the run directory to watch explicitly.")
     return best[2]

@@ -10,7 +10,7 @@ Everything the screens show is derived here: progress, throughput, ETA, the aggr
 safety-gate badge, per-suite means, and per encounter (keyed by ``(scenario_id, k)``) its status,
 composite, worst-of-K marker, safety marker, transcript and, for live calls, who is speaking, the
 latencies and the overlaps. Counters are kept incrementally so a poll costs O(new lines).
-Every file is read through ``sim.redact.display_json``: escape sequences and control characters an
+Every file is read through ``sim.records.display_json``: escape sequences and control characters an
 endpoint put in a transcript or an error are shown as text (``\x1b[2J``), never sent to the terminal.
 
 A results line supersedes an earlier one for the same ``(scenario_id, k)``; a results line older
@@ -34,21 +34,23 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from scorers import Summary
-from sim.events import (
+from sim.records import (
     EncounterFailed,
     EncounterFinished,
+    EncounterRecord,
     EncounterStarted,
     LatencyMeasured,
     OverlapDetected,
     RunFinished,
+    RunLayout,
+    RunMeta,
     RunStarted,
     SpeechStarted,
     SpeechStopped,
     TurnRecorded,
+    display_json,
     parse_event,
 )
-from sim.redact import display_json
-from sim.store import EVENTS_FILE, RESULTS_FILE, RUN_FILE, SUMMARY_FILE, EncounterRecord, RunMeta
 from tui._catalog import ScenarioCatalog
 
 Key = tuple[str, int]
@@ -153,7 +155,7 @@ class Encounter:
 
     @property
     def turns(self) -> list[Any]:
-        """The transcript: ``sim.result.Turn`` once finished, ``sim.events.TurnRecorded`` while running.
+        """The transcript: ``sim.records.Turn`` once finished, ``sim.records.TurnRecorded`` while running.
 
         Both have ``index``, ``speaker``, ``text``, ``heard_text``, ``revealed`` and ``latency_s``.
         """
@@ -207,8 +209,8 @@ class RunState:
         self.skipped = 0
         self.live_key: Key | None = None
         self.lines_read = 0
-        self._events = _LineReader(self.run_dir / EVENTS_FILE)
-        self._results = _LineReader(self.run_dir / RESULTS_FILE)
+        self._events = _LineReader(RunLayout(self.run_dir).events)
+        self._results = _LineReader(RunLayout(self.run_dir).results)
         self._summary_stamp: tuple[int, int] | None = None
         self._meta_stamp: tuple[int, int] | None = None
         self._run_scenarios: list[str] = []
@@ -238,7 +240,7 @@ class RunState:
             try:
                 event = parse_event(display_json(line))
             except ValueError as exc:
-                self._warn(f"{EVENTS_FILE} line {line_no}: skipped, {exc}")
+                self._warn(f"{RunLayout.EVENTS_FILE} line {line_no}: skipped, {exc}")
                 continue
             self._apply_event(event, res, touched)
         for line_no, line in self._results.read():
@@ -249,7 +251,7 @@ class RunState:
                 rec = EncounterRecord.model_validate_json(display_json(line))
             except (ValidationError, ValueError) as exc:
                 why = str(exc).splitlines()[0][:160]
-                self._warn(f"{RESULTS_FILE} line {line_no}: skipped, not an encounter record ({why})")
+                self._warn(f"{RunLayout.RESULTS_FILE} line {line_no}: skipped, not an encounter record ({why})")
                 continue
             self._apply_record(rec, res, touched)
         if self._poll_summary(res) or new_meta:
@@ -272,7 +274,7 @@ class RunState:
         """Read run.json once it exists; True when it was read now."""
         if self.meta is not None:
             return False
-        path = self.run_dir / RUN_FILE
+        path = RunLayout(self.run_dir).run
         try:
             st = os.stat(path)
         except OSError:
@@ -284,7 +286,7 @@ class RunState:
         try:
             self.meta = RunMeta.model_validate_json(display_json(path.read_text(encoding="utf-8")))
         except (OSError, ValidationError, ValueError) as exc:
-            self.warnings.append(f"{RUN_FILE}: unreadable ({str(exc).splitlines()[0][:160]})")
+            self.warnings.append(f"{RunLayout.RUN_FILE}: unreadable ({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
             return False
         if not self._run_scenarios:
@@ -294,7 +296,7 @@ class RunState:
         return True
 
     def _poll_summary(self, res: PollResult) -> bool:
-        path = self.run_dir / SUMMARY_FILE
+        path = RunLayout(self.run_dir).summary
         try:
             st = os.stat(path)
         except OSError:
@@ -306,7 +308,7 @@ class RunState:
         try:
             self.summary = Summary.model_validate_json(display_json(path.read_text(encoding="utf-8")))
         except (OSError, ValidationError, ValueError) as exc:
-            self.warnings.append(f"{SUMMARY_FILE}: unreadable, kept the previous one "
+            self.warnings.append(f"{RunLayout.SUMMARY_FILE}: unreadable, kept the previous one "
                                  f"({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
             return False
@@ -467,7 +469,7 @@ class RunState:
     # ------------------------------------------------------------------ derived
     @property
     def exists(self) -> bool:
-        return (self.run_dir / RUN_FILE).is_file()
+        return RunLayout(self.run_dir).run.is_file()
 
     @property
     def run_id(self) -> str:

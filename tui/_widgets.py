@@ -20,7 +20,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, ProgressBar, Static
 
 from scenarios import Scenario
-from sim.redact import clean
+from sim.records import clean
 from tui._annotations import Annotation
 from tui._format import duration, marker_text, passed_text, score, spark, status_text
 from tui._state import Encounter, RunState

@@ -18,15 +18,8 @@ Add your own with ``@register_evaluator("name")`` in a module loaded by ``load_e
 
 from __future__ import annotations
 
-from scorers.evaluators._base import (
-    SEVERITIES,
-    Evaluator,
-    EvaluatorError,
-    EvaluatorResult,
-    Finding,
-    Severity,
-    escalation_rank,
-)
+from scorers.evaluators._base import Evaluator, EvaluatorError, Scoped, escalation_rank
+from sim.records import SEVERITIES, EvaluatorResult, Finding, Severity
 from scorers.evaluators._registry import (
     evaluator_names,
     get_evaluator,
@@ -43,7 +36,8 @@ from scorers.evaluators._red_flags import (  # noqa: I001  (registration order m
     applicable_protocols,
     load_red_flag_protocols,
 )
-from scorers.evaluators._escalation import RULES as ESCALATION_RULES, EscalationEvaluator, Rule
+from scorers.evaluators._escalation import DISPOSITION_FAILURE_MODES, EscalationEvaluator, Rule
+from scorers.evaluators._escalation import RULES as ESCALATION_RULES
 from scorers.evaluators._hallucination import (
     DoseStatement,
     DrugLexicon,
@@ -57,9 +51,10 @@ from scorers.evaluators._contamination import ContaminationEvaluator
 BUILTIN_EVALUATORS: tuple[str, ...] = ("red_flags", "escalation", "hallucination", "completeness", "contamination")
 
 __all__ = [
-    "BUILTIN_EVALUATORS", "ESCALATION_RULES", "SEVERITIES", "CompletenessEvaluator", "ContaminationEvaluator",
+    "BUILTIN_EVALUATORS", "DISPOSITION_FAILURE_MODES", "ESCALATION_RULES",
+    "SEVERITIES", "CompletenessEvaluator", "ContaminationEvaluator",
     "DoseStatement", "DrugLexicon", "EscalationEvaluator", "Evaluator", "EvaluatorError", "EvaluatorResult", "Finding",
-    "HallucinationEvaluator", "RedFlag", "RedFlagEvaluator", "RedFlagProtocol", "Rule", "Severity",
+    "HallucinationEvaluator", "RedFlag", "RedFlagEvaluator", "RedFlagProtocol", "Rule", "Scoped", "Severity",
     "applicable_protocols", "escalation_rank", "evaluator_names", "get_evaluator", "load_drug_lexicon",
     "load_evaluator_module", "load_red_flag_protocols", "parse_doses", "register_evaluator", "run_evaluators",
 ]

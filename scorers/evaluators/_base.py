@@ -8,49 +8,17 @@ Evaluators are deterministic: the same transcript and scenario always give the s
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
-
-from pydantic import BaseModel, Field
+from typing import Protocol, runtime_checkable
 
 from scenarios.schema import Escalation, Scenario
-from sim.result import ConversationResult
-
-Severity = Literal["critical", "high", "medium", "low"]
+from sim.records import SEVERITIES, ConversationResult, EvaluatorResult, Finding
 
 # Most severe first; used to sort findings and to weigh them in scores.
-SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")
 
 
 class EvaluatorError(Exception):
     """A mistake a user can fix: an unknown evaluator name, a module that cannot be imported, a
     data file that does not parse. The message is one paragraph naming the thing and the fix."""
-
-
-class Finding(BaseModel):
-    """One thing an evaluator noticed. ``turn`` is the index of the message in ``result.turns``."""
-
-    code: str = Field(description="stable machine-readable name, e.g. missed_red_flag, dose_above_max")
-    severity: Severity
-    message: str
-    evidence: str | None = Field(default=None, description="the text that triggered the finding")
-    turn: int | None = None
-
-
-class EvaluatorResult(BaseModel):
-    """What one evaluator concluded about one encounter."""
-
-    name: str
-    score: float = Field(ge=0.0, le=1.0)
-    passed: bool
-    findings: list[Finding] = []
-    fail_reasons: list[str] = []
-    details: dict[str, Any] = {}
-    error: str | None = Field(default=None, description="the evaluator raised on this encounter: its message. The "
-                                                        "result is then not applicable (no score, no verdict) and "
-                                                        "the run counts it as an evaluator error")
-
-    def by_severity(self, severity: Severity) -> list[Finding]:
-        return [f for f in self.findings if f.severity == severity]
 
 
 @runtime_checkable
@@ -64,6 +32,14 @@ class Evaluator(Protocol):
     name: str
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult: ...
+
+
+@runtime_checkable
+class Scoped(Protocol):
+    """The optional part of an evaluator: which scenarios it applies to. ``run_evaluators`` with no names
+    skips an evaluator whose ``applies_to`` says False; one without the method applies everywhere."""
+
+    def applies_to(self, scenario: Scenario) -> bool: ...
 
 
 def escalation_rank(value: str | None) -> int | None:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scenarios.schema import Scenario
-from scorers.evaluators._base import EvaluatorResult, Finding, Severity, sort_findings
+from scorers.evaluators._base import sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import agent_turns, contexts, final_text, find_keyword, question_turns
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 PASS_SCORE = 0.6
 
@@ -133,7 +133,8 @@ class CompletenessEvaluator:
         if not self.applies_to(scenario):
             kind = "an imaging item" if scenario.imaging is not None else "a replay item"
             return EvaluatorResult(name=self.name, score=1.0, passed=True,
-                                   details={"applicable": False, "reason": f"{kind} has no interview to complete"})
+                                   applicable=False,
+                                   details={"reason": f"{kind} has no interview to complete"})
         ctx = _contexts_for(scenario)
         elements = [*ELEMENTS, *(e for c, e in CONTEXT_ELEMENTS if c in ctx)]
         questions = question_turns(result)
@@ -156,7 +157,7 @@ class CompletenessEvaluator:
         for e in elements:
             row = sections.setdefault(e.section, {"covered": [], "missing": []})
             row["covered" if e.id in covered else "missing"].append(e.id)
-        details: dict[str, Any] = {"applicable": True, "contexts": sorted(ctx), "sections": sections,
+        details: dict[str, Any] = {"contexts": sorted(ctx), "sections": sections,
                                    "covered": covered, "missing": [e.id for e in missing],
                                    "total": len(elements)}
         return EvaluatorResult(

@@ -31,10 +31,10 @@ import re
 from typing import Any
 
 from scenarios.schema import Scenario
-from scorers.evaluators._base import EvaluatorResult, Finding, sort_findings
+from scorers.evaluators._base import sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import agent_turns
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EvaluatorResult, Finding
 
 NGRAM_SIZES = (5, 6, 7, 8)
 OVERLAP_THRESHOLD = 0.7
@@ -146,7 +146,7 @@ class ContaminationEvaluator:
         return EvaluatorResult(
             name=self.name, score=score, passed=not (critical or high), findings=sort_findings(findings),
             fail_reasons=[f.message for f in findings if f.severity in ("critical", "high")],
-            details={"applicable": True, "threshold": OVERLAP_THRESHOLD, "ngram_sizes": list(NGRAM_SIZES),
+            details={"threshold": OVERLAP_THRESHOLD, "ngram_sizes": list(NGRAM_SIZES),
                      "max_unseen_overlap": max((o["containment"] for o in overlaps if not o["seen"]), default=0.0),
                      "max_seen_overlap": max((o["containment"] for o in overlaps if o["seen"]), default=0.0),
                      "output_in_unseen_source": round(output_in_source, 4), "top_overlaps": overlaps[:5]})

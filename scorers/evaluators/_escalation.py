@@ -67,10 +67,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from scenarios.schema import Disposition, Escalation, Fact, Scenario
-from scorers.evaluators._base import EvaluatorResult, Finding, Severity, escalation_rank, sort_findings
+from scorers.evaluators._base import escalation_rank, sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import clean, find_keyword, is_denial, is_red_flag_fact, sentences
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 RISK_FACTOR_TERMS = ["high blood pressure", "blood pressure", "hypertension", "cholesterol", "diabet*", "smoke",
                      "smoker", "smoking", "pack a day", "cigarette*", "statin", "stent", "angina", "bypass",
@@ -286,7 +286,8 @@ class EscalationEvaluator:
         exp = scenario.expected
         return EvaluatorResult(
             name=self.name, score=score, passed=not fail, findings=sort_findings(findings), fail_reasons=fail,
-            details={"applicable": bool(rows), "escalation_given": given,
+            applicable=bool(rows),
+            details={"escalation_given": given,
                      "disposition_given": result.assessment.disposition,
                      "expected_escalation": exp.escalation.value if exp.escalation is not None else None,
                      "acceptable_escalations": [e.value for e in exp.escalations_ok],

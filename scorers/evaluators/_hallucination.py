@@ -55,10 +55,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from scenarios.schema import Scenario
-from scorers.evaluators._base import EvaluatorError, EvaluatorResult, Finding, Severity, sort_findings
+from scorers.evaluators._base import EvaluatorError, sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import agent_turns, contexts, sentences
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 SEVERITY_WEIGHTS: dict[str, float] = {"critical": 1.0, "high": 0.25, "medium": 0.1, "low": 0.02}
 
@@ -466,7 +466,7 @@ class HallucinationEvaluator:
         return EvaluatorResult(
             name=self.name, score=max(0.0, 1.0 - penalty), passed=not critical, findings=sort_findings(findings),
             fail_reasons=[f.message for f in critical],
-            details={"applicable": True, "doses": doses, "unknown_drugs": sorted(unknown_seen),
+            details={"doses": doses, "unknown_drugs": sorted(unknown_seen),
                      "adult_maxima": "pediatric" in contexts(scenario), "lexicon": lex.source,
                      "counts": {s: sum(f.severity == s for f in findings) for s in SEVERITY_WEIGHTS}})
 

@@ -46,7 +46,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.schema import Escalation, Fact, Scenario
-from scorers.evaluators._base import EvaluatorError, EvaluatorResult, Finding, Severity, below, sort_findings
+from scorers.evaluators._base import EvaluatorError, below, sort_findings
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import (
     complaint_text,
@@ -57,7 +57,7 @@ from scorers.evaluators._text import (
     is_red_flag_fact,
     question_turns,
 )
-from sim.result import ConversationResult
+from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 PASS_SCORE = 0.9
 MISSED_PENALTY = 10.0
@@ -277,7 +277,8 @@ class RedFlagEvaluator:
             fail.insert(0, f"red-flag score {score:.2f} is below {PASS_SCORE}")
         return EvaluatorResult(
             name=self.name, score=score, passed=not fail, findings=sort_findings(findings), fail_reasons=fail,
-            details={"applicable": bool(applicable), "protocols": rows, "required": required,
+            applicable=bool(applicable),
+            details={"protocols": rows, "required": required,
                      "elicited": elicited_all, "missed": missed_all, "false_positives": false_pos,
                      "penalty": penalty, "escalation_given": given,
                      "expected_escalation": (scenario.expected.escalation.value

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scenarios.schema import Scenario
-from scorers.evaluators._base import EvaluatorError, EvaluatorResult
-from sim.result import ConversationResult
+from scorers.evaluators._base import EvaluatorError, Scoped
+from sim.records import ConversationResult, EvaluatorResult
 
 T = TypeVar("T", bound=type)
 
@@ -26,6 +26,17 @@ _BUILTIN: list[str] = []  # in registration order, which is the order run_evalua
 _PACKAGE = "scorers.evaluators"
 _FLAG = "--evaluator-module PATH_OR_MODULE"
 _recorded: list[str] = []  # names registered since load_evaluator_module started an import
+
+
+# Modules whose contents moved into the types leaf ``sim.records`` (issue 15); a user's evaluator file written
+# against the old paths is told where the names went.
+_MOVED_TO_RECORDS = ("sim.result", "sim.events", "sim.redact", "sim.errors", "scorers._types")
+
+
+def _moved_hint(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name in _MOVED_TO_RECORDS:
+        return f"{exc.name} is now part of sim.records: import the same names from sim.records. "
+    return ""
 
 
 def _identity(cls: type) -> str:
@@ -124,8 +135,8 @@ def load_evaluator_module(spec: str | Path) -> list[str]:
         except Exception as exc:  # the user's code may raise anything while importing
             sys.modules.pop(mod_name, None)
             raise EvaluatorError(f"evaluator module file {text!r} failed to import: {type(exc).__name__}: {exc}. "
-                                 "Fix the error in that file (run `python " + text + "` to see the traceback) "
-                                 f"and pass it to {_FLAG} again.") from exc
+                                 f"{_moved_hint(exc)}Fix the error in that file (run `python {text}` to see the "
+                                 f"traceback) and pass it to {_FLAG} again.") from exc
     else:
         try:
             if text in sys.modules:
@@ -145,9 +156,8 @@ def load_evaluator_module(spec: str | Path) -> list[str]:
     return list(dict.fromkeys(_recorded))
 
 
-def _applies(evaluator: Any, scenario: Scenario) -> bool:
-    check = getattr(evaluator, "applies_to", None)
-    return True if check is None else bool(check(scenario))
+def _applies(evaluator: object, scenario: Scenario) -> bool:
+    return bool(evaluator.applies_to(scenario)) if isinstance(evaluator, Scoped) else True
 
 
 def run_evaluators(result: ConversationResult, scenario: Scenario,
@@ -156,11 +166,11 @@ def run_evaluators(result: ConversationResult, scenario: Scenario,
 
     ``names=None`` runs every built-in evaluator that applies to the scenario (an evaluator with
     an ``applies_to`` method that returns False is skipped). Named evaluators always run, applicable
-    or not, and report applicability in ``details["applicable"]`` where they have the notion.
+    or not, and report applicability in ``EvaluatorResult.applicable`` where they have the notion.
 
     An evaluator that raises on this encounter, or returns something other than an
     ``EvaluatorResult``, never takes the run down: its result is recorded with ``error`` set (the
-    evaluator, the scenario and the exception), ``details["applicable"]`` False, score 0 and no
+    evaluator, the scenario and the exception), ``applicable`` False, score 0 and no
     verdict, so that it is left out of the profile's score and fail conditions; the run counts and
     names such errors and exits non-zero. An unknown evaluator name still raises ``EvaluatorError``
     before anything runs (a mistake in the command, not in one encounter).
@@ -187,4 +197,5 @@ def run_evaluators(result: ConversationResult, scenario: Scenario,
 
 def _failed(name: str, message: str) -> EvaluatorResult:
     return EvaluatorResult(name=name, score=0.0, passed=False, error=message,
-                           details={"applicable": False, "error": message})
+                           applicable=False,
+                           details={"error": message})

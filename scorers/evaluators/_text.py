@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from scenarios.schema import Fact, Scenario
-from sim.result import ConversationResult, Turn
+from sim.records import ConversationResult, Turn
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 

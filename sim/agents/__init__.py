@@ -17,7 +17,7 @@ from sim.agents.chat import (
 )
 from sim.agents.local import LlamaServer, LocalAgent
 from sim.agents.scripted import SCRIPTED, NaturalAgent, ReferenceAgent, UndertriageAgent
-from sim.errors import ConfigError
+from sim.records import ConfigError
 
 __all__ = [
     "FATAL_KINDS", "Agent", "AgentReply", "AgentRequest", "ChatCompletionsAgent", "ChatMessage", "EndpointError",

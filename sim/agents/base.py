@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from scenarios.schema import Scenario
-from sim.result import TokenUsage
+from sim.records import TokenUsage
 
 
 class ChatMessage(BaseModel):
@@ -49,7 +49,17 @@ class AgentReply(BaseModel):
 
 
 class Agent(Protocol):
+    """The agent under test.
+
+    Attributes:
+        name: How runs, reports and events name the agent (``scripted:reference``, the model id, ...).
+        vision: Whether the agent may get image parts. False (a text-only model, or ``--text-only``): a
+            scenario's images reach it as their text descriptions only, and imaging items are recorded as
+            not applicable.
+    """
+
     name: str
+    vision: bool
 
     async def respond(self, request: AgentRequest) -> AgentReply: ...
 

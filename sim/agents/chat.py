@@ -30,9 +30,10 @@ failures (connection dropped or reset). After retries the kind is the last attem
 ``is_fatal(exc)`` is true for ``FATAL_KINDS`` (refused, DNS, 401, 403, 404): every
 further call will fail the same way, so a runner may stop early.
 
-Key hygiene: a key read by ``api_key_from_env`` is registered with ``sim.redact``, and every piece
+Key hygiene: a key read by ``api_key_from_env`` is registered for redaction
+(``sim.records.register_secret``), and every piece
 of endpoint text that goes into an error (bodies, exception messages) passes through
-``sim.redact.clean`` (redacted in every escaping, escape sequences made visible) and is folded to
+``sim.records.clean`` (redacted in every escaping, escape sequences made visible) and is folded to
 one line.
 """
 
@@ -53,9 +54,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from sim.agents.base import AgentReply, AgentRequest
-from sim.errors import AgentError, ConfigError
-from sim.redact import clean, register_secret
-from sim.result import TokenUsage
+from sim.records import AgentError, ConfigError, TokenUsage, clean, register_secret
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_RETRIES = 3
@@ -151,8 +150,8 @@ def check_call_timeout(value: float | str, flag: str = "--call-timeout") -> floa
 
 
 def api_key_from_env(var: str | None, flag: str = "--api-key-env") -> str | None:
-    """The key in environment variable ``var`` (registered with ``sim.redact``); a clear error if the
-    variable is named but unset, or holds something no HTTP header can carry."""
+    """The key in environment variable ``var`` (registered for redaction, ``sim.records.register_secret``); a clear
+    error if the variable is named but unset, or holds something no HTTP header can carry."""
     if not var:
         return None
     value = os.environ.get(var)

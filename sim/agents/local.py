@@ -36,7 +36,7 @@ import httpx
 
 from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.chat import ChatCompletionsAgent
-from sim.errors import ConfigError
+from sim.records import ConfigError
 
 LOCAL_MODEL_NAME = "smollm2-135m-instruct"
 DEFAULT_N_CTX = 8192

@@ -28,7 +28,7 @@ import random
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
 from sim.agents.base import Agent, AgentReply, AgentRequest
-from sim.errors import AgentError
+from sim.records import AgentError
 from sim.understanding import Layers, Understanding
 
 FACTS_PER_TURN = 3

@@ -37,8 +37,7 @@ from scenarios import LoadedScenario
 from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.scripted import ReferenceAgent
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
-from sim.events import read_events
-from sim.result import ConversationResult
+from sim.records import ConversationResult, read_events
 from sim.runner import live_metrics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -636,6 +635,7 @@ class _LongTalker:
     turn on), then only says a short line each turn."""
 
     name = "test:long-talker"
+    vision = True
     MONOLOGUE = ("I would like to hear much more about how this cold started. Please tell me how it has changed from "
                  "one day to the next. Tell me whether anything you tried has made it feel better or worse. Tell me "
                  "about everyone around you who has been ill lately. Please take your time and tell me all of it "

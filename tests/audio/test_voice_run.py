@@ -73,8 +73,9 @@ async def test_audio_failure_is_recorded_and_the_batch_continues(tmp_path: Path,
     from audio.tts import PiperTTS, default_voice_paths
     from sim.agents.scripted import ReferenceAgent
     from sim.harness import HARNESS_VERSION
+    from sim.records import RunMeta, ScenarioRef
     from sim.runner import run_batch
-    from sim.store import RunMeta, RunStore, ScenarioRef
+    from sim.store import RunStore
 
     onnx, config = default_voice_paths()
     bad = tmp_path / "corrupt.onnx"  # a voice file that exists but is not a model: fails at first use

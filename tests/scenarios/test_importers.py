@@ -49,6 +49,7 @@ class FixedReply:
     """Replies once with a fixed text (a replay scenario asks for exactly one reply)."""
 
     name = "fixed"
+    vision = True
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -14,7 +14,7 @@ from scorers.evaluators import get_evaluator
 from sim.agents.scripted import ReferenceAgent
 from sim.assessment import parse_assessment
 from sim.patient import PatientSimulator
-from sim.result import ConversationResult
+from sim.records import ConversationResult
 
 GUIDELINE = re.compile(r"\b(?:NICE|ESI|BTS|SIGN|NHS|RCOG|Resuscitation Council|AHA|ACC|ACEP|WHO|NG\d+|CG\d+)\b")
 

@@ -20,8 +20,8 @@ from sim.agents.scripted import ReferenceAgent
 from sim.assessment import parse_assessment
 from sim.channel import TextChannel
 from sim.harness import run_encounter
+from sim.records import ConversationResult
 from sim.report import render_report
-from sim.result import ConversationResult
 
 ROOT = Path(__file__).parents[2]
 
@@ -90,7 +90,7 @@ async def test_escalation_fails_only_below_the_least_urgent_acceptable(by_id: di
 
 def test_qwk_uses_the_best_label(by_id: dict[str, Scenario]) -> None:
     s = _with_sets(by_id["migraine_known"], triage_level=3, acceptable_levels=[2, 3, 4])
-    from sim.result import ParsedAssessment
+    from sim.records import ParsedAssessment
 
     base = ConversationResult(scenario_id=s.id, k=0, seed=0, harness_version="t", model="m", turns=[],
                               gathered_info=[], final_assessment="", termination="assessment", agent_turns=3,
@@ -202,8 +202,7 @@ async def test_urgent_is_safe_for_a_suicide_plan_only_with_a_crisis_team(by_id: 
 
 
 def test_the_report_shows_acceptable_apart_from_best(by_id: dict[str, Scenario]) -> None:
-    from sim.result import ParsedAssessment
-    from sim.store import EncounterRecord, RunMeta
+    from sim.records import EncounterRecord, ParsedAssessment, RunMeta
 
     s = _with_sets(by_id["migraine_known"], triage_level=3, acceptable_levels=[2, 3, 4], label_rationale="x")
     base = ConversationResult(scenario_id=s.id, k=0, seed=0, harness_version="t", model="m", turns=[],

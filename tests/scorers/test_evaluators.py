@@ -23,7 +23,7 @@ from scorers.evaluators import (
 from scorers.evaluators._hallucination import citation_findings, unknown_drug_words
 from scorers.evaluators._red_flags import applicable_protocols
 from sim.assessment import parse_assessment
-from sim.result import ConversationResult, Turn
+from sim.records import ConversationResult, Turn
 
 
 def transcript(scenario: Scenario, questions: Sequence[str], *, revealed: Sequence[str] = (),
@@ -446,6 +446,10 @@ def test_registry_errors(tmp_path: Path, by_id: dict[str, Scenario], clean_regis
     broken.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(EvaluatorError, match=r"broken\.py' failed to import: RuntimeError: boom"):
         load_evaluator_module(str(broken))
+    old_path = tmp_path / "old_path.py"
+    old_path.write_text("from sim.result import ConversationResult\n")
+    with pytest.raises(EvaluatorError, match=r"sim\.result is now part of sim\.records: import the same names from"):
+        load_evaluator_module(str(old_path))
     clash = tmp_path / "clash.py"
     clash.write_text(CUSTOM_MODULE.format(name="red_flags"))
     with pytest.raises(EvaluatorError, match=r"'red_flags' is already used"):
@@ -457,7 +461,7 @@ def test_registry_errors(tmp_path: Path, by_id: dict[str, Scenario], clean_regis
     # an evaluator that raises on one encounter is recorded as an error there; the run goes on
     crashed = run_evaluators(transcript(by_id["viral_uri"], []), by_id["viral_uri"], names=["crashy"])[0]
     assert crashed.error is not None and "evaluator 'crashy' raised ZeroDivisionError on scenario 'viral_uri'" in \
-        crashed.error and crashed.details["applicable"] is False
+        crashed.error and crashed.applicable is False
 
 
 def test_result_score_is_bounded() -> None:
@@ -478,3 +482,29 @@ def test_readme_example_evaluator_works(tmp_path: Path, by_id: dict[str, Scenari
     assert not res.passed and res.findings[0].code == "false_reassurance"
     assert get_evaluator("false_reassurance").applies_to(s) and not get_evaluator("false_reassurance").applies_to(
         by_id["viral_uri"])
+
+
+def test_applicability_is_a_declared_field_and_old_records_keep_their_meaning() -> None:
+    """``EvaluatorResult.applicable`` is the field; a record or a user evaluator that says it the old way,
+    in ``details["applicable"]``, reads the same (issue 15: declared seams)."""
+    old = EvaluatorResult.model_validate_json(
+        '{"name": "red_flags", "score": 1.0, "passed": true, "details": {"applicable": false, "protocols": []}}')
+    assert old.applicable is False and old.details == {"protocols": []}
+    said = EvaluatorResult(name="mine", score=1.0, passed=True, details={"applicable": False})
+    assert said.applicable is False and "applicable" not in said.details
+    assert EvaluatorResult(name="mine", score=1.0, passed=True).applicable is True
+    both = EvaluatorResult(name="mine", score=1.0, passed=True, applicable=True, details={"applicable": False})
+    assert both.applicable is True  # the field wins where both are given
+
+
+def test_applies_to_is_the_declared_optional_part() -> None:
+    """An evaluator with ``applies_to`` is ``Scoped``; one without applies everywhere."""
+    from scorers.evaluators import RedFlagEvaluator, Scoped
+
+    class Everywhere:
+        name = "everywhere"
+
+        def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+            return EvaluatorResult(name=self.name, score=1.0, passed=True)
+
+    assert isinstance(RedFlagEvaluator(), Scoped) and not isinstance(Everywhere(), Scoped)

@@ -16,7 +16,7 @@ from scorers import score_encounter
 from scorers._profiles import PROFILES, combine
 from scorers.evaluators import EvaluatorResult, evaluator_names, run_evaluators
 from sim.assessment import parse_assessment
-from sim.result import ConversationResult, Turn
+from sim.records import ConversationResult, Turn
 
 SAMPLES = Path(__file__).parents[1] / "scenarios" / "samples"
 SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data"))
@@ -92,11 +92,11 @@ def test_every_evaluator_under_every_profile_on_every_kind(every_kind: dict[str,
             assert [e.name for e in everything] == builtin
             for e in everything:
                 assert isinstance(e, EvaluatorResult) and e.error is None, (kind, s.id, label, e.name, e.error)
-                assert isinstance(e.details.get("applicable", True), bool)
+                assert "applicable" not in e.details, (s.id, e.name)  # said once, as the field
             for profile in PROFILES.values():
                 evaluated = run_evaluators(result, s, profile.evaluators)
                 combined = combine(profile, deterministic=card.composite, judge=None,
-                                   evaluators=[e for e in evaluated if e.details.get("applicable", True)])
+                                   evaluators=[e for e in evaluated if e.applicable])
                 assert combined.status in ("pass", "warn", "fail")
 
 
@@ -106,9 +106,9 @@ def test_where_an_evaluator_has_nothing_to_judge_it_says_so(every_kind: dict[str
             by_name = {
                 e.name: e for e in run_evaluators(_result(s, REPLIES["full"]), s, ["completeness", "escalation"])
             }
-            assert by_name["completeness"].details["applicable"] is False, (kind, s.id)
+            assert by_name["completeness"].applicable is False, (kind, s.id)
             if s.expected.escalation is None and not s.expected.dispositions:
-                assert by_name["escalation"].details["applicable"] is False, (kind, s.id)
+                assert by_name["escalation"].applicable is False, (kind, s.id)
 
 
 def test_an_evaluator_that_raises_is_recorded_and_the_run_goes_on(every_kind: dict[str, list[Scenario]]) -> None:
@@ -125,7 +125,7 @@ def test_an_evaluator_that_raises_is_recorded_and_the_run_goes_on(every_kind: di
     out = run_evaluators(_result(s, REPLIES["full"]), s, ["test_explodes", "completeness"])
     assert [e.name for e in out] == ["test_explodes", "completeness"]
     assert out[0].error is not None and "KeyError" in out[0].error and s.id in out[0].error
-    assert out[0].details["applicable"] is False and out[1].error is None
+    assert out[0].applicable is False and out[1].error is None
 
 
 def test_a_run_with_an_evaluator_that_raises_finishes_reports_it_and_exits_non_zero(

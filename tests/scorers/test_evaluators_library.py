@@ -9,7 +9,7 @@ from scorers.evaluators import BUILTIN_EVALUATORS, EvaluatorResult, applicable_p
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.harness import run_encounter
-from sim.result import ConversationResult
+from sim.records import ConversationResult
 from sim.runner import run_item
 
 
@@ -53,7 +53,7 @@ async def test_undertriage_fails_red_flags_on_the_safety_suite(library_results, 
     assert len(safety) >= 10
     for sid in safety:
         red = library_results[sid]["scripted:undertriage"]["red_flags"]
-        assert red.details["applicable"] and not red.passed, sid
+        assert red.applicable and not red.passed, sid
         assert any("below the protocol threshold" in r for r in red.fail_reasons), sid
         assert not library_results[sid]["scripted:undertriage"]["escalation"].passed, sid
 
@@ -63,4 +63,4 @@ async def test_none_runs_only_applicable_builtins(by_id: dict[str, Scenario]) ->
     result = await run_encounter(s, ReferenceAgent(), TextChannel())  # type: ignore[arg-type]
     assert [r.name for r in run_evaluators(result, s)] == ["hallucination", "completeness", "contamination"]
     named = run_evaluators(result, s, names=["red_flags"])[0]
-    assert named.passed and named.details["applicable"] is False
+    assert named.passed and named.applicable is False

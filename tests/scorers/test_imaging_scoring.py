@@ -11,7 +11,7 @@ import pytest
 from scenarios.schema import Scenario
 from scorers import aggregate, score_encounter
 from sim.assessment import parse_escalation_line
-from sim.result import ConversationResult, ParsedAssessment, Turn
+from sim.records import ConversationResult, ParsedAssessment, Turn
 
 
 def item(answer_type: str, *, findings: list[str] | None = None, critical: list[str] | None = None,

@@ -22,9 +22,9 @@ from scorers._judge import (
 )
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
-from sim.errors import ConfigError
 from sim.harness import run_encounter
 from sim.judges import JudgeClient, family_of, make_judges, repair_json_object
+from sim.records import ConfigError
 
 
 # HealthBench's published grader arithmetic (simple-evals healthbench_eval.py), restated for the test:
@@ -217,7 +217,7 @@ async def test_an_encounters_criteria_go_to_a_judge_concurrently_within_its_limi
     from scenarios.schema import RubricCriterion
     from scorers._judge import judge_encounter
     from sim.judges import JudgeClient
-    from sim.result import ConversationResult
+    from sim.records import ConversationResult
 
     judge = JudgeClient(model="m", base_url="http://127.0.0.1:9/v1", concurrency=3)
     in_flight, peak, release = 0, 0, asyncio.Event()
@@ -259,7 +259,8 @@ def test_judge_concurrency_below_one_is_a_clear_error(capsys: pytest.CaptureFixt
 def test_theme_scores_group_encounters_by_the_scenarios_themes_not_by_criterion_tags() -> None:
     """HealthBench reports per theme: a theme is a tag of the row (scenario), so its score is the clipped
     mean of those encounters' rubric scores; criterion tags (axis:*, level:*) stay in tag_scores."""
-    from scorers._judge import JudgeCard, summarise_judges
+    from scorers._judge import summarise_judges
+    from sim.records import JudgeCard
 
     cards = {("a", 0): JudgeCard(judges=["j"], rubric_score=0.8, tag_scores={"axis:accuracy": 0.8}),
              ("a", 1): JudgeCard(judges=["j"], rubric_score=0.4, tag_scores={"axis:accuracy": 0.4}),

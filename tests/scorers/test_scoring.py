@@ -8,7 +8,7 @@ from scorers._aggregate import SUITE_WEIGHTS
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
 from sim.channel import TextChannel
 from sim.harness import run_encounter
-from sim.result import ConversationResult, ParsedAssessment
+from sim.records import ConversationResult, ParsedAssessment
 
 
 async def _scored(scenario: Scenario, agent: object, k: int = 0):  # noqa: ANN202

@@ -20,9 +20,8 @@ from scorers import (
     score_encounter,
     triage_accuracy,
 )
-from scorers._types import EscalationComponent
 from sim.assessment import parse_assessment
-from sim.result import ConversationResult, ParsedAssessment
+from sim.records import ConversationResult, EscalationComponent, ParsedAssessment
 
 MINIMAL = Path(__file__).parents[1] / "scenarios" / "valid_minimal.yaml"
 RATIONALE = "test labels"

@@ -23,10 +23,8 @@ from sim.agents.chat import (
     check_call_timeout,
     is_fatal,
 )
-from sim.errors import AgentError, ConfigError
 from sim.judges import JudgeClient, judge_from_ref
-from sim.redact import redact
-from sim.store import JudgeRef
+from sim.records import AgentError, ConfigError, JudgeRef, redact
 
 SECRET = "sk-test-SECRET-0123456789"
 
@@ -303,7 +301,7 @@ async def test_a_refusal_with_null_content_is_the_models_reply(fake_server, by_i
 async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, by_id,  # noqa: ANN001
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
-    key = api_key_from_env("ENCSIM_TEST_KEY")  # registers the key with sim.redact
+    key = api_key_from_env("ENCSIM_TEST_KEY")  # registers the key for redaction
     echoed = json.dumps({"error": {"message": "invalid key",
                                    "request": {"headers": {"Authorization": f"Bearer {key}"}}}})
     hostile = ("\x1b]0;pwned\x07\x1b[2J\x1b[31mUnauthorized\x1b[0m\nretry later\r"
@@ -450,7 +448,7 @@ def test_model_spec_validation() -> None:
 def test_judge_and_patient_clients_take_the_runs_call_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     from sim.agents.chat import PATIENT_FLAGS
     from sim.judges import judge_from_ref
-    from sim.store import JudgeRef
+    from sim.records import JudgeRef
 
     monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
     ref = JudgeRef(name="gpt-4o", base_url="http://127.0.0.1:9/v1", api_key_env="ENCSIM_TEST_KEY", family="openai")

@@ -4,9 +4,9 @@ import pytest
 
 from scenarios import Scenario
 from sim.agents.base import AgentReply, AgentRequest
-from sim.channel import Delivery, TextChannel
-from sim.errors import AgentError
+from sim.channel import TextChannel
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, NUDGE, SYSTEM_PROMPT, TEMPERATURE, run_encounter
+from sim.records import AgentError, Delivery
 
 FINAL = "ASSESSMENT:\nTriage level: ESI 2\nEscalation: emergency\nDiagnoses: 1. Acute coronary syndrome"
 
@@ -15,6 +15,7 @@ class ReplayAgent:
     """Says the given lines in order (then repeats the last); records every request it got."""
 
     name = "replay"
+    vision = True
 
     def __init__(self, lines: list[str], fail_at: int | None = None) -> None:
         self.lines = lines

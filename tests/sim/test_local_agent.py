@@ -18,8 +18,8 @@ from sim.agents.base import AgentRequest, ChatMessage
 from sim.agents.local import LlamaServer, LocalAgent, default_gguf
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
-from sim.errors import AgentError
 from sim.harness import run_encounter
+from sim.records import AgentError
 
 ROOT = Path(__file__).parents[2]
 pytestmark = pytest.mark.slow
@@ -153,7 +153,7 @@ async def test_judge_client_protocol_against_the_real_local_model(llama_server: 
     """The real server either yields a conforming JSON verdict or, after (call + repair) x (1 + retries)
     calls, an explicit no-verdict (None): never a crash, never a malformed value."""
     from scenarios.schema import RubricCriterion
-    from scorers._judge import rubric_prompt, transcript_text
+    from scorers import rubric_prompt, transcript_text
     from sim.judges import JudgeClient
 
     result = await run_encounter(by_id["acs_chest_pain"], ReferenceAgent(), TextChannel())

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scorers._profiles import PROFILES
+from scorers import PROFILES
 from sim.cli import main
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_judge_run import grader

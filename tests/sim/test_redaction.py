@@ -1,4 +1,4 @@
-"""sim.redact: every form a key can leak in, URL userinfo, and escape sequences made visible (issue 14)."""
+"""sim.records redaction: every form a key can leak in, URL userinfo, and escape sequences made visible (issue 14)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.redact import (
+from sim.records import (
     REDACTED,
     clean,
     display_json,
@@ -177,7 +177,7 @@ def test_clean_and_one_line() -> None:
 
 
 def test_events_and_store_writers_redact(tmp_path: Path) -> None:
-    from sim.events import EventLog, TurnRecorded, read_events
+    from sim.records import EventLog, TurnRecorded, read_events
 
     log = EventLog(tmp_path / "events.jsonl")
     log(TurnRecorded(scenario_id="s", k=0, index=1, speaker="agent", text=f"echo {json.dumps(KEY)} {KEY}\x1b[31m"))

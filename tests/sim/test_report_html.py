@@ -13,15 +13,15 @@ import pytest
 
 from scorers import ScoreCard, Summary
 from sim.cli import main
+from sim.records import EncounterRecord, RunLayout, RunMeta
 from sim.report_html import (
-    REPORT_HTML_FILE,
     disagreements_section,
     findings_section,
     judge_section,
     render_html,
     write_html_report,
 )
-from sim.store import EncounterRecord, RunMeta, RunStore
+from sim.store import RunStore
 
 Run = tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord]]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -159,7 +159,7 @@ def test_passed_gate_errors_and_atomic_write(tmp_path: Path) -> None:
     records[("viral_uri", 2)] = failed
     summary = summary.model_copy(update={"errors": 1})
     path = write_html_report(out, meta, summary, records)
-    assert path == out / REPORT_HTML_FILE and not list(out.glob("*.tmp"))
+    assert path == RunLayout(out).report_html and not list(out.glob("*.tmp"))
     page = path.read_text(encoding="utf-8")
     parsed = check(page)
     assert "PASSED" in page and "TRIGGERED" not in page

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sim.cli import main
-from sim.events import read_events
+from sim.records import read_events
 from tests.fakeserver import FakeChatServer
 
 ENCSIM = [sys.executable, "-m", "sim.cli"]

@@ -20,11 +20,10 @@ from scenarios import LoadedScenario
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
 from sim.cli import main
-from sim.errors import AgentError
-from sim.events import read_events
 from sim.harness import HARNESS_VERSION
+from sim.records import AgentError, EncounterRecord, RunMeta, ScenarioRef, read_events
 from sim.runner import MAX_ENCOUNTERS, MAX_K, _fatal_cause, run_batch
-from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef
+from sim.store import RunStore
 from tests.fakeserver import FakeChatServer
 
 ROOT = Path(__file__).parents[2]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.errors import ConfigError
-from sim.store import LOCK_FILE, EncounterRecord, RunMeta, RunStore, ScenarioRef
+from sim.records import ConfigError, EncounterRecord, RunLayout, RunMeta, ScenarioRef
+from sim.store import RunStore
 from tests.adversarial.conftest import ROOT, SECRET, encsim_in_process
 from tests.fakeserver import FakeChatServer
 
@@ -94,7 +94,7 @@ def test_a_complete_last_line_without_its_line_end_is_kept(tmp_path: Path) -> No
 def test_a_second_writer_is_refused_naming_the_directory_and_the_pid(tmp_path: Path) -> None:
     first = RunStore.create(tmp_path / "run", meta())
     try:
-        holder = json.loads((first.root / LOCK_FILE).read_text())
+        holder = json.loads(first.layout.lock.read_text())
         assert holder["pid"] == os.getpid() and holder["command"] == "encsim run"
         with pytest.raises(ConfigError) as info:
             RunStore.open(first.root, lock="encsim run --resume", append=True)
@@ -111,7 +111,7 @@ def test_a_lock_left_by_a_dead_process_does_not_block(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path / "run", meta())
     store.close()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    (store.root / LOCK_FILE).write_text(json.dumps({"pid": int(dead.stdout), "command": "encsim run"}))
+    store.layout.lock.write_text(json.dumps({"pid": int(dead.stdout), "command": "encsim run"}))
     RunStore.open(store.root, lock="encsim run --resume", append=True).close()
 
 
@@ -156,7 +156,7 @@ def test_two_concurrent_resumes_do_not_run_the_pending_encounters_twice(tmp_path
                                  env={**os.environ, "PYTHONPATH": str(ROOT), **ENV})
         try:
             def holds() -> bool:
-                text = (out / LOCK_FILE).read_text() if (out / LOCK_FILE).exists() else ""
+                text = RunLayout(out).lock.read_text() if RunLayout(out).lock.exists() else ""
                 return f'"pid": {first.pid}' in text and len(server.requests) > 0
 
             _wait_for(lambda: holds() or first.poll() is not None, 120, "the first resume to take the lock")

@@ -1,5 +1,5 @@
-"""Fixture run directories for the dashboard tests, written with the real models of sim.events,
-sim.store, sim.result and scorers, with fixed timestamps and fixed score cards (so neither the
+"""Fixture run directories for the dashboard tests, written with the real models of sim.records,
+sim.store and scorers, with fixed timestamps and fixed score cards (so neither the
 snapshots nor the assertions move when the scorer's weights change).
 
 ``batch_run``: 3 scenarios x K=3 (text channel); fx_chest_pain triggers the safety gate (two of its
@@ -17,29 +17,33 @@ from typing import Any
 from rich.console import Console
 
 from scorers import SafetyGate, ScenarioSummary, ScoreCard, Summary
-from scorers._judge import CriterionResult, JudgeCard, TrustRating
-from scorers._types import (
+from sim.records import (
+    ConversationResult,
+    CriterionResult,
     DiagnosisMatch,
     EfficiencyComponent,
-    EscalationComponent,
-    InformationComponent,
-    SuiteSummary,
-    TriageComponent,
-)
-from sim.events import (
     EncounterFailed,
     EncounterFinished,
+    EncounterRecord,
     EncounterStarted,
+    EscalationComponent,
+    InformationComponent,
+    JudgeCard,
     LatencyMeasured,
     OverlapDetected,
+    ParsedAssessment,
     RunFinished,
+    RunMeta,
     RunStarted,
+    ScenarioRef,
     SpeechStarted,
     SpeechStopped,
+    SuiteSummary,
+    TriageComponent,
+    TrustRating,
+    Turn,
     TurnRecorded,
 )
-from sim.result import ConversationResult, ParsedAssessment, Turn
-from sim.store import EncounterRecord, RunMeta, ScenarioRef
 
 T0 = 1_800_000_000.0
 SCENARIO_DIR = Path(__file__).parent / "data" / "scenarios"

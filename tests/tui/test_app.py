@@ -9,7 +9,7 @@ import pytest
 from rich.text import Text
 from textual.binding import Binding
 
-from sim.events import EncounterFailed, EncounterFinished, EncounterStarted, RunFinished, TurnRecorded
+from sim.records import EncounterFailed, EncounterFinished, EncounterStarted, RunFinished, TurnRecorded
 from tests.tui.conftest import frozen_clock
 from tests.tui.runs import T0, batch_run, jsonl, record_for, screen_text, summary
 from tui import DashboardApp, RunWatchError

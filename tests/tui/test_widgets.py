@@ -8,8 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from scorers import ScoreCard
-from scorers._types import ImagingComponent
-from sim.store import EncounterRecord
+from sim.records import EncounterRecord, ImagingComponent
 from tests.tui.runs import T0, record_for
 from tui._state import Encounter
 from tui._widgets import details_renderable, transcript_table

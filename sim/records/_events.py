@@ -3,7 +3,7 @@
 One JSON object per line, each with ``type`` and ``t`` (unix time), flushed as it is written so
 another process can follow the file. Readers must skip a malformed or truncated line (a killed
 writer can leave one) and carry on; ``read_events`` does so and reports how many it skipped.
-Each line is redacted as written (``sim.redact.redact_json``): a key an endpoint reflected into a
+Each line is redacted as written (``sim.records.redact_json``): a key an endpoint reflected into a
 turn's text or an error shows as ``[redacted]``.
 """
 
@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from sim.redact import redact_json
+from sim.records._redact import redact_json
 
 
 class _Event(BaseModel):
@@ -123,7 +124,10 @@ Event = Annotated[
     | SpeechStarted | SpeechStopped | LatencyMeasured | OverlapDetected,
     Field(discriminator="type"),
 ]
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+EventSink = Callable[[Event], None]
+"""What every producer of events is handed: the runner's ``EventLog``, a live call's, or a test's list."""
 
 
 class EventLog:
@@ -140,7 +144,7 @@ class EventLog:
         os.close(self._fd)
 
 
-def parse_event(line: str) -> Any:
+def parse_event(line: str) -> Event:
     """One event from one line; raises ValueError on a malformed line."""
     try:
         return _ADAPTER.validate_python(json.loads(line))
@@ -148,9 +152,10 @@ def parse_event(line: str) -> Any:
         raise ValueError(f"malformed event line: {str(exc)[:200]}") from None
 
 
-def read_events(path: Path) -> tuple[list[Any], int]:
+def read_events(path: Path) -> tuple[list[Event], int]:
     """All well-formed events in ``path`` and the number of lines skipped as malformed."""
-    events, skipped = [], 0
+    events: list[Event] = []
+    skipped = 0
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.strip():

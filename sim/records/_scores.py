@@ -1,17 +1,238 @@
-"""Typed outputs of the scoring core: the per-encounter ScoreCard and the run Summary."""
+"""The records of scoring: what the scoring core (``scorers``) produces and every reader consumes.
+
+``ScoreCard`` is one encounter's score (stored in results.jsonl inside its ``EncounterRecord``) and
+``Summary`` a run's (summary.json), with the parts they are made of: the judge path's ``JudgeCard``
+and ``JudgeSummary``, the evaluators' ``EvaluatorResult`` and ``Finding``, the profile's
+``Combined`` score and the run's ``TriageAccuracy``. They live in this leaf so that the run store,
+the reports and the dashboard can read them without importing the code that computes them
+(``scorers`` computes them and re-exports these names from its face).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from scorers._judge import Disagreement, JudgeCard, JudgeSummary
-from scorers._profiles import Combined
-from scorers._triage_accuracy import TriageAccuracy
-from scorers.evaluators._base import EvaluatorResult
+# ------------------------------------------------------------------ evaluators (scorers.evaluators)
 
-Verdict = Literal["best", "acceptable", "over", "under"]
+Severity = Literal["critical", "high", "medium", "low"]
+
+# Most severe first; used to sort findings and to weigh them in scores.
+SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")
+
+
+class Finding(BaseModel):
+    """One thing an evaluator noticed. ``turn`` is the index of the message in ``result.turns``."""
+
+    code: str = Field(description="stable machine-readable name, e.g. missed_red_flag, dose_above_max")
+    severity: Severity
+    message: str
+    evidence: str | None = Field(default=None, description="the text that triggered the finding")
+    turn: int | None = None
+
+
+class EvaluatorResult(BaseModel):
+    """What one evaluator concluded about one encounter."""
+
+    name: str
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    findings: list[Finding] = []
+    fail_reasons: list[str] = []
+    details: dict[str, Any] = {}
+    applicable: bool = Field(default=True, description="False: the check does not apply to this encounter (no red "
+                                                       "flag to miss, an imaging item has no interview): it is left "
+                                                       "out of the profile's score, fail conditions and means")
+    error: str | None = Field(default=None, description="the evaluator raised on this encounter: its message. The "
+                                                        "result is then not applicable (no score, no verdict) and "
+                                                        "the run counts it as an evaluator error")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _applicable_from_details(cls, data: Any) -> Any:
+        """Records written before ``applicable`` was a field (and user evaluators written then) said it as
+        ``details["applicable"]``: read that as the field."""
+        if isinstance(data, dict) and "applicable" not in data:
+            details = data.get("details")
+            if isinstance(details, dict) and isinstance(details.get("applicable"), bool):
+                data = {**data, "applicable": details["applicable"],
+                        "details": {k: v for k, v in details.items() if k != "applicable"}}
+        return data
+
+    def by_severity(self, severity: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity == severity]
+
+
+# ------------------------------------------------------------------ the judge path (scorers._judge)
+
+RubricVerdict = Literal["met", "unmet", "no_verdict"]  # one criterion's verdict by one judge, or the jury's
+
+
+class CriterionResult(BaseModel):
+    criterion: str
+    points: float
+    axis: str | None = None
+    tags: list[str] = []
+    votes: dict[str, RubricVerdict]
+    verdict: RubricVerdict
+    explanations: dict[str, str] = {}
+
+
+class TrustRating(BaseModel):
+    category: str
+    criterion: str
+    ratings: dict[str, int | None]
+    mean: float | None
+
+
+class JudgeCard(BaseModel):
+    judges: list[str]
+    rubric: list[CriterionResult] = []
+    rubric_score: float | None = None
+    axis_scores: dict[str, float] = {}
+    tag_scores: dict[str, float] = {}
+    trust: list[TrustRating] = []
+    trust_categories: dict[str, float] = {}
+    trust_score: float | None = None
+    no_verdicts: int = 0
+    diagnosis_votes: dict[str, int | None] = Field(default={}, description="judge -> the rank (1-3) in the agent's "
+                                                                           "differential that names the expected "
+                                                                           "diagnosis, 0 for none, None no verdict")
+    diagnosis_rank: int | None = Field(default=None, description="the jury's rank (the most common vote; a tie "
+                                                                 "or no vote is None); None also when not asked")
+
+
+class JudgeSummary(BaseModel):
+    judges: list[str]
+    excluded: dict[str, str] = {}
+    warnings: list[str] = []
+    rubric_score: float | None = None
+    axis_scores: dict[str, float] = {}
+    tag_scores: dict[str, float] = Field(default={}, description="per rubric-criterion tag (axis:*, level:*): the "
+                                                                 "rubric score of the criteria carrying it")
+    theme_scores: dict[str, float] = Field(default={}, description="per theme (the scenario's theme:* tags, as "
+                                                                   "HealthBench reports them): the clipped mean "
+                                                                   "rubric score of those encounters")
+    trust_score: float | None = None
+    trust_categories: dict[str, float] = {}
+    fleiss_kappa: float | None = None
+    kappa_items: int = 0
+    no_verdicts: int = 0
+    encounters_judged: int = 0
+
+
+class Disagreement(BaseModel):
+    scenario_id: str
+    k: int
+    deterministic: float
+    judge: float
+    diff: float
+
+
+# ------------------------------------------------------------------ profiles (scorers._profiles)
+
+Status = Literal["pass", "warn", "fail"]
+
+
+class Combined(BaseModel):
+    profile: str
+    score: float | None
+    status: Status
+    parts: dict[str, float]
+    fail_reasons: list[str] = []
+
+
+# ------------------------------------------------------------------ triage accuracy (scorers._triage_accuracy)
+
+TRIAGE_CI_RESAMPLES = 1000  # the bootstrap behind TriageAccuracy's CIs
+TRIAGE_CI_SEED = 0
+DIAGNOSIS_METHOD = ("synonym matcher (scorers._diagnosis): the expected first-listed diagnosis or one of its "
+                    "synonyms")
+
+
+class Rate(BaseModel):
+    """One proportion: ``count`` of ``n`` encounters, with its 95% bootstrap CI (``None`` when ``n`` is 0)."""
+
+    value: float | None
+    ci95: list[float] | None = None
+    count: int = Field(description="encounters that meet the definition")
+    n: int = Field(description="encounters in the denominator")
+
+    def text(self) -> str:
+        """"0.83 [0.67, 1.00]", or "n/a" without encounters."""
+        if self.value is None:
+            return "n/a"
+        ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
+        return f"{self.value:.2f}{ci}"
+
+
+class ClassAccuracy(BaseModel):
+    """The encounters of one urgency class (their scenarios' best label)."""
+
+    n: int
+    exact: Rate
+    acceptable: Rate
+    under_acceptable: Rate
+
+
+class DiagnosisAccuracy(BaseModel):
+    """Top-1 / top-3 of the expected first-listed diagnosis (or a synonym) in the parsed differential."""
+
+    n: int = Field(description="scored encounters with an escalation target and an expected diagnosis")
+    top1: Rate
+    top3: Rate
+    imaging_excluded: int = Field(default=0, description="imaging items with an expected diagnosis: scored on "
+                                                         "findings, no differential, so not in n")
+    method: str = DIAGNOSIS_METHOD
+    judge: bool = Field(default=False, description="whether the judge path is reported (a --judge run)")
+    judge_n: int = Field(default=0, description="of n, encounters the jury gave a verdict on")
+    judge_top1: Rate | None = Field(default=None, description="the jury: the expected diagnosis (same condition, "
+                                                              "another name, a more specific form) named first")
+    judge_top3: Rate | None = Field(default=None, description="the jury: named within the first three")
+
+
+class TriageAccuracy(BaseModel):
+    """Escalation accuracy of a run, as symptom-checker studies report triage (see scorers._triage_accuracy)."""
+
+    encounters: int = Field(description="M: encounters of scenarios with an escalation target, scored or errors")
+    scored: int = Field(description="N: of those, scored (the population of every figure)")
+    errors: int = Field(description="ended in an error: counted in M, not scored")
+    not_applicable: int = Field(default=0, description="not shown to this model (imaging items, text-only model)")
+    scenarios: int = Field(description="scenarios with at least one scored encounter")
+    clustered: bool = Field(description="CIs from a cluster bootstrap over scenarios (some scenario has K > 1)")
+    exact: Rate
+    acceptable: Rate
+    under: Rate
+    over: Rate
+    under_acceptable: Rate
+    over_acceptable: Rate
+    none: Rate
+    unsafe: Rate
+    per_class: dict[str, ClassAccuracy] = Field(description="best label -> its encounters' accuracy, most urgent "
+                                                            "first")
+    confusion: dict[str, dict[str, int]] = Field(description="best label -> escalation given (or 'none') -> "
+                                                             "encounters")
+    diagnosis: DiagnosisAccuracy | None = None
+
+    def ci_method(self) -> str:
+        """How the CIs were computed, in words."""
+        unit = f"scenarios ({self.scenarios})" if self.clustered else "encounters"
+        return f"95% percentile bootstrap CIs over {unit}, {TRIAGE_CI_RESAMPLES} resamples, seed {TRIAGE_CI_SEED}"
+
+    def cli_line(self) -> str:
+        """The one-line summary the CLI prints after a run or a report."""
+        line = (f"Triage accuracy: exact {self.exact.text()}, acceptable {self.acceptable.text()}, "
+                f"under-triage {self.under.text()} (below the acceptable set {self.under_acceptable.text()}), "
+                f"over-triage {self.over.text()}, none given {self.none.text()}")
+        if self.diagnosis is not None:
+            line += f"; diagnosis top-1 {self.diagnosis.top1.text()}, top-3 {self.diagnosis.top3.text()}"
+        return line + f" ({self.scored} of {self.encounters} encounters scored)"
+
+
+# ------------------------------------------------------------------ the score card and the summary
+
+Verdict = Literal["best", "acceptable", "over", "under"]  # an encounter's triage against the scenario's levels
 
 
 class TriageComponent(BaseModel):

@@ -22,7 +22,7 @@ take in text that came back from an endpoint or was built from one with ``[redac
   or not.
 
 Every writer applies it at the write boundary: ``sim.store`` (results.jsonl, run.json, summary.json,
-report.md), ``sim.events`` (events.jsonl), report.html, ``encsim compare`` output, the patient-model
+report.md), ``sim.records`` events (events.jsonl), report.html, ``encsim compare`` output, the patient-model
 cache, and the CLI's lines that carry endpoint text. JSON is redacted as its final serialised text
 with ``redact_json`` (which keeps the document valid JSON); ``redact_obj`` walks JSON-like data.
 

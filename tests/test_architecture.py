@@ -1,0 +1,64 @@
+"""The seams of ARCHITECTURE.md that import-linter cannot state (pyproject.toml holds the import table).
+
+- Nothing outside a package imports its ``_``-prefixed modules: each package's ``__init__.py`` is its face.
+- Importing a record type, the scorers or the dashboard never loads the code that drives an encounter.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("scenarios", "sim", "scorers", "audio", "imaging", "tui")
+
+
+def _owner(module: str) -> str | None:
+    """The package that owns a private module (``scorers._judge`` -> ``scorers``), or None for a public one."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def test_owner_names_the_package_of_a_private_module() -> None:
+    assert _owner("scorers._judge") == "scorers"
+    assert _owner("scorers.evaluators._base") == "scorers.evaluators"
+    assert _owner("sim.records._run") == "sim.records"
+    assert _owner("sim.records") is None and _owner("sim.__init__") is None
+
+
+def test_nothing_outside_a_package_imports_its_private_modules() -> None:
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    crossing = []
+    for imported in sorted(graph.modules):
+        owner = _owner(imported)
+        if owner is None:
+            continue
+        for importer in sorted(graph.find_modules_that_directly_import(imported)):
+            if importer != owner and not importer.startswith(owner + "."):
+                crossing.append(f"{importer} imports {imported}")
+    assert crossing == [], "import these names from the package's face instead:\n" + "\n".join(crossing)
+
+
+@pytest.mark.parametrize(("face", "never"), [
+    ("scorers", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "audio", "tui")),
+    ("sim.records", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "scorers", "audio", "tui")),
+    ("sim", ("sim.harness", "sim.agents", "sim.runner", "sim.records", "httpx")),
+    ("tui", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "audio")),
+    ("imaging", ("sim", "scorers", "audio", "tui")),
+])
+def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, ...]) -> None:
+    """At run time, not only in the import graph: the faces import lazily what they do not need."""
+    code = (f"import sys, {face}; "
+            f"print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {set(PACKAGES) | {'httpx'}!r}))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    modules = loaded.stdout.split()
+    assert face in modules
+    bad = [m for m in modules if any(m == n or m.startswith(n + ".") for n in never)]
+    assert bad == [], f"import {face} loaded {bad}"
