@@ -305,7 +305,7 @@ def _enc_anchor_for(summary: Summary, scenario_id: str) -> str:
 
 
 def _imaging(summary: Summary, records: Records) -> str:
-    from sim.report import IMAGING_HEADER, imaging_rows
+    from sim.reports._cells import IMAGING_HEADER, imaging_rows
 
     rows = imaging_rows(records)
     if not rows:
@@ -324,7 +324,7 @@ def _triage_accuracy(summary: Summary) -> str:
     ta = _get(summary, "triage_accuracy", None)
     if ta is None:
         return ""
-    from sim.report import triage_accuracy_intro, triage_accuracy_notes, triage_accuracy_tables
+    from sim.reports._cells import triage_accuracy_intro, triage_accuracy_notes, triage_accuracy_tables
 
     if ta.scored == 0:
         return _section("triage-accuracy", "Triage accuracy",
@@ -344,7 +344,7 @@ def _understanding(summary: Summary, meta: RunMeta) -> str:
     patient = _get(summary, "patient", None)
     if not patient:
         return ""
-    from sim.report import understanding_lines
+    from sim.reports._cells import understanding_lines
 
     items = "".join(f"<li>{_e(line[2:])}</li>" for line in understanding_lines(patient, meta) if line.startswith("- "))
     return _section("patient", "Patient understanding", f"<ul>{items}</ul>")
@@ -354,7 +354,7 @@ def _live(summary: Summary, records: Records) -> str:
     live = _get(summary, "live", None)
     if not live:
         return ""
-    from sim.report import LIVE_HEADER, live_lines, live_rows
+    from sim.reports._cells import LIVE_HEADER, live_lines, live_rows
 
     facts = "".join(f"<li>{_e(line[2:])}</li>" for line in live_lines(live, {})[2:5])
     head = "".join(f"<th>{_e(h)}</th>" for h in LIVE_HEADER)

@@ -20,7 +20,7 @@ from sim.agents.scripted import ReferenceAgent
 from sim.assessment import parse_assessment
 from sim.channel import TextChannel
 from sim.harness import run_encounter
-from sim.report import render_report
+from sim.reports import render_report
 from sim.result import ConversationResult
 
 ROOT = Path(__file__).parents[2]
