@@ -35,8 +35,7 @@ from sim.errors import ConfigError
 from sim.events import EncounterStarted, EventLog, RunFinished, RunStarted
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
 from sim.patient import PatientSimulator
-from sim.report_html import write_html_report
-from sim.reports import render_report
+from sim.reports import render_report, write_html_report
 from sim.result import ConversationResult, Termination, TokenUsage
 from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
 from sim.store import EncounterRecord, RunMeta, RunStore, ScenarioRef, package_versions

@@ -65,8 +65,7 @@ from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
 from sim.patient_model import PatientModel
 from sim.redact import one_line
-from sim.report_html import write_html_report
-from sim.reports import render_report
+from sim.reports import render_report, write_html_report
 from sim.result import ConversationResult
 from sim.store import EncounterRecord, RunMeta, RunStore
 

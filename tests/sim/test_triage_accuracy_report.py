@@ -16,8 +16,7 @@ import pytest
 from scenarios import load_library
 from scorers import ScoreCard, aggregate
 from sim.cli import main
-from sim.report_html import render_html
-from sim.reports import render_report
+from sim.reports import render_html, render_report
 from sim.store import EncounterRecord, RunMeta
 from tests.sim.test_report_html import check
 
