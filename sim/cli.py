@@ -609,7 +609,8 @@ def cmd_annotations(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from sim.pairwise import pairwise, render_pairwise
+    from sim.pairwise import pairwise
+    from sim.reports import render_pairwise
 
     if not args.judge:
         raise ConfigError("encsim pairwise needs at least one --judge (with --judge-base-url, or --judge local).")
@@ -654,7 +655,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from sim.compare import compare_runs, render_comparison, write_comparison_json
+    from sim.compare import compare_runs
+    from sim.reports import render_comparison, write_comparison_json
 
     comparison = compare_runs(args.run_a, args.run_b)
     print(render_comparison(comparison), end="")

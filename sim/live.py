@@ -46,8 +46,7 @@ from sim.records import (
     TokenUsage,
     package_versions,
 )
-from sim.report import render_report
-from sim.report_html import write_html_report
+from sim.reports import render_report, write_html_report
 from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
 from sim.store import RunStore
 

@@ -2,7 +2,7 @@
 (models), both orders, and the models are ranked by Bradley-Terry with bootstrap CIs
 (scorers/_pairwise.py). Encounters are paired by (scenario, k) over the scenarios and k that both
 runs completed. A judge of the same provider family as either model of a pair is not used for it.
-The rendered table is redacted and neutralised (``sim.records.clean``).
+The table is rendered by ``sim.reports.render_pairwise``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from scorers import Answer, Judge, PairOutcome, Ranking, majority_outcome, rank_models, transcript_text, unswap
 from sim.judges import DEFAULT_FAMILIES, family_of
-from sim.records import ConfigError, ConversationResult, clean
+from sim.records import ConfigError, ConversationResult
 from sim.store import RunStore
 
 PROMPT = ("You compare two clinicians' conversations with the same simulated patient. Decide which clinician "
@@ -85,14 +85,3 @@ async def pairwise(run_dirs: list[Path], judges: Sequence[Judge], *, trials: int
     ranking = rank_models(list(names.values()), outcomes)
     return PairwiseReport(runs=names, trials=trials, judges=[j.name for j in judges], outcomes=outcomes,
                           ranking=ranking, skipped=skipped)
-
-
-def render_pairwise(report: PairwiseReport) -> str:
-    lines = [f"pairwise: {len(report.outcomes)} comparisons, {report.trials} trial(s) x 2 orders per judge, "
-             f"judges: {', '.join(report.judges)}", "",
-             f"{'model (run)':50} {'BT strength':>11}  {'95% CI':>17}  {'wins':>6}/{'n':<4}"]
-    for r in report.ranking:
-        lines.append(f"{r.model[:50]:50} {r.strength:>+11.3f}  [{r.ci95[0]:+.2f}, {r.ci95[1]:+.2f}]  "
-                     f"{r.wins:>6.1f}/{r.comparisons:<4}")
-    lines += [f"skipped: {s}" for s in report.skipped]
-    return clean("\n".join(lines))

@@ -80,8 +80,7 @@ from sim.records import (
     RunStarted,
     one_line,
 )
-from sim.report import render_report
-from sim.report_html import write_html_report
+from sim.reports import render_report, write_html_report
 from sim.store import RunStore
 
 Progress = Callable[[int, int, EncounterRecord], None]

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from sim.records import forget_secrets
+from sim.records import RunMeta, forget_secrets
 from tests.adversarial.conftest import ROOT, SECRET, Outcome, assert_clean, encsim_in_process, files_under, secret_forms
 from tests.fakeserver import FakeChatServer
 
@@ -291,8 +291,7 @@ def test_report_of_a_run_written_before_redaction(vector: Vector, runs: Callable
 
 def test_userinfo_in_base_url_never_reaches_run_json(tmp_path: Path) -> None:
     """Defence in depth behind the --base-url check: run.json and the reports drop a URL's userinfo."""
-    from sim.records import RunMeta
-    from sim.report import render_report
+    from sim.reports import render_report
     from sim.runner import summarise
     from sim.store import RunStore
 

@@ -21,7 +21,7 @@ from sim.assessment import parse_assessment
 from sim.channel import TextChannel
 from sim.harness import run_encounter
 from sim.records import ConversationResult
-from sim.report import render_report
+from sim.reports import render_report
 
 ROOT = Path(__file__).parents[2]
 

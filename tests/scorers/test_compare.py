@@ -13,7 +13,8 @@ from scipy import stats
 
 from scorers import bonferroni, cohens_d, drift_check, paired_bootstrap_diff, welch_t
 from sim.cli import main
-from sim.compare import compare_runs, render_comparison
+from sim.compare import compare_runs
+from sim.reports import render_comparison
 
 # --- statistics ---------------------------------------------------------------------------------
 

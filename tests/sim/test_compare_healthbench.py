@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from sim.cli import main
-from sim.compare import compare_runs, render_comparison
+from sim.compare import compare_runs
+from sim.reports import render_comparison
 from tests.fakeserver import FakeChatServer
 
 SAMPLES = Path(__file__).parents[1] / "scenarios" / "samples" / "healthbench_sample.jsonl"

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import html
-import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from scorers import ScoreCard, Summary
+from scorers import Summary
+from scorers.evaluators import SEVERITIES
 from sim.cli import main
 from sim.records import EncounterRecord, RunLayout, RunMeta
-from sim.report_html import (
-    disagreements_section,
-    findings_section,
-    judge_section,
-    render_html,
-    write_html_report,
-)
+from sim.reports import render_html, write_html_report
 from sim.store import RunStore
+from tests.fakeserver import FakeChatServer
+from tests.sim.test_judge_run import grader
 
 Run = tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord]]
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 PLOT_SECTIONS = ("gate", "distributions", "worst-of-k")
 XSS = "<script>alert(1)</script>"
+HEALTHBENCH = Path(__file__).parents[1] / "scenarios" / "samples" / "healthbench_sample.jsonl"
 
 
 class Checker(HTMLParser):
@@ -167,93 +163,118 @@ def test_passed_gate_errors_and_atomic_write(tmp_path: Path) -> None:
     assert not {"judge", "disagreements"} & parsed.ids  # optional sections need their data
 
 
-def test_optional_sections_from_hand_made_inputs() -> None:
-    card = SimpleNamespace(evaluators=[
-        {"name": "red_flags", "score": 0.4, "passed": False, "findings": [
-            {"code": "RF1", "severity": "critical", "message": "missed <chest pain>", "evidence": "agent: rest"},
-            {"code": "RF2", "severity": "low", "message": "late question", "evidence": None}]},
-        SimpleNamespace(name="tone", score=0.9, passed=True, findings=[
-            SimpleNamespace(code="T1", severity="info", message="ok", evidence="see http://x.test")])])
-    page = findings_section([("acs_chest_pain", 0, card), ("viral_uri", 1, SimpleNamespace(evaluators=[]))],
-                            anchors={"enc-acs_chest_pain-0"})
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The under-triaging control judged by two loopback judges, on two library scenarios and the HealthBench
+    sample (rubric-only): evaluator findings, a judge summary, rubric verdicts and flagged disagreements."""
+    root = tmp_path_factory.mktemp("judged")
+    hb, out = root / "hb", root / "run"
+    assert main(["import", "healthbench", str(HEALTHBENCH), "--out", str(hb)]) == 0
+    with FakeChatServer(reply=grader) as a, FakeChatServer(reply=grader) as b:
+        assert main(["run", "--model", "scripted:undertriage", "--scenarios", "acs_chest_pain,viral_uri",
+                     "--scenarios", str(hb), "--k", "2", "--out", str(out), "--quiet", "--judge", "gpt-4o",
+                     "--judge-base-url", a.base_url, "--judge", "claude-3-5-sonnet", "--judge-base-url",
+                     b.base_url]) == 0
+    return load(out)
+
+
+def section_of(page: str, sid: str) -> str:
+    return page.split(f'<section id="{sid}">', 1)[1].split("</section>", 1)[0]
+
+
+def test_findings_section_from_real_evaluator_results(judged: Run) -> None:
+    meta, summary, records = judged
+    row = next(r for r in summary.scenarios if r.id == "acs_chest_pain")
+    key = (row.id, row.worst_k_index)
+    card = records[key].score
+    assert card is not None
+    ev = next(e for e in card.evaluators if e.findings)
+    finding = ev.findings[0].model_copy(update={"message": "missed <chest pain>", "evidence": "see http://x.test"})
+    ev = ev.model_copy(update={"findings": [finding, *ev.findings[1:]]})
+    card = card.model_copy(update={"evaluators": [ev if e.name == ev.name else e for e in card.evaluators]})
+    records = {**records, key: records[key].model_copy(update={"score": card})}
+    page = render_html(meta, summary, records)
     parsed = check(page)
     assert "findings" in parsed.ids and parsed.svgs_in.get("findings") == 1
-    assert "missed &lt;chest pain&gt;" in page and "http://" not in page
-    listing = page.split("most severe first", 1)[1]
-    assert listing.index(">critical<") < listing.index(">low<") < listing.index(">info<")
-    assert '<a href="#enc-acs_chest_pain-0">' in page and "3 finding(s) from 2 evaluator(s)" in page
-    assert findings_section([("a", 0, SimpleNamespace())]) == "" and findings_section([]) == ""
+    findings = section_of(page, "findings")
+    assert "missed &lt;chest pain&gt;" in findings and "http://" not in page
+    cards = [r.score for r in records.values() if r.status == "ok" and r.score is not None]
+    total = sum(len(e.findings) for c in cards for e in c.evaluators)
+    names = {e.name for c in cards for e in c.evaluators}
+    assert f"{total} finding(s) from {len(names)} evaluator(s)" in findings
+    # most severe first: the severity badges of the listing follow scorers' order
+    listing = findings.split("most severe first", 1)[1]
+    shown = re.findall(r'<span class="badge" style="background:#[0-9a-f]{6}">(\w+)</span>', listing)
+    assert len(shown) == min(total, 300) and {"critical", "low"} <= set(shown)
+    assert [SEVERITIES.index(s) for s in shown] == sorted(SEVERITIES.index(s) for s in shown)
+    assert f'<a href="#enc-{row.id}-{row.worst_k_index}">' in listing  # a worst encounter's finding links to it
+    # no evaluator results, no section
+    bare = {k: r.model_copy(update={"score": r.score.model_copy(update={"evaluators": []})}) if r.score else r
+            for k, r in records.items()}
+    assert "findings" not in check(render_html(meta, summary, bare)).ids
 
-    judge = {"fleiss_kappa": 0.52, "rubric_score": 0.775, "no_verdicts": 2, "warnings": ["judge B timed out <x>"],
-             "per_axis": {"accuracy": {"kappa": 0.8, "mean": 0.9}, "safety": {"kappa": -0.1, "mean": 0.4}}}
-    page = judge_section(judge)
+
+def test_judge_section_from_a_real_judge_summary(judged: Run) -> None:
+    meta, summary, records = judged
+    judge = summary.judge
+    assert judge is not None and judge.fleiss_kappa is not None
+    page = render_html(meta, summary, records)
     parsed = check(page)
-    assert "0.520" in page and "moderate" in page and "0.775" in page and "judge B timed out &lt;x&gt;" in page
-    assert parsed.svgs_in.get("judge") == 1 and "-0.100" in page
-    assert judge_section(SimpleNamespace(fleiss_kappa=0.1, per_axis={"tone": 0.3})).count("<svg") == 1
-    summary_shaped = {  # the fields of scorers.JudgeSummary
-        "judges": ["judge-a", "judge-b"], "excluded": {"judge-c": "same provider family <x> as the model"},
-        "warnings": [], "rubric_score": 0.4, "axis_scores": {"accuracy": 0.5, "communication": 0.9},
-        "tag_scores": {"emergency": 0.1}, "trust_score": 0.6, "trust_categories": {"safety_awareness": 0.3},
-        "fleiss_kappa": None, "kappa_items": 0, "no_verdicts": 0, "encounters_judged": 12}
-    page = judge_section(summary_shaped)
-    parsed = check(page)
-    assert parsed.svgs_in.get("judge") == 3 and "judge-a" in page and "same provider family &lt;x&gt;" in page
-    assert "needs two or more judges" in page and "across 12 judged encounters" in page
-    assert judge_section(None) == "" and judge_section({}) == ""
-
-    items = [{"scenario_id": "viral_uri", "k": 1, "deterministic": 0.9, "judge": 0.7, "diff": -0.2},
-             SimpleNamespace(scenario_id="acs_chest_pain", k=0, deterministic=0.3, judge=0.95)]
-    page = disagreements_section(items)
-    parsed = check(page)
-    assert parsed.svgs_in.get("disagreements") == 1 and "Flagged disagreements (2)" in page
-    assert page.index("acs_chest_pain") < page.index("viral_uri") and "0.650" in page  # largest |diff| first
-    assert disagreements_section(None) == "" and disagreements_section([]) == ""
+    section = section_of(page, "judge")
+    breakdowns = [b for b in (judge.axis_scores, judge.theme_scores, judge.tag_scores, judge.trust_categories) if b]
+    assert parsed.svgs_in.get("judge") == len(breakdowns) == 4
+    assert f"{judge.fleiss_kappa:.3f}" in section and f"over {judge.kappa_items} criterion verdicts" in section
+    assert f"across {judge.encounters_judged} judged encounters" in section
+    assert f"{judge.trust_score:.3f}" in section and "<code>gpt-4o</code>, <code>claude-3-5-sonnet</code>" in section
+    assert "warnbox" not in section and "excluded judge" not in section
+    # one judge left (no kappa), one excluded, a warning: each is shown, escaped
+    one = judge.model_copy(update={"fleiss_kappa": None, "judges": ["gpt-4o"], "warnings": [f"judge timed out {XSS}"],
+                                   "excluded": {"claude-3-5-sonnet": "same provider family <x> as the model"}})
+    page = render_html(meta, summary.model_copy(update={"judge": one}), records)
+    check(page)
+    section = section_of(page, "judge")
+    assert "needs two or more judges" in section and "same provider family &lt;x&gt; as the model" in section
+    assert "&lt;script&gt;" in section and XSS not in page
+    # no judge: no section, no disagreements
+    plain = summary.model_copy(update={"judge": None, "disagreements": []})
+    assert not {"judge", "disagreements"} & check(render_html(meta, plain, records)).ids
 
 
-def test_optional_sections_are_wired_into_the_page(under: Run) -> None:
-    class JudgedSummary(Summary):
-        judge: dict[str, Any] | None = None
-        disagreements: list[dict[str, Any]] = []
-
-    class EvaluatedCard(ScoreCard):
-        evaluators: list[dict[str, Any]] = []
-        judge: dict[str, Any] | None = None  # the shape of scorers.JudgeCard
-
-    meta, summary, records = under
-    row = summary.scenarios[0]
-    worst = (row.id, row.worst_k_index)
-    other = (row.id, next(k for k in range(meta.k) if k != row.worst_k_index))
-    judge_card = {"judges": ["judge-a", "judge-b"], "rubric_score": 0.25, "trust_score": 0.4, "no_verdicts": 1,
-                  "rubric": [{"criterion": "Sends the patient to the emergency department", "points": 10,
-                              "votes": {"judge-a": "unmet", "judge-b": "unmet"}, "verdict": "unmet",
-                              "explanations": {"judge-a": XSS}}],
-                  "trust": [{"category": "safety_awareness", "criterion": "?", "ratings": {"judge-a": 1}, "mean": 1.0}]}
-    cards = {}
-    for key in (worst, other):
-        base = records[key].score
-        assert base is not None
-        cards[key] = records[key].model_copy(update={"score": EvaluatedCard.model_validate(base.model_dump() | {
-            "judge": judge_card,
-            "evaluators": [{"name": "escalation_check", "score": 0.0, "passed": False, "findings": [
-                {"code": "ESC", "severity": "critical", "message": XSS, "evidence": "self_care"}]}]})})
-    plus = JudgedSummary.model_validate(json.loads(summary.model_dump_json()) | {
-        "judge": {"fleiss_kappa": 0.61, "per_axis": {"accuracy": 0.7}},
-        "disagreements": [{"scenario_id": row.id, "k": k, "deterministic": 0.3, "judge": 0.9, "diff": 0.6}
-                          for _, k in (worst, other)]})
-    page = render_html(meta, plus, {**records, **cards})
+def test_flagged_disagreements_are_wired_into_the_page(judged: Run) -> None:
+    meta, summary, records = judged
+    flagged = summary.disagreements
+    worst = {(r.id, r.worst_k_index) for r in summary.scenarios if r.worst_k_index is not None}
+    others = [(d.scenario_id, d.k) for d in flagged if (d.scenario_id, d.k) not in worst]
+    assert flagged and others and any((d.scenario_id, d.k) in worst for d in flagged)
+    # the worst encounter's judge card with real rubric verdicts (those of a rubric-only encounter of the run)
+    row = next(r for r in summary.scenarios if r.id == "acs_chest_pain")
+    key = (row.id, row.worst_k_index)
+    rubric = next(r.score.judge.rubric for r in records.values() if r.score and r.score.judge and r.score.judge.rubric)
+    rubric = [rubric[0].model_copy(update={"explanations": {"gpt-4o": XSS}}), *rubric[1:]]
+    card = records[key].score
+    assert card is not None and card.judge is not None
+    card = card.model_copy(update={"judge": card.judge.model_copy(update={"rubric": rubric})})
+    page = render_html(meta, summary, {**records, key: records[key].model_copy(update={"score": card})})
     parsed = check(page)
     assert {"findings", "judge", "disagreements"} <= parsed.ids
     assert {"#findings", "#judge", "#disagreements"} <= set(parsed.links)
-    assert "escalation_check" in page and "0.610" in page and XSS not in page
-    flagged = page.split('id="disagreements"', 1)[1].split("</section>", 1)[0]
-    for _, k in (worst, other):
-        assert f'<a href="#enc-{row.id}-{k}">' in flagged
-    # the flagged encounter that is not a worst one gets its own transcript block; the worst one is not repeated
-    assert f'id="enc-{row.id}-{other[1]}"' in flagged and f'id="enc-{row.id}-{worst[1]}"' not in flagged
-    assert parsed.tags["details"] == len(summary.scenarios) + 1 + 1  # + flagged encounter + findings listing
-    block = page.split(f'id="enc-{row.id}-{worst[1]}"', 1)[1].split("</details>", 1)[0]
-    assert "Judge path" in block and "Sends the patient to the emergency department" in block and ">unmet<" in block
+    section = section_of(page, "disagreements")
+    assert f"Flagged disagreements ({len(flagged)})" in page and parsed.svgs_in.get("disagreements") == 1
+    for d in flagged:
+        assert f'<a href="#enc-{d.scenario_id}-{d.k}">' in section
+    # a flagged encounter that is not a worst one gets its own block there; a worst one is not repeated
+    for sid, k in others:
+        assert f'id="enc-{sid}-{k}"' in section
+    for sid, k in worst:
+        assert f'id="enc-{sid}-{k}"' not in section
+    assert parsed.tags["details"] == len(worst) + len(others) + 1  # + the findings listing
+    # largest |diff| first
+    order = list(re.findall(r'<tr><td><a href="#enc-([\w-]+)">', section))
+    diffs = {f"{d.scenario_id}-{d.k}": abs(d.diff) for d in flagged}
+    assert [diffs[m] for m in order] == sorted(diffs.values(), reverse=True)
+    block = page.split(f'id="enc-{row.id}-{row.worst_k_index}"', 1)[1].split("</details>", 1)[0]
+    assert "Judge path" in block and rubric[0].criterion[:30] in html.unescape(block)
+    assert f">{rubric[0].verdict}<" in block and XSS not in page and "&lt;script&gt;" in block
 
 
 def test_run_with_nothing_scored_still_renders(under: Run) -> None:

@@ -17,8 +17,7 @@ from scenarios import load_library
 from scorers import ScoreCard, aggregate
 from sim.cli import main
 from sim.records import EncounterRecord, RunMeta
-from sim.report import render_report
-from sim.report_html import render_html
+from sim.reports import render_html, render_report
 from tests.sim.test_report_html import check
 
 SAMPLES = Path(__file__).parents[1] / "scenarios" / "samples"

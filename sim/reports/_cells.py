@@ -1,0 +1,177 @@
+"""The cells that report.md and report.html both render, so the two reports always agree.
+
+Each function turns typed run data (``scorers.TriageAccuracy``, ``sim.store.EncounterRecord``, the
+``Summary.patient`` and ``Summary.live`` blocks) into plain strings: report.md writes them as markdown lines and
+table rows, report.html escapes them into elements. ``Summary.patient`` and ``Summary.live`` are free-form dicts
+in the model (``dict[str, Any]``), so they are read with ``dict.get`` and the defaults of what their producers
+may leave out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scorers import TriageAccuracy
+from sim.records import EncounterRecord, RunMeta
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def understanding_lines(patient: dict[str, Any], meta: RunMeta) -> list[str]:
+    """Which layer of the patient's understanding revealed the facts, and how assessments were written."""
+    total = patient.get("facts_revealed", 0)
+    share = patient.get("share", {})
+    by = patient.get("by_layer", {})
+    layers = ", ".join(f"{name} {by.get(name, 0)} ({_pct(share.get(name))})" for name in ("trigger", "intent", "model"))
+    forms = patient.get("assessment_forms") or {}
+    lines = ["## How the patient understood the agent", "",
+             f"- facts revealed: {total}; by layer: {layers}"
+             + ("" if meta.patient_model else " (no --patient-model)"),
+             "- assessments by form: " + (", ".join(f"{k} {v}" for k, v in sorted(forms.items())) or "none")]
+    if patient.get("patient_model_warnings"):
+        lines.append(f"- patient-model warnings (the deterministic layers decided alone): "
+                     f"{patient['patient_model_warnings']}")
+    return [*lines, ""]
+
+
+def live_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+    """Per-turn timeline rows of every live call: who spoke when, and how long the reply took."""
+    rows = []
+    for (sid, k), rec in sorted(records.items()):
+        if rec.result is None or not rec.result.interaction:
+            continue
+        for t in rec.result.turns:
+            c = t.channel
+            rows.append([f"{sid} k={k}", str(t.index), t.speaker, _f(c.get("speech_start_s"), 2),
+                         _f(c.get("speech_end_s"), 2), _f(c.get("latency_s"), 3),
+                         ", ".join(t.revealed) or "", "; ".join(t.warnings)])
+    return rows
+
+
+LIVE_HEADER = ["call", "#", "speaker", "start s", "end s", "latency s", "facts revealed", "notes"]
+
+
+def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
+    lines = ["## Live call", "",
+             f"- calls: {live['calls']}; patient voice-to-voice latency (end of agent speech to first patient "
+             f"audio) p50 {_f(live.get('patient_latency_p50_s'), 3)} s, "
+             f"p95 {_f(live.get('patient_latency_p95_s'), 3)} s "
+             f"over {live.get('patient_replies', 0)} replies",
+             f"- agent response latency (end of patient speech to first agent audio) p50 "
+             f"{_f(live.get('agent_latency_p50_s'), 3)} s, p95 {_f(live.get('agent_latency_p95_s'), 3)} s "
+             f"over {live.get('agent_replies', 0)} replies",
+             f"- overlaps {live['overlaps']} ({live['overlap_s']:.1f} s), interruptions (a side stopped talking) "
+             f"{live['interruptions']}, silences of 2 s or more {live['long_silences']} (longest "
+             f"{live['max_silence_s']:.1f} s)", "",
+             "| " + " | ".join(LIVE_HEADER) + " |", "|" + "---|" * len(LIVE_HEADER)]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in live_rows(records)]
+    return lines + [""]
+
+
+def imaging_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[str]]:
+    """One row per imaging item encounter: what was asked, what the model answered, how it scored."""
+    rows = []
+    for (sid, k), rec in sorted(records.items()):
+        img = rec.score.imaging if rec.score is not None else None
+        if rec.status == "not_applicable":
+            rows.append([f"{sid} k={k}", "not applicable (text-only model)", "", "", "", ""])
+        elif img is not None:
+            if img.answer_type == "multiple_choice":
+                got = f"answer {img.choice or 'none'} ({'right' if img.correct else 'wrong'})"
+            elif img.answer_type == "findings":
+                got = (f"F1 {_f(img.f1)}; missed {', '.join(img.missed) or 'none'}; "
+                       f"extra {', '.join(img.extra) or 'none'}")
+            else:
+                got = f"recall {_f(img.recall)}; missed {', '.join(img.missed) or 'none'}"
+            rows.append([f"{sid} k={k}", img.answer_type, got, img.escalation or "none",
+                         ", ".join(img.critical_missed) or "", _f(rec.score.composite if rec.score else None)])
+    return rows
+
+
+IMAGING_HEADER = ["item", "answer type", "result", "escalation", "critical missed", "composite"]
+
+
+TRIAGE_FIGURES = (
+    ("exact", "exact (given = best label)"),
+    ("acceptable", "acceptable (given in the acceptable set)"),
+    ("under", "under-triage (less urgent than the best label)"),
+    ("over", "over-triage (more urgent than the best label)"),
+    ("under_acceptable", "under-triage below the acceptable set (safety)"),
+    ("over_acceptable", "over-triage above the acceptable set"),
+    ("none", "no escalation given or unparsed"),
+    ("unsafe", "unsafe (below the acceptable set, or none given)"),
+)
+
+
+FIGURE_HEADER = ["figure", "value", "95% CI", "encounters"]
+
+
+CLASS_HEADER = ["best label", "n", "exact", "95% CI", "acceptable", "95% CI", "below the acceptable set"]
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "n/a" if not ci else f"{ci[0]:.2f}-{ci[1]:.2f}"
+
+
+def triage_accuracy_intro(ta: TriageAccuracy) -> str:
+    """Who is counted and how the CIs were computed, in one sentence."""
+    left = []
+    if ta.errors:
+        left.append(f"{ta.errors} ended in an error and are not scored")
+    if ta.not_applicable:
+        left.append(f"{ta.not_applicable} not applicable to this model are not counted")
+    return (f"Escalation advice against each scenario's labels, as symptom-checker studies report triage "
+            f"(Semigran et al., BMJ 2015): {ta.scored} of {ta.encounters} encounters scored"
+            + (f" ({'; '.join(left)})" if left else "")
+            + f", over the scenarios with an escalation target; {ta.ci_method()}.")
+
+
+def triage_accuracy_tables(ta: TriageAccuracy) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) of each table: figures, per class, confusion matrix, diagnosis.
+
+    report.md and report.html render the same cells.
+    """
+    figures = [[label, _f(getattr(ta, name).value), _ci(getattr(ta, name).ci95),
+                f"{getattr(ta, name).count}/{getattr(ta, name).n}"] for name, label in TRIAGE_FIGURES]
+    classes = [[cat, str(c.n), _f(c.exact.value), _ci(c.exact.ci95), _f(c.acceptable.value), _ci(c.acceptable.ci95),
+                _f(c.under_acceptable.value)] for cat, c in ta.per_class.items()]
+    columns = list(next(iter(ta.confusion.values()), {}))
+    confusion = [[best, *(str(row.get(col, 0)) for col in columns)] for best, row in ta.confusion.items()]
+    given = [c if c != "none" else "none/unparsed" for c in columns]
+    tables = [("Figures", FIGURE_HEADER, figures),
+              ("Per urgency class (the scenario's best label)", CLASS_HEADER, classes),
+              ("Confusion matrix (rows: best label; columns: escalation given)", ["best label", *given], confusion)]
+    dx = ta.diagnosis
+    if dx is not None:
+        shown = [("top-1 diagnosis", dx.top1), ("top-3 diagnosis", dx.top3)]
+        if dx.judge_top1 is not None and dx.judge_top3 is not None:
+            shown += [("top-1 diagnosis (judge)", dx.judge_top1), ("top-3 diagnosis (judge)", dx.judge_top3)]
+        rows = [[label, _f(r.value), _ci(r.ci95), f"{r.count}/{r.n}"] for label, r in shown]
+        tables.append(("Diagnosis (scenarios with an expected diagnosis)", FIGURE_HEADER, rows))
+    return tables
+
+
+def triage_accuracy_notes(ta: TriageAccuracy) -> list[str]:
+    """The lines under the tables: how diagnoses were matched, and what was left out."""
+    dx = ta.diagnosis
+    if dx is None:
+        return []
+    notes = [f"Diagnoses matched by the {dx.method}."]
+    if dx.judge:
+        notes.append(f"Judge rows: the jury said which of the first three diagnoses names the expected one "
+                     f"(another name or a more specific form counts); {dx.judge_n} of {dx.n} encounters got a "
+                     "verdict.")
+    else:
+        notes.append("Run with --judge for the judge path (a jury decides whether a diagnosis names the expected "
+                     "one under another name).")
+    if dx.imaging_excluded:
+        notes.append(f"{dx.imaging_excluded} imaging encounter(s) with an expected diagnosis are scored on "
+                     "findings, not a differential, and are not in the diagnosis figures.")
+    return notes
