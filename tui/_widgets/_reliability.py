@@ -1,0 +1,90 @@
+"""The reliability view: per scenario its K composites (sparkline, mean, worst) and the detail of one scenario."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from tui._format import marker_text, score, spark
+from tui._state import RunState
+
+
+class ReliabilityTable(DataTable[Any]):
+    """One row per scenario: its K composites as a sparkline, mean and worst."""
+
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open worst"),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+    DEFAULT_CSS = """
+    ReliabilityTable {
+        height: 1fr;
+        border: round $panel-lighten-2;
+    }
+    ReliabilityTable:focus {
+        border: round $accent;
+    }
+    """
+    COLUMNS: tuple[tuple[str, str, int], ...] = (
+        ("scenario", "scenario", 34), ("suite", "suite", 9), ("K", "n", 5), ("composites", "spark", 12),
+        ("mean", "mean", 6), ("worst", "worst", 6), ("worst k", "worst_k", 7), ("safety", "gate", 8),
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._signatures: dict[str, tuple[Any, ...]] = {}
+
+    def on_mount(self) -> None:
+        for label, key, width in self.COLUMNS:
+            self.add_column(label, key=key, width=width)
+
+    def upsert(self, scenario_id: str, row: list[Any]) -> None:
+        sig = tuple(str(c) for c in row)
+        old = self._signatures.get(scenario_id)
+        if old == sig:
+            return
+        if old is None:
+            self.add_row(*row, key=scenario_id)
+        else:
+            for (_, column, _), value in zip(self.COLUMNS, row, strict=True):
+                self.update_cell(scenario_id, column, value)
+        self._signatures[scenario_id] = sig
+
+
+def reliability_row(state: RunState, scenario_id: str, suite: str | None) -> list[Any]:
+    encs = state.scenario_encounters(scenario_id)
+    values = [e.composite if e.status == "done" else None for e in encs]
+    scored = [v for v in values if v is not None]
+    worst = state.worst_key(scenario_id)
+    marker = ("gate" if scenario_id in state.gate_reasons or any(e.gate for e in encs)
+              else "safety" if any(e.safety_failures for e in encs) else None)
+    k_total = state.k
+    return [
+        scenario_id, suite or "—", f"{len(scored)}/{k_total if k_total is not None else len(encs)}",
+        Text(spark(values), style="cyan"), Text(score(state.scenario_mean(scenario_id), 2), justify="right"),
+        Text(score(min(scored), 2) if scored else "—", justify="right"),
+        Text(str(worst[1]) if worst else "—", justify="right"),
+        marker_text(marker),
+    ]
+
+
+def reliability_detail(state: RunState, scenario_id: str) -> Text:
+    encs = state.scenario_encounters(scenario_id)
+    text = Text(scenario_id, style="bold")
+    text.append("   ")
+    for e in encs:
+        text.append(f"k{e.k} ")
+        text.append(score(e.composite, 2) if e.status == "done" else e.status, style="bold")
+        text.append("  ")
+    scored = [e.composite for e in encs if e.status == "done" and e.composite is not None]
+    if len(scored) >= 2:
+        text.append(f"  mean {statistics.fmean(scored):.2f} · sd {statistics.pstdev(scored):.2f}", style="dim")
+    worst = state.worst_key(scenario_id)
+    if worst is not None:
+        text.append(f"\nworst: k={worst[1]} — enter opens its transcript", style="yellow")
+    return text
