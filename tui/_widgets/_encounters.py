@@ -6,27 +6,21 @@ from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from tui._format import marker_text, passed_text, score, status_text
 from tui._state import Encounter
+from tui._widgets._table import RowTable
 
 
-class EncounterTable(DataTable[Any]):
+class EncounterTable(RowTable):
     """Scenario x k rows, updated in place; row keys are trace ids."""
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open"),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
     ]
     DEFAULT_CSS = """
     EncounterTable {
         height: 1fr;
-        border: round $panel-lighten-2;
-    }
-    EncounterTable:focus {
-        border: round $accent;
     }
     """
     COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -35,20 +29,30 @@ class EncounterTable(DataTable[Any]):
         ("review", "review", 10),
     )
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._signatures: dict[str, tuple[Any, ...]] = {}
-
-    def on_mount(self) -> None:
-        for label, key, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width)
-
     @staticmethod
     def signature(enc: Encounter, review: str) -> tuple[Any, ...]:
+        """What the row of ``enc`` shows, comparable (its row is rewritten only when this changed).
+
+        Args:
+            enc: The encounter.
+            review: Its review mark (``pass``, ``fail*``, ``noted``, or empty).
+
+        Returns:
+            The row's signature.
+        """
         return (enc.status, enc.composite, enc.passed, len(enc.turns), enc.worst, enc.marker, review)
 
     @staticmethod
     def cells(enc: Encounter, review: str) -> list[Any]:
+        """The cells of the row of ``enc``, one per column.
+
+        Args:
+            enc: The encounter.
+            review: Its review mark (``pass``, ``fail*``, ``noted``, or empty).
+
+        Returns:
+            The cells, in the order of ``COLUMNS``.
+        """
         review_style = "green" if review.startswith("pass") else "red" if review.startswith("fail") else "yellow"
         return [
             enc.scenario_id, str(enc.k), status_text(enc.status), Text(score(enc.composite), justify="right"),
@@ -58,38 +62,11 @@ class EncounterTable(DataTable[Any]):
             Text(review, style=review_style),
         ]
 
-    def has(self, tid: str) -> bool:
-        return tid in self._signatures
-
     def upsert(self, enc: Encounter, review: str) -> None:
-        tid = enc.trace_id
-        sig = self.signature(enc, review)
-        old = self._signatures.get(tid)
-        if old == sig:
-            return
-        cells = self.cells(enc, review)
-        if old is None:
-            self.add_row(*cells, key=tid)
-        else:
-            for (_, column, _), value in zip(self.COLUMNS, cells, strict=True):
-                self.update_cell(tid, column, value)
-        self._signatures[tid] = sig
+        """Show the row of ``enc`` (keyed by its trace id), or update it if it changed.
 
-    def drop(self, tid: str) -> None:
-        if self._signatures.pop(tid, None) is not None:
-            self.remove_row(tid)
-
-    def reset_rows(self) -> None:
-        self.clear()
-        self._signatures.clear()
-
-    def keys(self) -> list[str]:
-        return [str(row.key.value) for row in self.ordered_rows]
-
-    def highlighted_key(self) -> str | None:
-        if not self.row_count:
-            return None
-        try:
-            return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
-        except Exception:  # an empty or just-cleared table
-            return None
+        Args:
+            enc: The encounter.
+            review: Its review mark (``pass``, ``fail*``, ``noted``, or empty).
+        """
+        self.upsert_row(enc.trace_id, self.signature(enc, review), lambda: self.cells(enc, review))

@@ -6,10 +6,9 @@ import statistics
 from typing import Any
 
 from rich.text import Text
-from textual.binding import Binding
-from textual.widgets import DataTable
 
 from tui._state import Encounter
+from tui._widgets._table import RowTable
 
 
 def speaking_text(enc: Encounter | None) -> Text:
@@ -34,36 +33,34 @@ def speaking_text(enc: Encounter | None) -> Text:
     return text
 
 
-class LatencyTable(DataTable[Any]):
-    """Per reply: side, turn, voice-to-voice total and the stages (seconds)."""
+class LatencyTable(RowTable):
+    """Per reply: side, turn, voice-to-voice total and the stages (seconds); the newest reply last."""
 
     STAGES = ("vad_stop", "stt", "decide", "first_tts", "playout")
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
     DEFAULT_CSS = """
     LatencyTable {
         height: 11;
-        border: round $panel-lighten-2;
-    }
-    LatencyTable:focus {
-        border: round $accent;
     }
     """
+    COLUMNS: tuple[tuple[str, str, int], ...] = (
+        ("turn", "turn", 4), ("side", "side", 7), ("total s", "total", 7), *((stage, stage, 9) for stage in STAGES),
+    )
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        """Create the table.
+
+        Args:
+            **kwargs: Passed to ``DataTable`` (``id``, ``classes``, ...).
+        """
+        super().__init__(**kwargs)
         self._shown: tuple[Any, int] = (None, 0)
 
-    def on_mount(self) -> None:
-        self.add_column("turn", key="turn", width=4)
-        self.add_column("side", key="side", width=7)
-        self.add_column("total s", key="total", width=7)
-        for stage in self.STAGES:
-            self.add_column(stage, key=stage, width=9)
-
     def show(self, enc: Encounter | None) -> None:
+        """Show the replies of ``enc``: only the new ones when it is the call already shown.
+
+        Args:
+            enc: The live call (``RunState.live_encounter``), or None.
+        """
         key = enc.key if enc is not None else None
         shown_key, count = self._shown
         if key != shown_key:

@@ -7,27 +7,21 @@ from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from tui._format import marker_text, score, spark
 from tui._state import RunState
+from tui._widgets._table import RowTable
 
 
-class ReliabilityTable(DataTable[Any]):
-    """One row per scenario: its K composites as a sparkline, mean and worst."""
+class ReliabilityTable(RowTable):
+    """One row per scenario: its K composites as a sparkline, mean and worst; row keys are scenario ids."""
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open worst"),
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
     ]
     DEFAULT_CSS = """
     ReliabilityTable {
         height: 1fr;
-        border: round $panel-lighten-2;
-    }
-    ReliabilityTable:focus {
-        border: round $accent;
     }
     """
     COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -35,25 +29,14 @@ class ReliabilityTable(DataTable[Any]):
         ("mean", "mean", 6), ("worst", "worst", 6), ("worst k", "worst_k", 7), ("safety", "gate", 8),
     )
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._signatures: dict[str, tuple[Any, ...]] = {}
-
-    def on_mount(self) -> None:
-        for label, key, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width)
-
     def upsert(self, scenario_id: str, row: list[Any]) -> None:
-        sig = tuple(str(c) for c in row)
-        old = self._signatures.get(scenario_id)
-        if old == sig:
-            return
-        if old is None:
-            self.add_row(*row, key=scenario_id)
-        else:
-            for (_, column, _), value in zip(self.COLUMNS, row, strict=True):
-                self.update_cell(scenario_id, column, value)
-        self._signatures[scenario_id] = sig
+        """Show the scenario's row, or update it if it changed.
+
+        Args:
+            scenario_id: The scenario (the row key).
+            row: Its cells (``reliability_row``), one per column.
+        """
+        self.upsert_row(scenario_id, tuple(str(c) for c in row), lambda: row)
 
 
 def reliability_row(state: RunState, scenario_id: str, suite: str | None) -> list[Any]:
