@@ -6,7 +6,7 @@ only on the data it is given (never on the clock or the path on disk).
 
 One module per widget family: ``_panes`` (status line, scrolling pane), ``_overview`` (run overview,
 gate badge), ``_table`` (``RowTable``, the tables' shared base), ``_encounters`` (encounter list),
-``_transcript``, ``_details`` (checklist and score card), ``_annotation``
+``_transcript``, ``_details`` (checklist and score card, one function per section), ``_annotation``
 (annotation bar), ``_reliability`` (K composites per scenario), ``_live`` (speaking, latencies).
 """
 
