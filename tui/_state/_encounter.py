@@ -78,8 +78,11 @@ class Encounter:
 
     @property
     def marker(self) -> Marker | None:
-        """"gate" (see ``gate``), else "safety" when it has safety failures (in a scenario that does
-        not feed the gate), else None."""
+        """The safety marker: "gate" (see ``gate``), else "safety" when it has safety failures.
+
+        A "safety" encounter's scenario does not feed the gate (or cannot be found); None without
+        safety failures.
+        """
         if self.gate:
             return "gate"
         return "safety" if self.safety_failures else None

@@ -1,4 +1,4 @@
-"""Reading a run directory incrementally: the poll (no Textual here).
+r"""Reading a run directory incrementally: the poll (no Textual here).
 
 ``RunIngest(run_dir).poll()`` reads only what was appended since the last poll: it keeps the byte
 offset of ``events.jsonl`` and ``results.jsonl`` and consumes complete lines only, so a line another

@@ -9,6 +9,16 @@ from tui._annotations import Annotation
 
 
 def annotation_text(draft: Annotation, *, dirty: bool, saved: Annotation | None) -> Text:
+    """The annotation bar's line: verdict, severity and notes, and whether they are saved.
+
+    Args:
+        draft: The annotation as edited (the saved one when there is no draft).
+        dirty: Whether ``draft`` has unsaved changes.
+        saved: The annotation last saved for the encounter, or None.
+
+    Returns:
+        The line.
+    """
     text = Text("review  ", style="bold")
     verdict = draft.verdict
     text.append("verdict ")
@@ -30,6 +40,8 @@ def annotation_text(draft: Annotation, *, dirty: bool, saved: Annotation | None)
 
 
 class AnnotationBar(Static):
+    """The encounter screen's annotation bar; its screen updates it with ``annotation_text``."""
+
     DEFAULT_CSS = """
     AnnotationBar {
         height: auto;

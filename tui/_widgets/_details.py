@@ -1,4 +1,6 @@
-"""The encounter details: information-tree checklist, red flags, triage and escalation, score card, imaging,
+"""The encounter details, one function per section.
+
+The sections: information-tree checklist, red flags, triage and escalation, score card, imaging,
 judge and evaluators.
 
 ``details_renderable`` stacks one function per section (``DETAILS_SECTIONS``, in order). A section
@@ -65,7 +67,7 @@ class Section(Protocol):
 
 
 def status_section(d: EncounterDetails, *, after: bool) -> list[RenderableType]:
-    """A line for an encounter that has no score card to show: an error, running, or not applicable.
+    """A line on the state of an encounter that is not done: an error, running, or not applicable.
 
     Args:
         d: The encounter's details.
@@ -86,8 +88,9 @@ def status_section(d: EncounterDetails, *, after: bool) -> list[RenderableType]:
 
 
 def information_section(d: EncounterDetails, *, after: bool) -> list[RenderableType]:
-    """The information-tree checklist (every fact, critical ones starred, the turn that revealed it),
-    or, without the scenario, the score card's information counts.
+    """The information-tree checklist, or, without the scenario, the score card's information counts.
+
+    The checklist: every fact of the tree, critical ones starred, with the turn that revealed it.
 
     Args:
         d: The encounter's details.
@@ -154,8 +157,9 @@ def red_flags_section(d: EncounterDetails, *, after: bool) -> list[RenderableTyp
 
 
 def triage_section(d: EncounterDetails, *, after: bool) -> list[RenderableType]:
-    """Expected against given triage level and escalation (with the acceptable alternatives and
-    under-escalation), and the diagnoses given.
+    """Expected against given triage level and escalation, and the diagnoses given.
+
+    With the acceptable alternatives, under-escalation and the disposition.
 
     Args:
         d: The encounter's details.
@@ -257,8 +261,9 @@ def score_card_section(d: EncounterDetails, *, after: bool) -> list[RenderableTy
 
 
 def imaging_section(d: EncounterDetails, *, after: bool) -> list[RenderableType]:
-    """The imaging component: answer type, score, correct or not, the choice, matched, missed and
-    critical findings missed.
+    """The imaging component.
+
+    Answer type, score, correct or not, the choice, findings matched and missed, critical ones missed.
 
     Args:
         d: The encounter's details.
@@ -352,8 +357,10 @@ DETAILS_SECTIONS: tuple[Section, ...] = (
 
 
 def details_renderable(enc: Encounter, scenario: Scenario | None) -> RenderableType:
-    """The information-tree checklist, red flags, expected vs given triage/escalation, score card,
-    imaging, judge verdicts and evaluators of one encounter.
+    """The details of one encounter: the sections of ``DETAILS_SECTIONS`` that apply, stacked.
+
+    Information-tree checklist, red flags, expected vs given triage/escalation, score card, imaging,
+    judge verdicts and evaluators.
 
     Args:
         enc: The encounter.

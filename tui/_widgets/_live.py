@@ -12,6 +12,14 @@ from tui._widgets._table import RowTable
 
 
 def speaking_text(enc: Encounter | None) -> Text:
+    """The live view's head: who is speaking now (or the call ended), turns, overlaps, median latencies.
+
+    Args:
+        enc: The live call (``RunState.live_encounter``), or None.
+
+    Returns:
+        The line.
+    """
     if enc is None:
         return Text("no live call in this run (the live view follows `encsim live` calls)", style="dim")
     text = Text(f"{enc.scenario_id} k={enc.k}   ", style="bold")

@@ -1,5 +1,7 @@
-"""The run overview: its text (identity, counts, throughput/ETA, aggregate, gate badge, suites, warnings)
-and the pane that shows it above a progress bar."""
+"""The run overview: its text and the pane that shows it above a progress bar.
+
+The text: the run's identity and state, counts, throughput/ETA, aggregate, gate badge, suites, warnings.
+"""
 
 from __future__ import annotations
 
@@ -14,19 +16,38 @@ from textual.widgets import ProgressBar, Static
 
 from sim.redact import clean
 from tui._format import duration, score
-from tui._state import RunState
+from tui._state import RunView
 
 GATE_STYLE = {"PASSED": "bold black on green", "TRIGGERED": "bold white on red", "PENDING": "bold black on yellow"}
 
 
 def gate_badge(status: str) -> Text:
+    """The safety gate's badge.
+
+    Args:
+        status: ``PASSED``, ``TRIGGERED`` or ``PENDING``.
+
+    Returns:
+        The status, padded, on its colour.
+    """
     return Text(f" {status} ", style=GATE_STYLE.get(status, "bold"))
 
 
-def overview_text(state: RunState, *, suite_of: Callable[[str], str | None], job_error: str | None = None,
+def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_error: str | None = None,
                   job_running: bool = False, waiting: bool = False) -> tuple[Text, Group]:
-    """The run overview: its head line (identity and state), and the body: counts, throughput/ETA,
-    aggregate, gate badge, suites, warnings, the job's error."""
+    """The run overview: its head line and its body.
+
+    Args:
+        state: The followed run.
+        suite_of: The suite of a scenario id (None when unknown), for the per-suite means so far.
+        job_error: The error of the job the app runs, if it failed.
+        job_running: Whether the app runs the run itself and it is still going.
+        waiting: Whether run.json has not appeared yet.
+
+    Returns:
+        The head line (identity and state) and the body: counts, throughput/ETA, aggregate, gate
+        badge, suites, warnings, the job's error.
+    """
     head = Text()
     head.append(state.run_id, style="bold")
     if state.model:
@@ -139,13 +160,19 @@ class Overview(VerticalScroll):
         self.border_title = "Run overview"
         self.query_one("#ov-bar", ProgressBar).display = False
 
-    def show(self, state: RunState, text: tuple[Text, RenderableType]) -> None:
+    def show(self, state: RunView, text: tuple[Text, RenderableType]) -> None:
+        """Show the progress of ``state`` and the overview text.
+
+        Args:
+            state: The followed run (its progress fills the bar).
+            text: The head line and body (``overview_text``).
+        """
         try:
             self._show(state, text)
         except NoMatches:  # a poll that lands while the overview is composed or removed (a screen switch)
             return
 
-    def _show(self, state: RunState, text: tuple[Text, RenderableType]) -> None:
+    def _show(self, state: RunView, text: tuple[Text, RenderableType]) -> None:
         bar = self.query_one("#ov-bar", ProgressBar)
         total = state.total
         if total:

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from tui._format import marker_text, score, spark
-from tui._state import RunState
+from tui._state import RunView
 from tui._widgets._table import RowTable
 
 
@@ -39,7 +39,17 @@ class ReliabilityTable(RowTable):
         self.upsert_row(scenario_id, tuple(str(c) for c in row), lambda: row)
 
 
-def reliability_row(state: RunState, scenario_id: str, suite: str | None) -> list[Any]:
+def reliability_row(state: RunView, scenario_id: str, suite: str | None) -> list[Any]:
+    """The reliability table's row of one scenario.
+
+    Args:
+        state: The followed run.
+        scenario_id: The scenario.
+        suite: Its suite, or None when unknown.
+
+    Returns:
+        The cells: scenario, suite, scored/K, sparkline of the composites, mean, worst, worst k, marker.
+    """
     encs = state.scenario_encounters(scenario_id)
     values = [e.composite if e.status == "done" else None for e in encs]
     scored = [v for v in values if v is not None]
@@ -56,7 +66,16 @@ def reliability_row(state: RunState, scenario_id: str, suite: str | None) -> lis
     ]
 
 
-def reliability_detail(state: RunState, scenario_id: str) -> Text:
+def reliability_detail(state: RunView, scenario_id: str) -> Text:
+    """The detail of one scenario under the reliability table.
+
+    Args:
+        state: The followed run.
+        scenario_id: The scenario.
+
+    Returns:
+        Every k's composite (or status), their mean and spread, and which k is the worst.
+    """
     encs = state.scenario_encounters(scenario_id)
     text = Text(scenario_id, style="bold")
     text.append("   ")

@@ -14,7 +14,15 @@ SPEAKER_STYLE = {"patient": "bold magenta", "agent": "bold cyan", "harness": "di
 
 
 def transcript_table(turns: Sequence[Any], *, empty: str = "no turns yet") -> RenderableType:
-    """Turns by speaker; when the channel changed a message (voice), both said and heard text."""
+    """Turns by speaker; when the channel changed a message (voice), both said and heard text.
+
+    Args:
+        turns: ``sim.result.Turn`` or ``sim.events.TurnRecorded`` (``Encounter.turns``).
+        empty: What to show when there is no turn.
+
+    Returns:
+        A grid: turn index, speaker, text (and the facts a turn revealed).
+    """
     if not turns:
         return Text(empty, style="dim")
     grid = Table.grid(padding=(0, 1), expand=True)
@@ -38,6 +46,8 @@ def transcript_table(turns: Sequence[Any], *, empty: str = "no turns yet") -> Re
 
 
 class TranscriptView(Static):
+    """A transcript pane's content: ``transcript_table`` of the turns shown."""
+
     DEFAULT_CSS = """
     TranscriptView {
         height: auto;
@@ -45,4 +55,10 @@ class TranscriptView(Static):
     """
 
     def show(self, turns: Sequence[Any], *, empty: str = "no turns yet") -> None:
+        """Show ``turns``.
+
+        Args:
+            turns: The transcript (``Encounter.turns``).
+            empty: What to show when there is no turn.
+        """
         self.update(transcript_table(turns, empty=empty))
