@@ -158,9 +158,7 @@ class DashboardApp(App[Any]):
         return self.main.table.keys() if self.main.is_attached else []
 
     def select_in_list(self, tid: str) -> None:
-        table = self.main.table
-        if table.has(tid):
-            table.move_cursor(row=table.get_row_index(tid))
+        self.main.table.move_to(tid)
 
     def set_status(self, text: str) -> None:
         self._status = text

@@ -131,8 +131,8 @@ class MainScreen(_Base):
             enc = app.state.encounters[key]
             if self.filter.matches(enc, verdict_of):
                 table.upsert(enc, app.review_mark(enc.trace_id))
-        if keep is not None and table.has(keep):
-            table.move_cursor(row=table.get_row_index(keep))
+        if keep is not None:
+            table.move_to(keep)
         self._title()
 
     def _title(self) -> None:
@@ -406,14 +406,8 @@ class ReliabilityScreen(_Base):
         if sids:
             self._detail()
 
-    def _highlighted(self) -> str | None:
-        table = self.query_one(ReliabilityTable)
-        if not table.row_count:
-            return None
-        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-
     def _detail(self) -> None:
-        sid = self._highlighted()
+        sid = self.query_one(ReliabilityTable).highlighted_key()
         detail = self.query_one("#rel-detail", Static)
         spark = self.query_one("#rel-spark", Sparkline)
         if sid is None:

@@ -1,35 +1,30 @@
-"""Follow a run directory incrementally: the dashboard's data layer (no Textual here).
+r"""Reading a run directory incrementally: the poll (no Textual here).
 
-``RunState(run_dir).poll()`` reads only what was appended since the last poll: it keeps the byte
+``RunIngest(run_dir).poll()`` reads only what was appended since the last poll: it keeps the byte
 offset of ``events.jsonl`` and ``results.jsonl`` and consumes complete lines only, so a line another
 process is still writing (no trailing newline yet) is left for the next poll. A malformed line is
 skipped, counted and described in ``warnings`` (file, line number, why); it never raises.
 ``summary.json`` is re-read when its mtime or size changes; ``run.json`` is read once it exists.
+When either log is shorter than what was read (the files were replaced), everything is read again.
 
-Everything the screens show is derived here: progress, throughput, ETA, the aggregate so far, the
-safety-gate badge, per-suite means, and per encounter (keyed by ``(scenario_id, k)``) its status,
-composite, worst-of-K marker, safety marker, transcript and, for live calls, who is speaking, the
-latencies and the overlaps. Counters are kept incrementally so a poll costs O(new lines).
 Every file is read through ``sim.records.display_json``: escape sequences and control characters an
 endpoint put in a transcript or an error are shown as text (``\x1b[2J``), never sent to the terminal.
 
 A results line supersedes an earlier one for the same ``(scenario_id, k)``; a results line older
 than the encounter's latest ``encounter_started`` (an error being retried) does not end that retry.
 
-Safety markers: "gate" for an encounter whose scenario triggered the safety gate (summary.json), or
-that has a safety failure in a scenario the gate watches (the safety suite, imaging items with
-critical findings: ``scorers.gates``); "safety" for a safety failure in
-any other scenario (it lowers the score but cannot trigger the gate), or in one that cannot be found.
+What is read is kept as it arrives: per encounter (``Encounter``) its status, composite, transcript,
+live-call events, worst-of-K and gate flags, and, for the views (``tui._state._view``), counters kept
+incrementally so a poll costs O(new lines): final and error counts, sums of composites overall and
+per scenario, the encounters finished since run_started, and the worst encounter of each scenario.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -52,25 +47,10 @@ from sim.records import (
     parse_event,
 )
 from tui._catalog import ScenarioCatalog
+from tui._state._encounter import FINAL_STATUSES, Encounter, Key, Status
 
-Key = tuple[str, int]
-Status = Literal["running", "done", "error", "n/a"]
-Marker = Literal["gate", "safety"]
-FINAL_STATUSES: tuple[Status, ...] = ("done", "error", "n/a")
 MAX_WARNINGS = 50
 """How many warning strings are kept (the count ``skipped`` is exact)."""
-
-
-def trace_id(scenario_id: str, k: int) -> str:
-    """The id of one encounter in annotations: ``"<scenario_id>:<k>"``."""
-    return f"{scenario_id}:{k}"
-
-
-def parse_trace_id(value: str) -> Key | None:
-    sid, sep, k = value.rpartition(":")
-    if not sep or not sid or not k.lstrip("-").isdigit():
-        return None
-    return sid, int(k)
 
 
 class _LineReader:
@@ -89,6 +69,7 @@ class _LineReader:
             return False
 
     def read(self) -> list[tuple[int, str]]:
+        """The complete lines appended since the last read, as ``(line number, text)``."""
         try:
             size = os.stat(self.path).st_size
         except OSError:
@@ -109,62 +90,6 @@ class _LineReader:
         return out
 
 
-@dataclass(eq=False)
-class Encounter:
-    """One (scenario, k) as the dashboard sees it."""
-
-    scenario_id: str
-    k: int
-    status: Status = "running"
-    composite: float | None = None
-    passed: bool | None = None
-    termination: str | None = None
-    safety_failures: list[str] = field(default_factory=list)
-    error: str | None = None
-    started_t: float | None = None
-    finished_t: float | None = None
-    record: EncounterRecord | None = None
-    event_turns: dict[int, TurnRecorded] = field(default_factory=dict)
-    worst: bool = False
-    """The lowest composite of its scenario (marked once the scenario has two scored encounters)."""
-    gate: bool = False
-    """It counts for the safety gate: its scenario triggered the gate, or the encounter has safety
-    failures and its scenario feeds the gate (safety suite, imaging item with critical findings)."""
-    speaking: dict[str, float] = field(default_factory=dict)
-    """Live calls: speaker -> when (seconds into the call) they became audible; empty in silence."""
-    latencies: list[LatencyMeasured] = field(default_factory=list)
-    overlaps: list[OverlapDetected] = field(default_factory=list)
-    live: bool = False
-    """A live call: speech, latency or overlap events arrived, or its record has interaction metrics."""
-
-    @property
-    def key(self) -> Key:
-        return self.scenario_id, self.k
-
-    @property
-    def marker(self) -> Marker | None:
-        """"gate" (see ``gate``), else "safety" when it has safety failures (in a scenario that does
-        not feed the gate), else None."""
-        if self.gate:
-            return "gate"
-        return "safety" if self.safety_failures else None
-
-    @property
-    def trace_id(self) -> str:
-        return trace_id(self.scenario_id, self.k)
-
-    @property
-    def turns(self) -> list[Any]:
-        """The transcript: ``sim.records.Turn`` once finished, ``sim.records.TurnRecorded`` while running.
-
-        Both have ``index``, ``speaker``, ``text``, ``heard_text``, ``revealed`` and ``latency_s``.
-        """
-        result = self.record.result if self.record is not None else None
-        if result is not None and (self.status != "running" or not self.event_turns):
-            return list(result.turns)
-        return [self.event_turns[i] for i in sorted(self.event_turns)]
-
-
 @dataclass
 class PollResult:
     """What one poll changed."""
@@ -174,7 +99,9 @@ class PollResult:
     changed: set[Key] = field(default_factory=set)
     """Encounters whose row or transcript may have changed (includes the new ones)."""
     overview: bool = False
+    """The overview may have changed (run events, run.json, summary.json, or any encounter)."""
     live: bool = False
+    """A live call's speech, latency or overlap changed (or a live call's record arrived)."""
     reset: bool = False
     """The files were replaced: everything was re-read; rebuild every view."""
     summary: bool = False
@@ -182,54 +109,78 @@ class PollResult:
 
     @property
     def any(self) -> bool:
+        """Whether anything changed."""
         return bool(self.new or self.changed or self.overview or self.live or self.reset or self.summary)
 
 
-class RunState:
-    """The incrementally followed state of one run directory."""
+class RunIngest:
+    """What has been read of one run directory, and the poll that reads more.
 
-    def __init__(self, run_dir: Path, *, clock: Callable[[], float] = time.time,
-                 catalog: ScenarioCatalog | None = None) -> None:
+    The fields are the run's files as read so far; the views (``RunView``) derive what the screens
+    show from them and never change them.
+    """
+
+    def __init__(self, run_dir: Path, *, catalog: ScenarioCatalog | None = None) -> None:
+        """Follow ``run_dir`` (nothing is read before the first ``poll``).
+
+        Args:
+            run_dir: The run directory; it may not exist yet.
+            catalog: Where the scenarios are looked up (which feed the safety gate); a new one if None.
+        """
         self.run_dir = Path(run_dir)
-        self.clock = clock
         self.catalog = catalog if catalog is not None else ScenarioCatalog()
         """Where the scenarios are looked up (which feed the safety gate); the app shares its own."""
-        self._init()
+        self._reset()
 
-    def _init(self) -> None:
+    def _reset(self) -> None:
         self.meta: RunMeta | None = None
         self.summary: Summary | None = None
         self.started: RunStarted | None = None
         self.finished: RunFinished | None = None
         self.encounters: dict[Key, Encounter] = {}
         self.order: list[Key] = []
+        """Every encounter, in the order first seen."""
         self.by_scenario: dict[str, list[Key]] = {}
         self.running: dict[Key, None] = {}
+        """The encounters without a final status, in the order they (re)started."""
         self.warnings: list[str] = []
         self.skipped = 0
+        """Malformed lines skipped."""
         self.live_key: Key | None = None
+        """The encounter with the latest live-call event (or live record)."""
         self.lines_read = 0
         self._events = _LineReader(RunLayout(self.run_dir).events)
         self._results = _LineReader(RunLayout(self.run_dir).results)
         self._summary_stamp: tuple[int, int] | None = None
         self._meta_stamp: tuple[int, int] | None = None
-        self._run_scenarios: list[str] = []
-        self._final = 0
-        self._errors = 0
-        self._sum = 0.0
-        self._n = 0
-        self._sc_sum: dict[str, float] = {}
-        self._sc_n: dict[str, int] = {}
-        self._window_done = 0
-        self._gate_scenarios: set[str] = set()
-        self._worst: dict[str, Key | None] = {}
+        self.run_scenarios: list[str] = []
+        """The run's scenarios in run order (run_started, else run.json)."""
+        self.final_count = 0
+        """Encounters with a final status (done, error or n/a)."""
+        self.error_count = 0
+        self.composite_sum = 0.0
+        """Sum of the composites of the done encounters that have one (``composite_count`` of them)."""
+        self.composite_count = 0
+        self.scenario_sums: dict[str, float] = {}
+        """Per scenario, the sum of its done encounters' composites (``scenario_counts`` of them)."""
+        self.scenario_counts: dict[str, int] = {}
+        self.window_done = 0
+        """Encounters finished since the latest run_started (the throughput's window)."""
+        self.gate_scenarios: set[str] = set()
+        """The scenarios summary.json says triggered the safety gate."""
+        self.worst_keys: dict[str, Key | None] = {}
+        """Per scenario, its encounter with the lowest composite (lowest k on a tie)."""
 
     # ------------------------------------------------------------------ polling
     def poll(self) -> PollResult:
-        """Read what was appended since the last poll; never raises on bad data."""
+        """Read what was appended since the last poll; never raises on bad data.
+
+        Returns:
+            What the poll changed.
+        """
         res = PollResult()
         if self._events.shrank() or self._results.shrank():
-            self._init()
+            self._reset()
             res.reset = True
         new_meta = self._poll_meta(res)
         touched: set[str] = set()
@@ -289,8 +240,8 @@ class RunState:
             self.warnings.append(f"{RunLayout.RUN_FILE}: unreadable ({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
             return False
-        if not self._run_scenarios:
-            self._run_scenarios = [s.id for s in self.meta.scenarios]
+        if not self.run_scenarios:
+            self.run_scenarios = [s.id for s in self.meta.scenarios]
         self.catalog.add_meta(self.meta)
         res.overview = True
         return True
@@ -312,7 +263,7 @@ class RunState:
                                  f"({str(exc).splitlines()[0][:160]})")
             del self.warnings[:-MAX_WARNINGS]
             return False
-        self._gate_scenarios = set(self.summary.safety_gate.scenarios)
+        self.gate_scenarios = set(self.summary.safety_gate.scenarios)
         res.overview = res.summary = True
         return True
 
@@ -334,28 +285,28 @@ class RunState:
     def _account(self, enc: Encounter, sign: int) -> None:
         """Add (sign=1) or remove (sign=-1) the encounter's share of the running counters."""
         if enc.status in FINAL_STATUSES:
-            self._final += sign
+            self.final_count += sign
         else:
             if sign > 0:
                 self.running[enc.key] = None
             else:
                 self.running.pop(enc.key, None)
         if enc.status == "error":
-            self._errors += sign
+            self.error_count += sign
         if enc.status == "done" and enc.composite is not None:
-            self._sum += sign * enc.composite
-            self._n += sign
+            self.composite_sum += sign * enc.composite
+            self.composite_count += sign
             sid = enc.scenario_id
-            self._sc_sum[sid] = self._sc_sum.get(sid, 0.0) + sign * enc.composite
-            self._sc_n[sid] = self._sc_n.get(sid, 0) + sign
+            self.scenario_sums[sid] = self.scenario_sums.get(sid, 0.0) + sign * enc.composite
+            self.scenario_counts[sid] = self.scenario_counts.get(sid, 0) + sign
 
     def _apply_event(self, ev: Any, res: PollResult, touched: set[str]) -> None:
         if isinstance(ev, RunStarted):
             self.started = ev
             self.finished = None
-            self._window_done = 0
+            self.window_done = 0
             if ev.scenarios:
-                self._run_scenarios = list(ev.scenarios)
+                self.run_scenarios = list(ev.scenarios)
             res.overview = True
             return
         if isinstance(ev, RunFinished):
@@ -388,7 +339,7 @@ class RunState:
             if enc.record is not None and (enc.started_t is None or enc.record.recorded_at >= enc.started_t):
                 self._take_record(enc, enc.record)  # the record of this attempt came first
             self._account(enc, +1)
-            self._window_done += 1
+            self.window_done += 1
         elif isinstance(ev, SpeechStarted | SpeechStopped | LatencyMeasured | OverlapDetected):
             enc.live = True
             if isinstance(ev, SpeechStarted):
@@ -440,7 +391,7 @@ class RunState:
         scored = [(enc.composite, enc.k) for key in self.by_scenario.get(sid, [])
                   if (enc := self.encounters[key]).status == "done" and enc.composite is not None]
         worst = (sid, min(scored)[1]) if scored else None
-        self._worst[sid] = worst
+        self.worst_keys[sid] = worst
         mark = worst if len(scored) >= 2 else None
         for key in self.by_scenario.get(sid, []):
             enc = self.encounters[key]
@@ -450,162 +401,25 @@ class RunState:
                 res.changed.add(key)
 
     def _update_gate(self, enc: Encounter, res: PollResult) -> None:
-        flag = enc.scenario_id in self._gate_scenarios or (
+        flag = enc.scenario_id in self.gate_scenarios or (
             bool(enc.safety_failures) and self.feeds_gate(enc.scenario_id) is True)
         if enc.gate != flag:
             enc.gate = flag
             res.changed.add(enc.key)
 
     def feeds_gate(self, scenario_id: str) -> bool | None:
-        """Whether the scenario feeds the safety gate: True when summary.json names it as triggering it,
-        else the scenario's own definition (``scorers.gates``); None when it cannot be
-        found, or before run.json (which says where the run's scenarios are) has been read."""
-        if scenario_id in self._gate_scenarios:
+        """Whether the scenario feeds the safety gate.
+
+        Args:
+            scenario_id: The scenario.
+
+        Returns:
+            True when summary.json names it as triggering the gate, else the scenario's own
+            definition (``scorers.gates``); None when it cannot be found, or before run.json (which
+            says where the run's scenarios are) has been read.
+        """
+        if scenario_id in self.gate_scenarios:
             return True
         if self.meta is None:
             return None
         return self.catalog.feeds_gate(scenario_id)
-
-    # ------------------------------------------------------------------ derived
-    @property
-    def exists(self) -> bool:
-        return RunLayout(self.run_dir).run.is_file()
-
-    @property
-    def run_id(self) -> str:
-        if self.meta is not None:
-            return self.meta.run_id
-        if self.started is not None:
-            return self.started.run_id
-        return self.run_dir.name
-
-    @property
-    def model(self) -> str | None:
-        return self.meta.model if self.meta else (self.started.model if self.started else None)
-
-    @property
-    def channel(self) -> str | None:
-        return self.meta.channel if self.meta else None
-
-    @property
-    def k(self) -> int | None:
-        return self.started.k if self.started else (self.meta.k if self.meta else None)
-
-    @property
-    def scenario_ids(self) -> list[str]:
-        """The run's scenarios in run order, then any other seen in the files."""
-        seen = dict.fromkeys(self._run_scenarios)
-        seen.update(dict.fromkeys(self.by_scenario))
-        return list(seen)
-
-    @property
-    def total(self) -> int | None:
-        if self.started is not None:
-            return self.started.total
-        if self.meta is not None:
-            return len(self.meta.scenarios) * self.meta.k
-        return None
-
-    @property
-    def done(self) -> int:
-        """Encounters with a final status (done, error or n/a)."""
-        return self._final
-
-    @property
-    def errors(self) -> int:
-        return self._errors
-
-    @property
-    def running_keys(self) -> list[Key]:
-        return list(self.running)
-
-    @property
-    def is_finished(self) -> bool:
-        return self.finished is not None
-
-    def _now(self) -> float:
-        return self.finished.t if self.finished is not None else self.clock()
-
-    def elapsed(self) -> float | None:
-        """Seconds since run_started (until run_finished once it arrived)."""
-        if self.started is None:
-            return None
-        return max(0.0, self._now() - self.started.t)
-
-    def throughput(self) -> float | None:
-        """Encounters finished per minute since run_started."""
-        elapsed = self.elapsed()
-        if not elapsed or self._window_done == 0:
-            return None
-        return self._window_done / elapsed * 60.0
-
-    def eta(self) -> float | None:
-        """Seconds until every encounter is done at the current throughput; 0 when finished."""
-        if self.finished is not None:
-            return 0.0
-        total = self.total
-        rate = self.throughput()
-        if total is None or rate is None:
-            return None
-        remaining = max(0, total - self.done)
-        return remaining / (rate / 60.0)
-
-    @property
-    def aggregate(self) -> float | None:
-        """summary.json's aggregate when present, else the mean of the finished composites."""
-        if self.summary is not None:
-            return self.summary.aggregate
-        return self._sum / self._n if self._n else None
-
-    @property
-    def aggregate_final(self) -> bool:
-        return self.summary is not None
-
-    @property
-    def gate_status(self) -> Literal["PASSED", "TRIGGERED", "PENDING"]:
-        if self.summary is not None:
-            return "TRIGGERED" if self.summary.safety_gate.triggered else "PASSED"
-        if self.finished is not None:
-            return "TRIGGERED" if self.finished.gate_triggered else "PASSED"
-        return "PENDING"
-
-    @property
-    def gate_reasons(self) -> dict[str, str]:
-        return dict(self.summary.safety_gate.reasons) if self.summary is not None else {}
-
-    def safety_failure_keys(self) -> list[Key]:
-        return [key for key in self.order if self.encounters[key].safety_failures]
-
-    def scenario_mean(self, scenario_id: str) -> float | None:
-        n = self._sc_n.get(scenario_id, 0)
-        return self._sc_sum[scenario_id] / n if n else None
-
-    def scenario_encounters(self, scenario_id: str) -> list[Encounter]:
-        return sorted((self.encounters[key] for key in self.by_scenario.get(scenario_id, [])), key=lambda e: e.k)
-
-    def worst_key(self, scenario_id: str) -> Key | None:
-        """The encounter with the lowest composite of the scenario (lowest k on a tie)."""
-        return self._worst.get(scenario_id)
-
-    def suite_means(self, suite_of: Callable[[str], str | None]) -> list[tuple[str, float | None]]:
-        """Per suite, the mean of its scenarios' means: summary.json's when present, else so far."""
-        if self.summary is not None and self.summary.suites:
-            return [(s.suite, s.mean) for s in self.summary.suites]
-        sums: dict[str, list[float]] = {}
-        for sid in self.scenario_ids:
-            mean = self.scenario_mean(sid)
-            suite = suite_of(sid)
-            if suite is None:
-                continue
-            bucket = sums.setdefault(suite, [])
-            if mean is not None:
-                bucket.append(mean)
-        return [(suite, sum(v) / len(v) if v else None) for suite, v in sorted(sums.items())]
-
-    def live_encounter(self) -> Encounter | None:
-        """The call to show in the live view: the last one with live events, else (live runs) the newest."""
-        if self.live_key is not None:
-            return self.encounters[self.live_key]
-        if self.channel == "live" and self.order:
-            return self.encounters[(list(self.running) or self.order)[-1]]
-        return None
