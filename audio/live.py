@@ -103,6 +103,7 @@ from websockets.asyncio.server import serve as websocket_serve
 from websockets.protocol import State
 
 from audio import stt as _stt
+from audio._pcm import RATE_16K, float_to_int16, int16_rms, int16_samples, resample, resample_int16
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
 from sim.events import LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, TurnRecorded
 from sim.redact import neutralise
@@ -126,7 +127,7 @@ __all__ = [
     "speakable",
 ]
 
-LIVE_RATE = 16_000
+LIVE_RATE = RATE_16K  # the wire rate, both ways
 FRAME_S = 0.020
 FRAME_BYTES = int(LIVE_RATE * FRAME_S) * 2
 Side = Literal["patient", "agent"]
@@ -209,9 +210,9 @@ class CallRecorder:
         """Place ``pcm`` on ``track``; returns where it ends on the call clock (None when not recording)."""
         if not self._on or self._end is not None:
             return None
-        samples = np.frombuffer(pcm, dtype=np.int16)
+        samples = int16_samples(pcm)
         if rate != LIVE_RATE:
-            samples = _resample_int16(samples, rate, LIVE_RATE)
+            samples = resample_int16(samples, rate, LIVE_RATE)
         at = max(self._cursor[track], int(round(self.clock.now() * LIVE_RATE)) - len(samples))
         self._tracks[track].append((at, samples))
         self._cursor[track] = at + len(samples)
@@ -233,14 +234,6 @@ class CallRecorder:
         return path
 
 
-def _resample_int16(samples: np.ndarray, rate_from: int, rate_to: int) -> np.ndarray:
-    from scipy.signal import resample_poly
-
-    g = int(np.gcd(rate_from, rate_to))
-    y = resample_poly(samples.astype(np.float32), rate_to // g, rate_from // g)
-    return np.clip(np.round(y), -32768, 32767).astype(np.int16)
-
-
 class InputTap(FrameProcessor):
     """Copies the far end's audio into the recording as it arrives and notes when it was last voiced.
 
@@ -260,10 +253,8 @@ class InputTap(FrameProcessor):
             return
         if isinstance(frame, InputAudioRawFrame):
             self._recorder.add("far", frame.audio, rate=frame.sample_rate)
-            if self._on_voice is not None:
-                samples = np.frombuffer(frame.audio, dtype=np.int16).astype(np.float32)
-                if samples.size and float(np.sqrt(np.mean(samples ** 2))) >= QUIET_RMS:
-                    self._on_voice(self._recorder.clock.now())
+            if self._on_voice is not None and int16_rms(frame.audio) >= QUIET_RMS:
+                self._on_voice(self._recorder.clock.now())
         await self.push_frame(frame, direction)
 
 
@@ -305,7 +296,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
         return False
 
     def _transcribe(self, pcm: bytes) -> _stt.Transcript:
-        return _stt.transcribe(np.frombuffer(pcm, dtype=np.int16), sample_rate=LIVE_RATE, beam_size=self._beam,
+        return _stt.transcribe(int16_samples(pcm), sample_rate=LIVE_RATE, beam_size=self._beam,
                                vocabulary=self._vocabulary or None)
 
     async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection) -> None:
@@ -313,8 +304,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
         if not self._speculate or not self._user_speaking:
             self._quiet_bytes = 0
             return
-        samples = np.frombuffer(frame.audio, dtype=np.int16).astype(np.float32)
-        if samples.size and float(np.sqrt(np.mean(samples ** 2))) >= QUIET_RMS:
+        if int16_rms(frame.audio) >= QUIET_RMS:
             self._quiet_bytes = 0
             return
         self._quiet_bytes += len(frame.audio)
@@ -331,8 +321,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
         await super()._handle_user_stopped_speaking(frame)
 
     def _quiet_after(self, audio: bytes, offset: int) -> bool:
-        rest = np.frombuffer(audio[offset:len(audio) - len(self._trailing_silence())], dtype=np.int16)
-        return rest.size == 0 or float(np.sqrt(np.mean(rest.astype(np.float32) ** 2))) < QUIET_RMS
+        return int16_rms(audio[offset:len(audio) - len(self._trailing_silence())]) < QUIET_RMS  # 0.0 when empty
 
     async def run_stt(self, audio: bytes):  # type: ignore[override]
         started = time.monotonic()
@@ -385,12 +374,7 @@ def _to_wire_pcm(samples: np.ndarray, rate: int, *, gap_before_s: float = 0.0) -
         x = x[max(0, loud[0] - pad):loud[-1] + pad]
     if gap_before_s > 0:
         x = np.concatenate([np.zeros(int(gap_before_s * rate), dtype=np.float32), x])
-    if rate != LIVE_RATE:
-        from scipy.signal import resample_poly
-
-        g = int(np.gcd(rate, LIVE_RATE))
-        x = resample_poly(x, LIVE_RATE // g, rate // g)
-    return (np.clip(x, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+    return float_to_int16(resample(x, rate, LIVE_RATE)).tobytes()
 
 
 @dataclass
