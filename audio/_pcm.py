@@ -73,7 +73,7 @@ def int16_rms(pcm: bytes) -> float:
     return rms(int16_samples(pcm).astype(np.float32))
 
 
-def to_float32(samples: npt.NDArray[np.number]) -> npt.NDArray[np.float32]:
+def to_float32(samples: np.ndarray) -> npt.NDArray[np.float32]:
     """Float32 samples in [-1, 1): integer PCM of any width is divided by its full scale (32768 for int16),
     float samples are only cast."""
     if np.issubdtype(samples.dtype, np.integer):
