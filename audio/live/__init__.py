@@ -43,7 +43,7 @@ from audio.live._door import (
     OriginPolicy,
     parse_allowed_origin,
 )
-from audio.live._metrics import Timeline, TurnTiming, interaction_metrics
+from audio.live._metrics import InteractionMetrics, Overlap, Timeline, TurnTiming, interaction_metrics
 from audio.live._recording import CallClock, CallRecorder, InputTap
 from audio.live._settings import EventSink, LiveError, LiveSettings, Side
 from audio.live._speaking import (
@@ -80,10 +80,12 @@ __all__ = [
     "CallRecorder",
     "EventSink",
     "InputTap",
+    "InteractionMetrics",
     "LiveError",
     "LivePatient",
     "LiveSettings",
     "OriginPolicy",
+    "Overlap",
     "PatientBrain",
     "PiperSpeaker",
     "RealtimePacer",

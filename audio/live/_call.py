@@ -252,8 +252,8 @@ async def run_patient_call(
     if brain.final_assessment is not None:
         termination = "assessment"
     # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
-    interaction = interaction_metrics(brain.timeline) | {"call_s": round(recorder.length_s, 3)} \
-        if connected.is_set() else {}
+    interaction = interaction_metrics(brain.timeline).model_copy(
+        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
     return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction,
                        recording=path, started_at=started, ended_at=time.time(), errors=errors,
                        final_assessment=brain.final_assessment, gathered_info=list(patient.gathered_info),
@@ -309,8 +309,8 @@ async def run_agent_bot(
     path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
         else None
     # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
-    interaction = interaction_metrics(brain.timeline) | {"call_s": round(recorder.length_s, 3)} \
-        if connected.is_set() else {}
+    interaction = interaction_metrics(brain.timeline).model_copy(
+        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
     return CallOutcome(turns=brain.turns, termination=brain.end_reason or "hangup",
                        interaction=interaction, recording=path, started_at=started,
                        ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain._replies,

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from audio.live._settings import Side
+
+LONG_SILENCE_S = 2.0  # a silence gap at least this long counts as a long silence
+REPLY_SLACK_S = 0.05  # the far end's speech may start this much before ours ends and still be its reply (VAD jitter)
 
 
 @dataclass
@@ -31,6 +35,15 @@ class TurnTiming:
     audible: float | None = None         # the pacer sent the first frame of the reply
     interrupted: bool = False
 
+    def stages(self) -> list[tuple[str, float | None, float | None]]:
+        """The reply's stages in order, as ``(name, start, end)``; a bound is None where it did not happen."""
+        return [("vad_stop", self.heard_end, self.vad_stop), ("stt", self.vad_stop, self.transcribed),
+                ("decide", self.transcribed, self.decided), ("first_tts", self.decided, self.first_audio),
+                ("playout", self.first_audio, self.audible)]
+
+
+STAGES = ("vad_stop", "stt", "decide", "first_tts", "playout")
+
 
 @dataclass
 class Timeline:
@@ -40,20 +53,87 @@ class Timeline:
     own_speech: list[list[float]] = field(default_factory=list)   # [start, end] pairs (end may be open)
     far_speech: list[list[float]] = field(default_factory=list)
     turns: list[TurnTiming] = field(default_factory=list)
-    overlaps: list[dict[str, Any]] = field(default_factory=list)
+    overlaps: list[dict[str, Any]] = field(default_factory=list)  # as Overlap's fields; the brain updates them
 
 
-def _pct(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile of ``values`` (numpy's linear interpolation), None when there are none."""
     return float(np.percentile(values, q)) if values else None
 
 
-def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = 2.0) -> dict[str, Any]:
+def other_side(side: Side) -> Side:
+    """The side at the far end of the call from ``side``."""
+    return "agent" if side == "patient" else "patient"
+
+
+class Overlap(BaseModel):
+    """Both sides talked at once: ``by`` started talking at ``at`` (call seconds) while the other was audible."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: float
+    by: Side
+    yielded: bool = Field(description="the side that was talking stopped")
+    duration_s: float = Field(description="how long both talked (0.0 when nobody yielded)")
+
+
+class InteractionMetrics(BaseModel):
+    """How a live call went as an interaction, from one side's point of view (``own``).
+
+    Latencies are voice to voice: ``<own>_latency_s`` from the far end's speech end to this side's first
+    audible frame, per reply; ``<far>_latency_s`` from this side's speech end to the far end's next speech
+    start. ``model_dump()`` is the dict a run records as ``ConversationResult.interaction``, keys in the order
+    they have always been written (this side's first), ``call_s`` last and only when set.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    own: Side = Field(exclude=True, description="whose point of view: the side whose timeline this is")
+    patient_latency_s: list[float]
+    agent_latency_s: list[float]
+    patient_latency_p50_s: float | None
+    patient_latency_p95_s: float | None
+    agent_latency_p50_s: float | None
+    agent_latency_p95_s: float | None
+    stages_p50_s: dict[str, float | None] = Field(description="median seconds of each stage of this side's replies")
+    overlaps: list[Overlap]
+    interruptions: int = Field(description="overlaps in which the talking side yielded")
+    overlap_s: float
+    silence_gaps: int = Field(description="intervals where nobody talks, between the first and last speech")
+    long_silences: int
+    max_silence_s: float
+    mean_silence_s: float
+    patient_speech_s: float
+    agent_speech_s: float
+    timeline: list[TurnTiming] = Field(description="this side's replies, stage by stage")
+    call_s: float | None = Field(default=None, description="seconds of call the recording holds (set by the call)")
+
+    @model_serializer(mode="wrap")
+    def _in_written_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        own, far = self.own, other_side(self.own)
+        order = (f"{own}_latency_s", f"{far}_latency_s", f"{own}_latency_p50_s", f"{own}_latency_p95_s",
+                 f"{far}_latency_p50_s", f"{far}_latency_p95_s", "stages_p50_s", "overlaps", "interruptions",
+                 "overlap_s", "silence_gaps", "long_silences", "max_silence_s", "mean_silence_s",
+                 f"{own}_speech_s", f"{far}_speech_s", "timeline")
+        out = {key: data[key] for key in order if key in data}
+        if data.get("call_s") is not None:
+            out["call_s"] = data["call_s"]
+        return out
+
+
+def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = LONG_SILENCE_S) -> InteractionMetrics:
     """Latencies, overlaps and silence gaps of a call, from this side's point of view.
 
-    * ``own_latency``: far end's speech end -> our first audible frame, per reply (voice to voice);
-    * ``far_latency``: our speech end -> the far end's next speech start (VAD start minus start_secs);
-    * ``overlaps``: intervals where both talk, with who started talking over whom and who yielded;
-    * ``gaps``: intervals where nobody talks, between the first and the last speech of the call.
+    Args:
+        tl: the timeline one side's brain collected during the call; open speech intervals do not count.
+        gap_threshold_s: a silence at least this long counts in ``long_silences``.
+
+    Returns:
+        The metrics: ``<own>_latency_s`` (far end's speech end -> our first audible frame, per reply that
+        was not interrupted), ``<far>_latency_s`` (our speech end -> the far end's next speech start),
+        ``overlaps`` (who started talking over whom and who yielded) and the silence ``gaps`` (intervals
+        where nobody talks, between the first and the last speech of the call).
     """
     own = [(s, e) for s, e in tl.own_speech if e is not None]
     far = [(s, e) for s, e in tl.far_speech if e is not None]
@@ -61,7 +141,7 @@ def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = 2.0) -> dict[s
                if t.audible is not None and t.heard_end is not None and not t.interrupted]
     far_lat = []
     for _, end in own:
-        nxt = [s for s, _ in far if s >= end - 0.05]
+        nxt = [s for s, _ in far if s >= end - REPLY_SLACK_S]
         if nxt:
             far_lat.append(min(nxt) - end)
     spans = sorted(own + far)
@@ -73,25 +153,23 @@ def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = 2.0) -> dict[s
                 gaps.append((reach, s))
             reach = max(reach, e)
     long_gaps = [g for g in gaps if g[1] - g[0] >= gap_threshold_s]
-    stages: dict[str, list[float]] = {"vad_stop": [], "stt": [], "decide": [], "first_tts": [], "playout": []}
+    stages: dict[str, list[float]] = {name: [] for name in STAGES}
     for t in tl.turns:
         if t.interrupted:
             continue
-        for name, a, b in (("vad_stop", t.heard_end, t.vad_stop), ("stt", t.vad_stop, t.transcribed),
-                           ("decide", t.transcribed, t.decided), ("first_tts", t.decided, t.first_audio),
-                           ("playout", t.first_audio, t.audible)):
+        for name, a, b in t.stages():
             if a is not None and b is not None:
                 stages[name].append(b - a)
-    own_side = tl.own
-    far_side = "agent" if own_side == "patient" else "patient"
-    return {
+    own_side, far_side = tl.own, other_side(tl.own)
+    return InteractionMetrics.model_validate({
+        "own": own_side,
         f"{own_side}_latency_s": own_lat,
         f"{far_side}_latency_s": far_lat,
-        f"{own_side}_latency_p50_s": _pct(own_lat, 50),
-        f"{own_side}_latency_p95_s": _pct(own_lat, 95),
-        f"{far_side}_latency_p50_s": _pct(far_lat, 50),
-        f"{far_side}_latency_p95_s": _pct(far_lat, 95),
-        "stages_p50_s": {k: _pct(v, 50) for k, v in stages.items()},
+        f"{own_side}_latency_p50_s": percentile(own_lat, 50),
+        f"{own_side}_latency_p95_s": percentile(own_lat, 95),
+        f"{far_side}_latency_p50_s": percentile(far_lat, 50),
+        f"{far_side}_latency_p95_s": percentile(far_lat, 95),
+        "stages_p50_s": {k: percentile(v, 50) for k, v in stages.items()},
         "overlaps": tl.overlaps,
         "interruptions": sum(1 for o in tl.overlaps if o.get("yielded")),
         "overlap_s": float(sum(o.get("duration_s", 0.0) for o in tl.overlaps)),
@@ -101,5 +179,5 @@ def interaction_metrics(tl: Timeline, *, gap_threshold_s: float = 2.0) -> dict[s
         "mean_silence_s": float(np.mean([b - a for a, b in gaps])) if gaps else 0.0,
         f"{own_side}_speech_s": float(sum(e - s for s, e in own)),
         f"{far_side}_speech_s": float(sum(e - s for s, e in far)),
-        "timeline": [vars(t) for t in tl.turns],
-    }
+        "timeline": tl.turns,
+    })

@@ -130,7 +130,8 @@ def test_interaction_metrics_on_a_hand_built_timeline() -> None:
         overlaps=[{"at": 6.5, "by": "agent", "yielded": True, "duration_s": 0.5},
                   {"at": 9.0, "by": "patient", "yielded": False, "duration_s": 0.0}],
     )
-    m = interaction_metrics(tl)
+    metrics = interaction_metrics(tl)
+    m = metrics.model_dump()  # the dict a run records
     approx = pytest.approx
     # own: far speech end -> our first audible frame; only turn 1 has both and is not interrupted
     assert m["patient_latency_s"] == approx([1.0])
@@ -149,17 +150,33 @@ def test_interaction_metrics_on_a_hand_built_timeline() -> None:
     assert m["stages_p50_s"] == {"vad_stop": approx(0.3), "stt": approx(0.15), "decide": approx(0.1),
                                  "first_tts": approx(0.15), "playout": approx(0.2)}
     assert [t["turn"] for t in m["timeline"]] == [1, 2, 3]
+    assert m["timeline"][1] == {"turn": 2, "heard_end": 10.0, "vad_stop": 10.3, "transcribed": 10.4, "decided": 10.5,
+                                "first_audio": 10.6, "audible": None, "interrupted": False}
     json.dumps(m)  # it goes into results.jsonl as is
+    # typed: the same figures as attributes
+    assert metrics.patient_latency_p50_s == approx(1.0) and metrics.silence_gaps == 3
+    assert metrics.overlaps[0].yielded and metrics.overlaps[0].by == "agent" and metrics.call_s is None
+    # the keys in the order results.jsonl has always had them (this side's first), call_s last and only when set
+    assert list(m) == ["patient_latency_s", "agent_latency_s", "patient_latency_p50_s", "patient_latency_p95_s",
+                       "agent_latency_p50_s", "agent_latency_p95_s", "stages_p50_s", "overlaps", "interruptions",
+                       "overlap_s", "silence_gaps", "long_silences", "max_silence_s", "mean_silence_s",
+                       "patient_speech_s", "agent_speech_s", "timeline"]
+    with_call = metrics.model_copy(update={"call_s": 21.5}).model_dump()
+    assert list(with_call) == [*m, "call_s"] and with_call["call_s"] == 21.5
 
     # the gap threshold is a parameter; and the keys follow the side the timeline belongs to
-    assert interaction_metrics(tl, gap_threshold_s=0.9)["long_silences"] == 2
-    agent_view = interaction_metrics(Timeline(own="agent", own_speech=[[0.0, 1.0]], far_speech=[[1.4, 2.0]]))
+    assert interaction_metrics(tl, gap_threshold_s=0.9).model_dump()["long_silences"] == 2
+    agent_view = interaction_metrics(Timeline(own="agent", own_speech=[[0.0, 1.0]],
+                                              far_speech=[[1.4, 2.0]])).model_dump()
     assert agent_view["patient_latency_s"] == approx([0.4]) and agent_view["agent_latency_s"] == []
     assert agent_view["agent_latency_p50_s"] is None
+    assert list(agent_view)[:6] == ["agent_latency_s", "patient_latency_s", "agent_latency_p50_s",
+                                    "agent_latency_p95_s", "patient_latency_p50_s", "patient_latency_p95_s"]
+    assert list(agent_view)[-3:] == ["agent_speech_s", "patient_speech_s", "timeline"]
 
 
 def test_interaction_metrics_of_an_empty_call() -> None:
-    m = interaction_metrics(Timeline(own="patient"))
+    m = interaction_metrics(Timeline(own="patient")).model_dump()
     assert m["patient_latency_s"] == [] and m["patient_latency_p50_s"] is None
     assert m["silence_gaps"] == 0 and m["max_silence_s"] == 0.0 and m["mean_silence_s"] == 0.0
     assert m["interruptions"] == 0 and m["overlap_s"] == 0.0
