@@ -56,7 +56,7 @@ from audio.live._speaking import (
     speakable,
 )
 from audio.live._stt import QUIET_RMS, SPECULATE_AFTER_S, WhisperSegmentSTT
-from audio.live._turns import TurnTaker
+from audio.live._turns import CallLog, TurnTaker
 
 LIVE_RATE = RATE_16K
 """The wire rate of a live call, both ways (``audio._pcm.RATE_16K``; the public name of this package)."""
@@ -76,6 +76,7 @@ __all__ = [
     "SPECULATE_AFTER_S",
     "AgentBrain",
     "CallClock",
+    "CallLog",
     "CallOutcome",
     "CallRecorder",
     "EventSink",

@@ -34,6 +34,7 @@ class LivePatient(Protocol):
 
 NUDGE_LINE = "Sorry, I have to go soon. What do you think I should do?"
 GOODBYE_LINE = "Okay, I need to go now. Thank you."
+ASSESSMENT_POLL_S = 0.05  # after the grace, how often to look whether the assessment's rest has arrived
 
 
 class PatientBrain(TurnTaker):
@@ -52,7 +53,7 @@ class PatientBrain(TurnTaker):
 
     async def open(self) -> None:
         await asyncio.sleep(self.settings.opening_delay_s)
-        self._timing = None
+        self.log.far_turn = None  # the opening line replies to nothing
         await self.say(self.patient.opening_line, revealed=[])
         await self.notify({"type": "transcript", "speaker": "patient", "text": self.patient.opening_line})
 
@@ -63,7 +64,7 @@ class PatientBrain(TurnTaker):
         if isinstance(frame, TranscriptionFrame) and self.final_assessment is not None:
             await FrameProcessor.process_frame(self, frame, direction)
             self.final_assessment += " " + frame.text  # the rest of a spoken assessment
-            self._note_far_segment(frame.text)
+            self.log.far_segment(frame.text)
             self._restart_assessment_timer()
             return
         await super().process_frame(frame, direction)
@@ -97,7 +98,7 @@ class PatientBrain(TurnTaker):
     async def _finish_after_grace(self) -> None:
         await asyncio.sleep(self.settings.assessment_grace_s)
         while not self._far_done:  # the rest of the assessment is still being spoken or transcribed
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(ASSESSMENT_POLL_S)
         await self.end_call("assessment")
 
 
@@ -111,12 +112,11 @@ class AgentBrain(TurnTaker):
         super().__init__(own="agent", **kwargs)
         self.respond = respond
         self.history: list[tuple[str, str]] = []
-        self.errors: list[str] = []
 
     async def decide_and_say(self, heard: str) -> None:
         self.history.append(("patient", heard))
         try:
-            text = await self.respond(list(self.history), self._replies + 1)
+            text = await self.respond(list(self.history), self.replies + 1)
         except Exception as exc:  # an agent failure ends this call, it must not kill the server
             self.errors.append(f"{type(exc).__name__}: {exc}")
             await self.end_call("error")

@@ -313,5 +313,5 @@ async def run_agent_bot(
         update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
     return CallOutcome(turns=brain.turns, termination=brain.end_reason or "hangup",
                        interaction=interaction, recording=path, started_at=started,
-                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain._replies,
+                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain.replies,
                        refused=door.refused, silent=door.silent)
