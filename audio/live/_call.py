@@ -40,7 +40,7 @@ from audio.live._door import (
 )
 from audio.live._metrics import interaction_metrics
 from audio.live._recording import CallClock, CallRecorder, InputTap
-from audio.live._settings import EventSink, LiveError, LiveSettings
+from audio.live._settings import EventSink, LiveSettings
 from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
 from audio.live._turns import TurnTaker
@@ -105,9 +105,19 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+FAREWELL_S = 0.3        # after the call ends, the call_ended message and the last frames get this long to leave
+CANCEL_TIMEOUT_S = 10.0  # on Ctrl-C: how long the pipeline gets to cancel, and then to finish
+STOP_TIMEOUT_S = 15.0    # after the call ends: how long the pipeline gets to finish before it is cancelled
+
+
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
                            connected: asyncio.Event, connect_timeout_s: float | None,
-                           recorder: CallRecorder) -> None:
+                           recorder: CallRecorder) -> list[str]:
+    """Run one side's pipeline until the call ends (or nobody connects in time) and the pipeline stops.
+
+    Returns:
+        What went wrong, as lines for the record: the pipeline's failure, or nothing.
+    """
     runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
     await runner.add_workers(worker)
     run = asyncio.create_task(runner.run())
@@ -135,14 +145,14 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
         recorder.stop()
         dog.cancel()
         try:
-            await asyncio.wait_for(worker.cancel(reason="interrupted"), 10)
-            await asyncio.wait_for(run, 10)
+            await asyncio.wait_for(worker.cancel(reason="interrupted"), CANCEL_TIMEOUT_S)
+            await asyncio.wait_for(run, CANCEL_TIMEOUT_S)
         except (Exception, asyncio.CancelledError):  # noqa: BLE001 - already stopping; leave the rest to asyncio
             run.cancel()
         raise
     if dog in done:
         await brain.wait_until_quiet()
-        await asyncio.sleep(0.3)  # let the call_ended message and the last frames leave
+        await asyncio.sleep(FAREWELL_S)
         recorder.stop()  # the call ends here on its own clock, however long the teardown below takes
         await worker.cancel(reason=brain.end_reason)
     else:
@@ -150,12 +160,38 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
         dog.cancel()
         await brain.end_call(brain.end_reason or "hangup")
     try:
-        await asyncio.wait_for(run, 15)
+        await asyncio.wait_for(run, STOP_TIMEOUT_S)
     except TimeoutError:
         run.cancel()
     exc = run.exception() if run.done() and not run.cancelled() else None
-    if exc is not None:
-        raise LiveError(f"the live pipeline failed: {type(exc).__name__}: {exc}") from exc
+    return [] if exc is None else [f"the live pipeline failed: {type(exc).__name__}: {exc}"]
+
+
+async def _outcome(brain: TurnTaker, *, errors: list[str], no_call: Callable[[], str], recorder: CallRecorder,
+                   recording: Path | None, connected: asyncio.Event, started: float,
+                   door: _Door | None) -> CallOutcome:
+    """What one side of a call produced, once the call has ended: built the same way for both sides.
+
+    The recording is written only if a call took place (``connected``); no call, no interaction: an empty
+    dict, so that summaries do not count a call that never happened. ``no_call()`` says why there was
+    none. A patient that heard an assessment ended the call on it, whatever stopped the pipeline.
+    """
+    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
+        else None
+    if brain.end_reason == "no_connection":
+        errors = [*errors, no_call()]
+    interaction = interaction_metrics(brain.timeline).model_copy(
+        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
+    if isinstance(brain, PatientBrain):
+        final_assessment, gathered_info = brain.final_assessment, list(brain.patient.gathered_info)
+        agent_turns = brain.agent_turns  # the agent's turns the patient heard
+    else:
+        final_assessment, gathered_info, agent_turns = None, [], brain.replies  # the agent's own replies
+    termination = "assessment" if final_assessment is not None else brain.end_reason or "hangup"
+    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction, recording=path,
+                       started_at=started, ended_at=time.time(), errors=errors + brain.errors,
+                       final_assessment=final_assessment, gathered_info=gathered_info, agent_turns=agent_turns,
+                       refused=door.refused if door is not None else 0, silent=door.silent if door is not None else 0)
 
 
 class _CallStart:
@@ -237,28 +273,14 @@ async def run_patient_call(
         transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
-    worker = _worker(pipeline)
-    errors: list[str] = []
-    try:
-        await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
-                               connect_timeout_s=connect_timeout_s, recorder=recorder)
-    except LiveError as exc:
-        errors.append(str(exc))
-    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
-        else None
-    termination = brain.end_reason or "hangup"
-    if termination == "no_connection":
-        errors.append(door.no_caller(connect_timeout_s) if door is not None else f"could not connect to {connect}")
-    if brain.final_assessment is not None:
-        termination = "assessment"
-    # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
-    interaction = interaction_metrics(brain.timeline).model_copy(
-        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
-    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction,
-                       recording=path, started_at=started, ended_at=time.time(), errors=errors,
-                       final_assessment=brain.final_assessment, gathered_info=list(patient.gathered_info),
-                       agent_turns=brain.agent_turns, refused=door.refused if door else 0,
-                       silent=door.silent if door else 0)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
+                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
+
+    def no_call() -> str:
+        return door.no_caller(connect_timeout_s) if door is not None else f"could not connect to {connect}"
+
+    return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=recording,
+                          connected=connected, started=started, door=door)
 
 
 async def run_agent_bot(
@@ -297,21 +319,7 @@ async def run_agent_bot(
     transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
-    worker = _worker(pipeline)
-    errors = list(brain.errors)
-    try:
-        await _run_until_ended(worker, brain, time_limit_s=settings.time_limit_s, connected=connected,
-                               connect_timeout_s=connect_timeout_s, recorder=recorder)
-    except LiveError as exc:
-        errors.append(str(exc))
-    if brain.end_reason == "no_connection":
-        errors.append(door.no_caller(connect_timeout_s))
-    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
-        else None
-    # no call, no interaction: an empty dict, so that summaries do not count a call that never happened
-    interaction = interaction_metrics(brain.timeline).model_copy(
-        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
-    return CallOutcome(turns=brain.turns, termination=brain.end_reason or "hangup",
-                       interaction=interaction, recording=path, started_at=started,
-                       ended_at=time.time(), errors=errors + brain.errors, agent_turns=brain.replies,
-                       refused=door.refused, silent=door.silent)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
+                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
+    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(connect_timeout_s), recorder=recorder,
+                          recording=recording, connected=connected, started=started, door=door)

@@ -28,6 +28,7 @@ from audio.live import (
     LIVE_RATE,
     CallClock,
     CallRecorder,
+    LiveSettings,
     Timeline,
     TurnTiming,
     interaction_metrics,
@@ -252,6 +253,62 @@ def test_call_recorder_runs_from_the_call_start_to_its_end(tmp_path: Path) -> No
     assert 7 not in st and 9 not in st
     data, _ = sf.read(str(rec.write(tmp_path / "call.wav")), dtype="int16")
     assert data.shape == (24000, 2)
+
+
+async def test_both_entry_points_build_their_outcome_the_same_way(tmp_path: Path) -> None:
+    """run_patient_call and run_agent_bot end with one _outcome(): no call, no recording and no interaction, with
+    the reason among the errors; a call, its recording and metrics (call_s last); a patient that heard an
+    assessment ended the call on it; the agent counts its own replies and its errors come last."""
+    from audio.live import AgentBrain, PatientBrain
+    from audio.live._call import _outcome
+
+    class _Patient:
+        opening_line = "Hi."
+        gathered_info = ["fever"]
+
+        def reply(self, message: str) -> tuple[str, list[str]]:
+            return "ok", []
+
+    clock = _SetClock()
+    common: dict[str, Any] = dict(clock=clock, settings=LiveSettings(), sink=lambda _e: None, k=0)
+    patient = PatientBrain(patient=_Patient(), turn_limit=5, is_assessment=lambda _t: False, scenario_id="s",
+                           **common)
+    patient.end_reason = "no_connection"
+    wav = tmp_path / "call.wav"
+    nobody = await _outcome(patient, errors=["the live pipeline failed: X"], no_call=lambda: "no caller joined",
+                            recorder=CallRecorder(clock, started=False), recording=wav, connected=asyncio.Event(),
+                            started=1.0, door=None)
+    assert nobody.termination == "no_connection"
+    assert nobody.errors == ["the live pipeline failed: X", "no caller joined"]
+    assert nobody.interaction == {} and nobody.recording is None and not wav.exists()
+    assert nobody.gathered_info == ["fever"] and nobody.agent_turns == 0 and (nobody.refused, nobody.silent) == (0, 0)
+    assert nobody.started_at == 1.0 and nobody.ended_at >= nobody.started_at
+
+    connected = asyncio.Event()
+    connected.set()
+    recorder = CallRecorder(clock)
+    clock.at = 1.0
+    recorder.add("own", np.full(320, 3, dtype=np.int16).tobytes())
+    recorder.stop()
+    patient.end_reason, patient.final_assessment, patient.agent_turns = "hangup", "ASSESSMENT: ESI 5", 3
+    call = await _outcome(patient, errors=[], no_call=lambda: "unused", recorder=recorder, recording=wav,
+                          connected=connected, started=1.0, door=None)
+    assert call.termination == "assessment" and call.final_assessment == "ASSESSMENT: ESI 5" and call.errors == []
+    assert call.recording == wav and wav.exists() and call.agent_turns == 3
+    assert call.interaction == interaction_metrics(patient.timeline).model_dump() | {"call_s": 1.0}
+    assert list(call.interaction)[-1] == "call_s"
+
+    async def respond(history: list[tuple[str, str]], turn: int) -> str:
+        return "Hello."
+
+    agent = AgentBrain(respond=respond, scenario_id="", **common)
+    agent.errors.append("RuntimeError: the model is down")
+    ended = await _outcome(agent, errors=["the live pipeline failed: X"], no_call=lambda: "unused",
+                           recorder=CallRecorder(clock, started=False), recording=None, connected=asyncio.Event(),
+                           started=0.0, door=None)
+    assert ended.termination == "hangup" and ended.final_assessment is None and ended.gathered_info == []
+    assert ended.errors == ["the live pipeline failed: X", "RuntimeError: the model is down"]
+    assert ended.agent_turns == agent.replies == 0 and ended.turns is agent.turns
 
 
 def test_speakable_strips_markdown_and_makes_sentences() -> None:
