@@ -74,8 +74,10 @@ def int16_rms(pcm: bytes) -> float:
 
 
 def to_float32(samples: np.ndarray) -> npt.NDArray[np.float32]:
-    """Float32 samples in [-1, 1): integer PCM of any width is divided by its full scale (32768 for int16),
-    float samples are only cast."""
+    """Float32 samples in [-1, 1).
+
+    Integer PCM of any width is divided by its full scale (32768 for int16); float samples are only cast.
+    """
     if np.issubdtype(samples.dtype, np.integer):
         scale = float(np.iinfo(samples.dtype).max) + 1.0
         samples = samples.astype(np.float32) / scale

@@ -50,7 +50,23 @@ from sim.result import Turn
 
 @dataclass
 class CallOutcome:
-    """What one side of a live call produced (``sim.live`` turns it into a ConversationResult)."""
+    """What one side of a live call produced (``sim.live`` turns it into a ConversationResult).
+
+    Attributes:
+        turns: the transcript as this side heard and spoke it.
+        termination: why the call ended: ``assessment``, ``hangup``, ``max_turns``, ``time_limit``,
+            ``no_connection`` or ``error``.
+        interaction: ``InteractionMetrics.model_dump()`` with ``call_s``; empty when no call took place.
+        recording: the stereo ``call.wav`` (this side left), or None.
+        started_at: when the entry point started (wall clock).
+        ended_at: when the outcome was built (wall clock).
+        errors: what went wrong, one line each (no caller, a failed pipeline, the agent's failures).
+        final_assessment: the patient's side: the assessment it heard.
+        gathered_info: the patient's side: the facts the agent found out.
+        agent_turns: the agent's turns (heard by the patient, or spoken by the voice agent).
+        refused: served calls: connections refused for their origin.
+        silent: served calls: connections closed for sending no caller audio in the join window.
+    """
 
     turns: list[Turn]
     termination: str
@@ -92,7 +108,12 @@ _WARMED: set[tuple[str, int]] = set()
 
 
 def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
-    """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one."""
+    """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one.
+
+    Args:
+        tts: the voice to warm up.
+        beam_size: the Whisper beam the call will use.
+    """
     key = (str(tts.model_path), beam_size)
     if key in _WARMED:
         return
@@ -242,6 +263,34 @@ async def run_patient_call(
     for one: ``origins`` says which clients may connect, and a connection becomes the caller with its
     first valid audio frame, within ``join_window_s`` or it is closed (see ``audio.live._door``;
     refusals go to ``log``). ``on_ready(url)`` is called once the server listens.
+
+    Args:
+        patient: the information-tree simulator that answers (``sim.patient.PatientSimulator``).
+        scenario_id: the scenario, for the events.
+        k: the run's repetition, for the events.
+        turn_limit: agent turns after which the patient says goodbye (the nudge comes one turn earlier).
+        is_assessment: whether what the agent said is its spoken assessment (it ends the call).
+        style: the patient's voice.
+        connect: a websocket URL to dial; None serves one caller instead.
+        host: the loopback address to serve on.
+        port: the port to serve on.
+        settings: turn-taking and limits.
+        sink: receives every event of the call (speech, turns, overlaps, latencies).
+        recording: where to write ``call.wav``; None records nothing to disk.
+        vocabulary: words Whisper should favour (the scenario's drug names).
+        tts: the Piper voice; None loads the default.
+        on_ready: called with the server's URL once it listens.
+        connect_timeout_s: how long to wait for a connection (None: forever).
+        origins: which clients may connect.
+        join_window_s: how long a connection has to send its first audio.
+        log: where refusals and closed connections are reported, one line each.
+
+    Returns:
+        The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
+        in ``errors``.
+
+    Raises:
+        LiveError: the call could not be set up (e.g. ``host`` is not a loopback address).
     """
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
 
@@ -304,6 +353,28 @@ async def run_agent_bot(
     The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
     between two sentences does not cut its answer in half. Who may call, and when a connection becomes
     the call: as for the served patient (``origins``, ``join_window_s``; see ``audio.live._door``).
+
+    Args:
+        respond: the agent under test: ``respond(history, agent_turn)`` returns what to say; ``history`` is
+            ``(speaker, text)`` pairs. A failure ends the call (``termination == "error"``), not the server.
+        host: the loopback address to serve on.
+        port: the port to serve on.
+        settings: turn-taking and limits.
+        style: the agent's voice.
+        sink: receives every event of the call.
+        tts: the Piper voice; None loads the default.
+        on_ready: called with the server's URL once it listens.
+        connect_timeout_s: how long to wait for a caller (None: forever).
+        recording: where to write ``call.wav``; None records nothing to disk.
+        origins: which clients may connect.
+        join_window_s: how long a connection has to send its first audio.
+        log: where refusals and closed connections are reported, one line each.
+
+    Returns:
+        The call's outcome, from the agent's side.
+
+    Raises:
+        LiveError: ``host`` is not a loopback address.
     """
     _check_loopback(host, "--host")
     tts = tts or PiperTTS()

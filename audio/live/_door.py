@@ -75,8 +75,17 @@ _ORIGIN = re.compile(r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]
 
 
 def parse_allowed_origin(value: str) -> str:
-    """An ``--allow-origin`` value the way a browser sends it in ``Origin``: ``scheme://host[:port]``, lower
-    case, without the scheme's default port. ValueError (saying what is wrong) for anything else."""
+    """An ``--allow-origin`` value the way a browser sends it in ``Origin``.
+
+    Args:
+        value: what the user gave, e.g. ``HTTPS://Example.org:443``.
+
+    Returns:
+        ``scheme://host[:port]``, lower case, without the scheme's default port (``https://example.org``).
+
+    Raises:
+        ValueError: ``value`` is not an http(s) origin; the message says what is wrong and shows an example.
+    """
     text = value.strip().lower()
     m = _ORIGIN.fullmatch(text)
     port = int(m.group(3)) if m and m.group(3) else None
@@ -94,15 +103,17 @@ def parse_allowed_origin(value: str) -> str:
 class OriginPolicy:
     """Which websocket clients a live server accepts, by their ``Origin`` header (see the module docstring).
 
-    ``allow``: extra origins (normalised by ``parse_allowed_origin``), matched exactly. ``pages``: when
-    set (the call page is served), only these page origins and ``allow`` are accepted, and a client
-    without an Origin is refused; when None, any loopback origin and clients without one are accepted.
+    Attributes:
+        allow: extra origins (normalised by ``parse_allowed_origin``), matched exactly.
+        pages: when set (the call page is served), only these page origins and ``allow`` are accepted, and a
+            client without an Origin is refused; when None, any loopback origin and clients without one are.
     """
 
     allow: tuple[str, ...] = ()
     pages: tuple[str, ...] | None = None
 
     def allows(self, origin: str | None) -> bool:
+        """Whether a client whose ``Origin`` header is ``origin`` (None: it sent none) may call."""
         if origin is None:
             return self.pages is None
         if origin in self.allow:
@@ -112,14 +123,18 @@ class OriginPolicy:
         return _LOOPBACK_ORIGIN.fullmatch(origin) is not None
 
     def accepted(self) -> str:
+        """Who may call under this policy, in words for a log line."""
         if self.pages is not None:
             return f"only the call page ({', '.join(self.pages)}) may call"
         return f"only pages on this machine ({', '.join(LOOPBACK_ORIGINS)}) and programs that send no Origin may call"
 
 
 def _shown(text: str) -> str:
-    """Attacker text fit for one log line: control characters made visible, whitespace folded, anything
-    beyond ASCII escaped, at most 200 characters."""
+    """Attacker text fit for one log line.
+
+    Control characters are made visible, whitespace folded, anything beyond ASCII escaped, and at most 200
+    characters are kept.
+    """
     short = " ".join(neutralise(text[:200]).split()) + ("..." if len(text) > 200 else "")
     return "'" + short.encode("ascii", "backslashreplace").decode("ascii") + "'"
 

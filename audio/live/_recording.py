@@ -28,13 +28,19 @@ from audio.live._stt import QUIET_RMS
 
 
 class CallClock:
-    """Seconds since the call started; one clock per call, shared by every processor of a side."""
+    """Seconds since the call started; one clock per call, shared by every processor of a side.
+
+    Attributes:
+        t0: ``time.monotonic()`` at the call's start (reset when the caller is admitted).
+        wall0: ``time.time()`` at the same moment.
+    """
 
     def __init__(self) -> None:
         self.t0 = time.monotonic()
         self.wall0 = time.time()
 
     def now(self) -> float:
+        """Seconds since the call started."""
         return time.monotonic() - self.t0
 
 

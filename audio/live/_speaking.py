@@ -39,7 +39,14 @@ _SENTENCE = re.compile(r"(?<=[.!?])(?<![0-9]\.)\s+")  # "Diagnoses: 1. X" stays 
 
 
 def speakable(text: str) -> str:
-    """What a voice should read: markdown and list markers dropped, each line ending as a sentence."""
+    """What a voice should read of ``text``: markdown and list markers dropped, each line ending as a sentence.
+
+    Args:
+        text: a reply as a model writes it (markdown, lists, an assessment block).
+
+    Returns:
+        One line of sentences, e.g. ``"ASSESSMENT: Triage level: ESI 5. Advice. Rest at home."``.
+    """
     lines = []
     for line in text.splitlines():
         line = re.sub(r"[*#`>]+", "", line).replace("_", " ").strip()
@@ -56,8 +63,11 @@ _EDGE_PAD_S = 0.03     # silence kept at each edge of a sentence
 
 
 def _to_wire_pcm(samples: np.ndarray, rate: int, *, gap_before_s: float = 0.0) -> bytes:
-    """16 kHz int16 bytes of one sentence, with Piper's own leading and trailing silence trimmed to
-    30 ms so the pause between sentences is ``gap_before_s`` and never long enough to end a turn."""
+    """16 kHz int16 bytes of one sentence, ``gap_before_s`` of silence first.
+
+    Piper's own leading and trailing silence is trimmed to ``_EDGE_PAD_S``, so the pause between two sentences
+    is ``gap_before_s`` and never long enough to end a turn.
+    """
     x = np.asarray(samples, dtype=np.float32)
     loud = np.flatnonzero(np.abs(x) > _EDGE_SILENCE)
     if loud.size:

@@ -326,8 +326,10 @@ class TurnTaker(FrameProcessor):
         await self.push_frame(InterruptionFrame())  # downstream only: the far end's audio must still reach STT
 
     async def _barge_in_later(self, after: float) -> None:
-        """Cut in if the far end is still talking ``after`` seconds into its speech (once per turn,
-        at most ``MAX_BARGE_INS`` a call); the overlap is recorded when this side becomes audible."""
+        """Cut in if the far end is still talking ``after`` seconds into its speech.
+
+        Once per turn, at most ``MAX_BARGE_INS`` a call; the overlap is recorded when this side becomes audible.
+        """
         await asyncio.sleep(after)
         voiced_now = self.clock.now() - self._far_voiced_at <= STILL_VOICED_S
         if self._far_speaking and voiced_now and not self.ended.is_set() and self._barge_ins < self.MAX_BARGE_INS:
