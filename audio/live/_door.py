@@ -54,24 +54,26 @@ from audio._pcm import RATE_16K
 from audio.live._settings import LiveError
 from sim.redact import neutralise
 
-
-def _transport_params(serializer: ProtobufFrameSerializer) -> dict[str, Any]:
-    return dict(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=RATE_16K,
-                audio_out_sample_rate=RATE_16K, audio_out_10ms_chunks=2, serializer=serializer, add_wav_header=False)
-
-
-def _check_loopback(host: str, option: str) -> None:
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        raise LiveError(f"{option} {host}: live servers bind to the loopback interface only. Use 127.0.0.1 "
-                        "(put a reverse proxy in front of it if another machine must reach it).")
-
-
 DEFAULT_JOIN_WINDOW_S = 10.0
 MAX_AUDIO_FRAME_BYTES = RATE_16K * 2  # one second of 16 kHz int16 in one message is the most a caller sends
 MAX_MESSAGE_BYTES = 1 << 20
 LOOPBACK_ORIGINS = ("http(s)://127.0.0.1", "http(s)://localhost", "http(s)://[::1]")
 _LOOPBACK_ORIGIN = re.compile(r"https?://(?:127\.0\.0\.1|localhost|\[::1\])(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?")
+
+
+def _transport_params(serializer: ProtobufFrameSerializer) -> dict[str, Any]:
+    """The wire format of both transports (client and server): 16 kHz mono int16 both ways, no WAV header."""
+    return dict(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=RATE_16K,
+                audio_out_sample_rate=RATE_16K, audio_out_10ms_chunks=2,  # 20 ms out: one pacer frame
+                serializer=serializer, add_wav_header=False)
+
+
+def _check_loopback(host: str, option: str) -> None:
+    """Refuse to serve on anything but the loopback interface (LiveError naming ``option``)."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise LiveError(f"{option} {host}: live servers bind to the loopback interface only. Use 127.0.0.1 "
+                        "(put a reverse proxy in front of it if another machine must reach it).")
 
 
 def parse_allowed_origin(value: str) -> str:
