@@ -27,19 +27,18 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from scipy.signal import resample_poly
 
+from audio._pcm import RATE_16K, resample
 from audio.effects import ChannelEffects
 from audio.stt import transcribe_async, word_error_rate
 from audio.tts import DETERMINISTIC, PiperTTS, SynthesisSettings, VoiceStyle
-from sim.records import Delivery
+from sim.records import Delivery, RunLayout
 
 CLINICIAN_STYLE = VoiceStyle(pitch_semitones=-2.0, length_scale=1.05)
-RECORDING_RATE = 16000
 
 
 def _to_recording_rate(samples: np.ndarray, rate: int) -> np.ndarray:
-    return resample_poly(samples, RECORDING_RATE, rate).astype(np.float32)
+    return resample(samples, rate, RATE_16K).astype(np.float32)
 
 
 class VoiceChannel:
@@ -79,12 +78,11 @@ class VoiceChannel:
         t3 = time.perf_counter()
         artifacts: dict[str, str] = {}
         if self.audio_dir is not None:
-            folder = self.audio_dir / scenario_id / str(k)
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{turn:03d}-{side}.wav"
+            path = RunLayout.turn_audio(self.audio_dir, scenario_id, k, turn, side)
+            path.parent.mkdir(parents=True, exist_ok=True)
             await asyncio.to_thread(sf.write, path, heard, rate, subtype="PCM_16")
             artifacts["audio"] = str(path)
-        mono16 = heard if rate == RECORDING_RATE else await asyncio.to_thread(_to_recording_rate, heard, rate)
+        mono16 = heard if rate == RATE_16K else await asyncio.to_thread(_to_recording_rate, heard, rate)
         self._calls.setdefault((scenario_id, k), []).append((side, mono16))
         warnings = [w for w in [transcript.warning] if w]
         if report.clipped_fraction > 0.01 or report.limited_fraction > 0.01:
@@ -113,14 +111,14 @@ class VoiceChannel:
         parts = self._calls.pop((scenario_id, k), [])
         if self.audio_dir is None or not parts:
             return {}
-        gap = np.zeros(int(0.3 * RECORDING_RATE), dtype=np.float32)
+        gap = np.zeros(int(0.3 * RATE_16K), dtype=np.float32)
         left, right = [], []
         for side, samples in parts:
             silent = np.zeros_like(samples)
             left += [samples if side == "patient" else silent, gap]
             right += [samples if side == "agent" else silent, gap]
         stereo = np.stack([np.concatenate(left), np.concatenate(right)], axis=1)
-        path = self.audio_dir / scenario_id / str(k) / "call.wav"
+        path = RunLayout.encounter_call(self.audio_dir, scenario_id, k)
         path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.to_thread(sf.write, path, stereo, RECORDING_RATE, subtype="PCM_16")
+        await asyncio.to_thread(sf.write, path, stereo, RATE_16K, subtype="PCM_16")
         return {"call": str(path)}

@@ -67,12 +67,13 @@ clipped at 0.8, telephone, bursty Gilbert-Elliott loss of about 12% with repeat 
 from __future__ import annotations
 
 from fractions import Fraction
-from math import gcd
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scipy import signal
+
+from audio._pcm import resample, rms
 
 __all__ = [
     "PRESETS",
@@ -389,8 +390,8 @@ def _as_mono(samples: np.ndarray, name: str) -> np.ndarray:
 
 
 def _unit_rms(x: np.ndarray) -> np.ndarray:
-    rms = np.sqrt(np.mean(x**2)) if x.size else 0.0
-    return x / rms if rms > 0 else x
+    level = rms(x)
+    return x / level if level > 0 else x
 
 
 def _add_at_snr(x: np.ndarray, noise: np.ndarray, snr_db: float) -> tuple[np.ndarray, float | None]:
@@ -404,9 +405,7 @@ def _add_at_snr(x: np.ndarray, noise: np.ndarray, snr_db: float) -> tuple[np.nda
 
 
 def _resample(x: np.ndarray, rate_from: int, rate_to: int, *, length: int | None = None) -> np.ndarray:
-    if rate_from != rate_to and x.size:
-        g = gcd(rate_from, rate_to)
-        x = signal.resample_poly(x, rate_to // g, rate_from // g)
+    x = resample(x, rate_from, rate_to)  # x itself when the rates are equal or it is empty
     if length is not None and x.size != length:
         x = x[:length] if x.size > length else np.pad(x, (0, length - x.size))
     return x

@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from audio._pcm import RATE_16K, resample, to_float32
+
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
 
@@ -68,8 +70,8 @@ __all__ = [
     "word_error_rate",
 ]
 
-SAMPLE_RATE = 16_000
-"""Whisper's input rate in Hz."""
+SAMPLE_RATE = RATE_16K
+"""Whisper's input rate in Hz (the project's one speech rate, ``audio._pcm.RATE_16K``; kept under this name)."""
 
 SILENCE_PEAK = 1e-4
 """Audio whose absolute peak (float scale) is at or below this is treated as silence."""
@@ -202,10 +204,7 @@ def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType
 # --------------------------------------------------------------------------------------------- audio
 
 def _to_float_mono(samples: np.ndarray) -> np.ndarray:
-    if np.issubdtype(samples.dtype, np.integer):
-        scale = float(np.iinfo(samples.dtype).max) + 1.0
-        samples = samples.astype(np.float32) / scale
-    samples = np.asarray(samples, dtype=np.float32)
+    samples = to_float32(samples)
     if samples.ndim == 2:
         samples = samples.mean(axis=1, dtype=np.float32)
     return samples
@@ -252,11 +251,7 @@ def load_audio(audio: AudioInput, *, sample_rate: int | None = None) -> np.ndarr
     if not np.all(np.isfinite(samples)):
         raise AudioInputError(f"{where} contains NaN or infinite samples. Fix the producer of the audio "
                               "(float samples must lie in -1.0 .. 1.0).")
-    if rate != SAMPLE_RATE:
-        from scipy.signal import resample_poly
-
-        g = int(np.gcd(int(rate), SAMPLE_RATE))
-        samples = resample_poly(samples, SAMPLE_RATE // g, int(rate) // g).astype(np.float32)
+    samples = resample(samples, int(rate), RATE_16K)  # float32 stays float32
     return np.ascontiguousarray(samples, dtype=np.float32)
 
 
@@ -286,7 +281,7 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
     model = load_model(model_dir=model_dir, compute_type=compute_type)
     started = time.perf_counter()
     samples = load_audio(audio, sample_rate=sample_rate)
-    audio_seconds = samples.size / SAMPLE_RATE
+    audio_seconds = samples.size / RATE_16K
     peak = float(np.max(np.abs(samples)))
     if peak <= SILENCE_PEAK:
         where = f"audio file {audio}" if isinstance(audio, (str, Path)) else "audio array"

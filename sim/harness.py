@@ -54,6 +54,7 @@ from sim.records import (
     AgentError,
     Channel,
     ConversationResult,
+    EventSink,
     ParsedAssessment,
     Termination,
     TokenUsage,
@@ -88,9 +89,6 @@ NUDGE = ("[Note from the system: two turns remain. Give your ASSESSMENT now, or 
 SINGLE_TURN = ("[Note from the system: this is a single-message triage. You cannot ask any questions and "
                "will not get another turn. Give your ASSESSMENT now, in the required format, from what the "
                "message says.]")
-
-EventSink = Callable[[Any], None]
-
 
 def is_single_turn(scenario: Scenario) -> bool:
     """A replay with a deterministic target (escalation, triage level or diagnoses): a single-turn triage

@@ -177,7 +177,7 @@ async def run_live(
     enc_seed = encounter_seed(seed, scenario.id, k)
     events(RunStarted(run_id=meta.run_id, model=model, scenarios=[scenario.id], k=1, total=1))
     events(EncounterStarted(scenario_id=scenario.id, k=k))
-    (store.root / "audio").mkdir(exist_ok=True)
+    store.layout.audio.mkdir(exist_ok=True)
     page_server = None
     the_page_port = page_port if page_port is not None else port + 1
 
@@ -203,7 +203,7 @@ async def run_live(
             connect=connect, host=host, port=port,
             settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
                                    yield_on_overlap=yield_on_overlap),
-            sink=events, recording=store.root / "audio" / "call.wav", vocabulary=scenario_vocabulary(scenario),
+            sink=events, recording=store.layout.live_call, vocabulary=scenario_vocabulary(scenario),
             on_ready=ready, connect_timeout_s=connect_timeout_s,
             origins=OriginPolicy(allow=tuple(allow_origins),
                                  pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))

@@ -28,6 +28,7 @@ from audio.live import (
     LIVE_RATE,
     CallClock,
     CallRecorder,
+    LiveSettings,
     Timeline,
     TurnTiming,
     interaction_metrics,
@@ -129,7 +130,8 @@ def test_interaction_metrics_on_a_hand_built_timeline() -> None:
         overlaps=[{"at": 6.5, "by": "agent", "yielded": True, "duration_s": 0.5},
                   {"at": 9.0, "by": "patient", "yielded": False, "duration_s": 0.0}],
     )
-    m = interaction_metrics(tl)
+    metrics = interaction_metrics(tl)
+    m = metrics.model_dump()  # the dict a run records
     approx = pytest.approx
     # own: far speech end -> our first audible frame; only turn 1 has both and is not interrupted
     assert m["patient_latency_s"] == approx([1.0])
@@ -148,17 +150,33 @@ def test_interaction_metrics_on_a_hand_built_timeline() -> None:
     assert m["stages_p50_s"] == {"vad_stop": approx(0.3), "stt": approx(0.15), "decide": approx(0.1),
                                  "first_tts": approx(0.15), "playout": approx(0.2)}
     assert [t["turn"] for t in m["timeline"]] == [1, 2, 3]
+    assert m["timeline"][1] == {"turn": 2, "heard_end": 10.0, "vad_stop": 10.3, "transcribed": 10.4, "decided": 10.5,
+                                "first_audio": 10.6, "audible": None, "interrupted": False}
     json.dumps(m)  # it goes into results.jsonl as is
+    # typed: the same figures as attributes
+    assert metrics.patient_latency_p50_s == approx(1.0) and metrics.silence_gaps == 3
+    assert metrics.overlaps[0].yielded and metrics.overlaps[0].by == "agent" and metrics.call_s is None
+    # the keys in the order results.jsonl has always had them (this side's first), call_s last and only when set
+    assert list(m) == ["patient_latency_s", "agent_latency_s", "patient_latency_p50_s", "patient_latency_p95_s",
+                       "agent_latency_p50_s", "agent_latency_p95_s", "stages_p50_s", "overlaps", "interruptions",
+                       "overlap_s", "silence_gaps", "long_silences", "max_silence_s", "mean_silence_s",
+                       "patient_speech_s", "agent_speech_s", "timeline"]
+    with_call = metrics.model_copy(update={"call_s": 21.5}).model_dump()
+    assert list(with_call) == [*m, "call_s"] and with_call["call_s"] == 21.5
 
     # the gap threshold is a parameter; and the keys follow the side the timeline belongs to
-    assert interaction_metrics(tl, gap_threshold_s=0.9)["long_silences"] == 2
-    agent_view = interaction_metrics(Timeline(own="agent", own_speech=[[0.0, 1.0]], far_speech=[[1.4, 2.0]]))
+    assert interaction_metrics(tl, gap_threshold_s=0.9).model_dump()["long_silences"] == 2
+    agent_view = interaction_metrics(Timeline(own="agent", own_speech=[[0.0, 1.0]],
+                                              far_speech=[[1.4, 2.0]])).model_dump()
     assert agent_view["patient_latency_s"] == approx([0.4]) and agent_view["agent_latency_s"] == []
     assert agent_view["agent_latency_p50_s"] is None
+    assert list(agent_view)[:6] == ["agent_latency_s", "patient_latency_s", "agent_latency_p50_s",
+                                    "agent_latency_p95_s", "patient_latency_p50_s", "patient_latency_p95_s"]
+    assert list(agent_view)[-3:] == ["agent_speech_s", "patient_speech_s", "timeline"]
 
 
 def test_interaction_metrics_of_an_empty_call() -> None:
-    m = interaction_metrics(Timeline(own="patient"))
+    m = interaction_metrics(Timeline(own="patient")).model_dump()
     assert m["patient_latency_s"] == [] and m["patient_latency_p50_s"] is None
     assert m["silence_gaps"] == 0 and m["max_silence_s"] == 0.0 and m["mean_silence_s"] == 0.0
     assert m["interruptions"] == 0 and m["overlap_s"] == 0.0
@@ -234,6 +252,62 @@ def test_call_recorder_runs_from_the_call_start_to_its_end(tmp_path: Path) -> No
     assert 7 not in st and 9 not in st
     data, _ = sf.read(str(rec.write(tmp_path / "call.wav")), dtype="int16")
     assert data.shape == (24000, 2)
+
+
+async def test_both_entry_points_build_their_outcome_the_same_way(tmp_path: Path) -> None:
+    """run_patient_call and run_agent_bot end with one _outcome(): no call, no recording and no interaction, with
+    the reason among the errors; a call, its recording and metrics (call_s last); a patient that heard an
+    assessment ended the call on it; the agent counts its own replies and its errors come last."""
+    from audio.live import AgentBrain, PatientBrain
+    from audio.live._call import _outcome
+
+    class _Patient:
+        opening_line = "Hi."
+        gathered_info = ["fever"]
+
+        def reply(self, message: str) -> tuple[str, list[str]]:
+            return "ok", []
+
+    clock = _SetClock()
+    common: dict[str, Any] = dict(clock=clock, settings=LiveSettings(), sink=lambda _e: None, k=0)
+    patient = PatientBrain(patient=_Patient(), turn_limit=5, is_assessment=lambda _t: False, scenario_id="s",
+                           **common)
+    patient.end_reason = "no_connection"
+    wav = tmp_path / "call.wav"
+    nobody = await _outcome(patient, errors=["the live pipeline failed: X"], no_call=lambda: "no caller joined",
+                            recorder=CallRecorder(clock, started=False), recording=wav, connected=asyncio.Event(),
+                            started=1.0, door=None)
+    assert nobody.termination == "no_connection"
+    assert nobody.errors == ["the live pipeline failed: X", "no caller joined"]
+    assert nobody.interaction == {} and nobody.recording is None and not wav.exists()
+    assert nobody.gathered_info == ["fever"] and nobody.agent_turns == 0 and (nobody.refused, nobody.silent) == (0, 0)
+    assert nobody.started_at == 1.0 and nobody.ended_at >= nobody.started_at
+
+    connected = asyncio.Event()
+    connected.set()
+    recorder = CallRecorder(clock)
+    clock.at = 1.0
+    recorder.add("own", np.full(320, 3, dtype=np.int16).tobytes())
+    recorder.stop()
+    patient.end_reason, patient.final_assessment, patient.agent_turns = "hangup", "ASSESSMENT: ESI 5", 3
+    call = await _outcome(patient, errors=[], no_call=lambda: "unused", recorder=recorder, recording=wav,
+                          connected=connected, started=1.0, door=None)
+    assert call.termination == "assessment" and call.final_assessment == "ASSESSMENT: ESI 5" and call.errors == []
+    assert call.recording == wav and wav.exists() and call.agent_turns == 3
+    assert call.interaction == interaction_metrics(patient.timeline).model_dump() | {"call_s": 1.0}
+    assert list(call.interaction)[-1] == "call_s"
+
+    async def respond(history: list[tuple[str, str]], turn: int) -> str:
+        return "Hello."
+
+    agent = AgentBrain(respond=respond, scenario_id="", **common)
+    agent.errors.append("RuntimeError: the model is down")
+    ended = await _outcome(agent, errors=["the live pipeline failed: X"], no_call=lambda: "unused",
+                           recorder=CallRecorder(clock, started=False), recording=None, connected=asyncio.Event(),
+                           started=0.0, door=None)
+    assert ended.termination == "hangup" and ended.final_assessment is None and ended.gathered_info == []
+    assert ended.errors == ["the live pipeline failed: X", "RuntimeError: the model is down"]
+    assert ended.agent_turns == agent.replies == 0 and ended.turns is agent.turns
 
 
 def test_speakable_strips_markdown_and_makes_sentences() -> None:

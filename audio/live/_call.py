@@ -1,0 +1,396 @@
+"""The call entry points: one live call with the patient, or one served by the built-in voice agent.
+
+Each side is one pipecat pipeline (``_build_side``)::
+
+    transport in -> InputTap -> Silero VAD -> Whisper STT -> brain -> PiperSpeaker -> RealtimePacer -> transport out
+
+``run_patient_call`` and ``run_agent_bot`` build it, run it to the call's end (``_run_until_ended``: an
+assessment, a hang-up, the turn or time limit, no caller) and return a ``CallOutcome`` built the same way
+for both (``_outcome``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.audio.vad.vad_analyzer import VADParams
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.audio.vad_processor import VADProcessor
+from pipecat.workers.runner import WorkerRunner
+
+from audio import stt as _stt
+from audio._pcm import RATE_16K
+from audio.live._brains import AgentBrain, LivePatient, PatientBrain, Respond
+from audio.live._door import (
+    DEFAULT_JOIN_WINDOW_S,
+    OriginPolicy,
+    _check_loopback,
+    _Door,
+    _serve_one_caller,
+    _transport_params,
+    _WireSerializer,
+)
+from audio.live._metrics import interaction_metrics
+from audio.live._recording import CallClock, CallRecorder, InputTap
+from audio.live._settings import LiveSettings
+from audio.live._speaking import PiperSpeaker, RealtimePacer
+from audio.live._stt import WhisperSegmentSTT
+from audio.live._turns import TurnTaker
+from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
+from sim.records import EventSink, Turn
+
+
+@dataclass
+class CallOutcome:
+    """What one side of a live call produced (``sim.live`` turns it into a ConversationResult).
+
+    Attributes:
+        turns: the transcript as this side heard and spoke it.
+        termination: why the call ended: ``assessment``, ``hangup``, ``max_turns``, ``time_limit``,
+            ``no_connection`` or ``error``.
+        interaction: ``InteractionMetrics.model_dump()`` with ``call_s``; empty when no call took place.
+        recording: the stereo ``call.wav`` (this side left), or None.
+        started_at: when the entry point started (wall clock).
+        ended_at: when the outcome was built (wall clock).
+        errors: what went wrong, one line each (no caller, a failed pipeline, the agent's failures).
+        final_assessment: the patient's side: the assessment it heard.
+        gathered_info: the patient's side: the facts the agent found out.
+        agent_turns: the agent's turns (heard by the patient, or spoken by the voice agent).
+        refused: served calls: connections refused for their origin.
+        silent: served calls: connections closed for sending no caller audio in the join window.
+    """
+
+    turns: list[Turn]
+    termination: str
+    interaction: dict[str, Any]
+    recording: Path | None
+    started_at: float
+    ended_at: float
+    errors: list[str] = field(default_factory=list)
+    final_assessment: str | None = None
+    gathered_info: list[str] = field(default_factory=list)
+    agent_turns: int = 0
+    refused: int = 0  # served calls: connections refused for their origin
+    silent: int = 0   # served calls: connections closed for sending no caller audio in the join window
+
+
+def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,
+                recorder: CallRecorder, vocabulary: Sequence[str] | None) -> tuple[Pipeline, RealtimePacer]:
+    s = brain.settings
+    vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(sample_rate=RATE_16K, params=VADParams(
+        confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.vad_stop_s)))
+    stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed,
+                            speculate=s.speculative_stt)
+    speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
+    pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
+    brain.attach(pacer, stt)
+    pipeline = Pipeline([transport.input(), InputTap(recorder=recorder, on_voice=brain.on_far_voice), vad, stt,
+                         brain, speaker, pacer, transport.output()])
+    return pipeline, pacer
+
+
+def _worker(pipeline: Pipeline) -> PipelineWorker:
+    return PipelineWorker(pipeline, params=PipelineParams(audio_in_sample_rate=RATE_16K,
+                                                          audio_out_sample_rate=RATE_16K),
+                          idle_timeout_secs=None, enable_rtvi=False, enable_turn_tracking=False,
+                          check_dangling_tasks=False)
+
+
+_WARMED: set[tuple[str, int]] = set()
+
+
+def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
+    """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one.
+
+    Args:
+        tts: the voice to warm up.
+        beam_size: the Whisper beam the call will use.
+    """
+    key = (str(tts.model_path), beam_size)
+    if key in _WARMED:
+        return
+    speech = tts.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
+    _stt.transcribe(speech.samples, sample_rate=speech.sample_rate, beam_size=beam_size)
+    _WARMED.add(key)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+FAREWELL_S = 0.3        # after the call ends, the call_ended message and the last frames get this long to leave
+CANCEL_TIMEOUT_S = 10.0  # on Ctrl-C: how long the pipeline gets to cancel, and then to finish
+STOP_TIMEOUT_S = 15.0    # after the call ends: how long the pipeline gets to finish before it is cancelled
+
+
+async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
+                           connected: asyncio.Event, connect_timeout_s: float | None,
+                           recorder: CallRecorder) -> list[str]:
+    """Run one side's pipeline until the call ends (or nobody connects in time) and the pipeline stops.
+
+    Returns:
+        What went wrong, as lines for the record: the pipeline's failure, or nothing.
+    """
+    runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
+    await runner.add_workers(worker)
+    run = asyncio.create_task(runner.run())
+
+    async def watchdog() -> None:
+        if connect_timeout_s is not None:
+            try:
+                await asyncio.wait_for(connected.wait(), connect_timeout_s)
+            except TimeoutError:
+                await brain.end_call("no_connection")
+                return
+        else:
+            await connected.wait()
+        try:
+            await asyncio.wait_for(brain.ended.wait(), time_limit_s)
+        except TimeoutError:
+            await brain.end_call("time_limit")
+
+    dog = asyncio.create_task(watchdog())
+    try:
+        done, _ = await asyncio.wait({run, dog}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # Ctrl-C (asyncio.run cancels the main task): stop the pipeline the way it expects, else its worker
+        # waits forever for a pipeline whose tasks were cancelled under it and the process never exits
+        recorder.stop()
+        dog.cancel()
+        try:
+            await asyncio.wait_for(worker.cancel(reason="interrupted"), CANCEL_TIMEOUT_S)
+            await asyncio.wait_for(run, CANCEL_TIMEOUT_S)
+        except (Exception, asyncio.CancelledError):  # noqa: BLE001 - already stopping; leave the rest to asyncio
+            run.cancel()
+        raise
+    if dog in done:
+        await brain.wait_until_quiet()
+        await asyncio.sleep(FAREWELL_S)
+        recorder.stop()  # the call ends here on its own clock, however long the teardown below takes
+        await worker.cancel(reason=brain.end_reason)
+    else:
+        recorder.stop()
+        dog.cancel()
+        await brain.end_call(brain.end_reason or "hangup")
+    try:
+        await asyncio.wait_for(run, STOP_TIMEOUT_S)
+    except TimeoutError:
+        run.cancel()
+    exc = run.exception() if run.done() and not run.cancelled() else None
+    return [] if exc is None else [f"the live pipeline failed: {type(exc).__name__}: {exc}"]
+
+
+async def _outcome(brain: TurnTaker, *, errors: list[str], no_call: Callable[[], str], recorder: CallRecorder,
+                   recording: Path | None, connected: asyncio.Event, started: float,
+                   door: _Door | None) -> CallOutcome:
+    """What one side of a call produced, once the call has ended: built the same way for both sides.
+
+    The recording is written only if a call took place (``connected``); no call, no interaction: an empty
+    dict, so that summaries do not count a call that never happened. ``no_call()`` says why there was
+    none. A patient that heard an assessment ended the call on it, whatever stopped the pipeline.
+    """
+    path = await asyncio.to_thread(recorder.write, recording) if recording is not None and connected.is_set() \
+        else None
+    if brain.end_reason == "no_connection":
+        errors = [*errors, no_call()]
+    interaction = interaction_metrics(brain.timeline).model_copy(
+        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
+    if isinstance(brain, PatientBrain):
+        final_assessment, gathered_info = brain.final_assessment, list(brain.patient.gathered_info)
+        agent_turns = brain.agent_turns  # the agent's turns the patient heard
+    else:
+        final_assessment, gathered_info, agent_turns = None, [], brain.replies  # the agent's own replies
+    termination = "assessment" if final_assessment is not None else brain.end_reason or "hangup"
+    return CallOutcome(turns=brain.turns, termination=termination, interaction=interaction, recording=path,
+                       started_at=started, ended_at=time.time(), errors=errors + brain.errors,
+                       final_assessment=final_assessment, gathered_info=gathered_info, agent_turns=agent_turns,
+                       refused=door.refused if door is not None else 0, silent=door.silent if door is not None else 0)
+
+
+class _CallStart:
+    """Starts a call once: the clock and the recording start now, then ``then()`` runs (as a task, kept)."""
+
+    def __init__(self, clock: CallClock, recorder: CallRecorder, connected: asyncio.Event,
+                 then: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
+        self._clock, self._recorder, self._connected, self._then = clock, recorder, connected, then
+        self._task: asyncio.Task[None] | None = None
+
+    def __call__(self) -> None:
+        if self._connected.is_set():
+            return
+        self._connected.set()
+        self._clock.t0, self._clock.wall0 = time.monotonic(), time.time()
+        self._recorder.start()
+        if self._then is not None:
+            self._task = asyncio.create_task(self._then())
+
+
+async def run_patient_call(
+    *,
+    patient: LivePatient,
+    scenario_id: str,
+    k: int = 0,
+    turn_limit: int,
+    is_assessment: Callable[[str], bool],
+    style: VoiceStyle | None,
+    connect: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    settings: LiveSettings = LiveSettings(),
+    sink: EventSink = lambda _e: None,
+    recording: Path | None = None,
+    vocabulary: Sequence[str] | None = None,
+    tts: PiperTTS | None = None,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    connect_timeout_s: float | None = 30.0,
+    origins: OriginPolicy = OriginPolicy(),
+    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
+    log: Callable[[str], None] = _stderr,
+) -> CallOutcome:
+    """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
+
+    With ``connect`` the patient dials that websocket URL (an external voice agent, the agent under
+    test) and the call starts when it connects; otherwise it serves one caller on ``ws://host:port``
+    (a program, or a person through the web page) and waits up to ``connect_timeout_s`` (None: forever)
+    for one: ``origins`` says which clients may connect, and a connection becomes the caller with its
+    first valid audio frame, within ``join_window_s`` or it is closed (see ``audio.live._door``;
+    refusals go to ``log``). ``on_ready(url)`` is called once the server listens.
+
+    Args:
+        patient: the information-tree simulator that answers (``sim.patient.PatientSimulator``).
+        scenario_id: the scenario, for the events.
+        k: the run's repetition, for the events.
+        turn_limit: agent turns after which the patient says goodbye (the nudge comes one turn earlier).
+        is_assessment: whether what the agent said is its spoken assessment (it ends the call).
+        style: the patient's voice.
+        connect: a websocket URL to dial; None serves one caller instead.
+        host: the loopback address to serve on.
+        port: the port to serve on.
+        settings: turn-taking and limits.
+        sink: receives every event of the call (speech, turns, overlaps, latencies).
+        recording: where to write ``call.wav``; None records nothing to disk.
+        vocabulary: words Whisper should favour (the scenario's drug names).
+        tts: the Piper voice; None loads the default.
+        on_ready: called with the server's URL once it listens.
+        connect_timeout_s: how long to wait for a connection (None: forever).
+        origins: which clients may connect.
+        join_window_s: how long a connection has to send its first audio.
+        log: where refusals and closed connections are reported, one line each.
+
+    Returns:
+        The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
+        in ``errors``.
+
+    Raises:
+        LiveError: the call could not be set up (e.g. ``host`` is not a loopback address).
+    """
+    from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
+
+    tts = tts or PiperTTS()
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    clock = CallClock()
+    recorder = CallRecorder(clock, started=False)
+    brain = PatientBrain(patient=patient, turn_limit=turn_limit, is_assessment=is_assessment, clock=clock,
+                         settings=settings, sink=sink, scenario_id=scenario_id, k=k)
+    connected = asyncio.Event()
+    started = time.time()
+    begin = _CallStart(clock, recorder, connected, then=brain.open)
+    door: _Door | None = None
+
+    if connect is not None:
+        transport: Any = WebsocketClientTransport(
+            connect, WebsocketClientParams(**_transport_params(_WireSerializer())))
+
+        @transport.event_handler("on_connected")
+        async def _on_connected(_t: Any, _ws: Any) -> None:
+            begin()
+
+        @transport.event_handler("on_disconnected")
+        async def _on_disconnected(_t: Any, _ws: Any) -> None:
+            await brain.end_call("hangup")
+    else:
+        door = _Door(policy=origins, join_window_s=join_window_s, log=log, on_caller=begin,
+                     on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
+        transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
+
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
+                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
+
+    def no_call() -> str:
+        return door.no_caller(connect_timeout_s) if door is not None else f"could not connect to {connect}"
+
+    return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=recording,
+                          connected=connected, started=started, door=door)
+
+
+async def run_agent_bot(
+    *,
+    respond: Respond,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    settings: LiveSettings = LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0),
+    style: VoiceStyle | None = None,
+    sink: EventSink = lambda _e: None,
+    tts: PiperTTS | None = None,
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+    connect_timeout_s: float | None = None,
+    recording: Path | None = None,
+    origins: OriginPolicy = OriginPolicy(),
+    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
+    log: Callable[[str], None] = _stderr,
+) -> CallOutcome:
+    """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
+
+    The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
+    between two sentences does not cut its answer in half. Who may call, and when a connection becomes
+    the call: as for the served patient (``origins``, ``join_window_s``; see ``audio.live._door``).
+
+    Args:
+        respond: the agent under test: ``respond(history, agent_turn)`` returns what to say; ``history`` is
+            ``(speaker, text)`` pairs. A failure ends the call (``termination == "error"``), not the server.
+        host: the loopback address to serve on.
+        port: the port to serve on.
+        settings: turn-taking and limits.
+        style: the agent's voice.
+        sink: receives every event of the call.
+        tts: the Piper voice; None loads the default.
+        on_ready: called with the server's URL once it listens.
+        connect_timeout_s: how long to wait for a caller (None: forever).
+        recording: where to write ``call.wav``; None records nothing to disk.
+        origins: which clients may connect.
+        join_window_s: how long a connection has to send its first audio.
+        log: where refusals and closed connections are reported, one line each.
+
+    Returns:
+        The call's outcome, from the agent's side.
+
+    Raises:
+        LiveError: ``host`` is not a loopback address.
+    """
+    _check_loopback(host, "--host")
+    tts = tts or PiperTTS()
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    clock = CallClock()
+    recorder = CallRecorder(clock, started=False)
+    brain = AgentBrain(respond=respond, clock=clock, settings=settings, sink=sink, scenario_id="", k=0)
+    connected = asyncio.Event()
+    started = time.time()
+    door = _Door(policy=origins, join_window_s=join_window_s, log=log,
+                 on_caller=_CallStart(clock, recorder, connected),
+                 on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
+    transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
+
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
+                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
+    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(connect_timeout_s), recorder=recorder,
+                          recording=recording, connected=connected, started=started, door=door)
