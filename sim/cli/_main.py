@@ -1,0 +1,90 @@
+"""The ``encsim`` parser, the dispatch to the command's handler, and the one place where user errors end.
+
+Every command module registers its own parser (``register(subparsers)``) and sets its handler; ``main`` parses,
+calls the handler, and catches the user errors (:func:`user_errors`) and Ctrl-C once, here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scenarios import ScenarioError
+from scorers._profiles import ProfileError
+from scorers.evaluators import EvaluatorError
+from sim.cli import (
+    _annotations,
+    _compare,
+    _demo,
+    _import,
+    _live,
+    _pairwise,
+    _report,
+    _run_command,
+    _scenarios,
+    _serve_agent,
+    _watch,
+)
+from sim.cli._common import EXIT_INTERRUPTED, CliParser, quiet_pipecat, report_error
+from sim.errors import EncSimError
+
+# in the order `encsim --help` lists them
+COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _demo, _live, _watch, _annotations,
+            _serve_agent)
+
+_AUDIO_ERRORS = (("audio.tts", "TTSError"), ("audio.stt", "STTError"), ("audio.effects", "EffectsError"),
+                 ("audio.live", "LiveError"), ("audio.webpage", "CallPagePortError"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``encsim`` parser with every command's sub-parser.
+
+    Returns:
+        The parser; a parsed command line carries its command's ``handler``.
+    """
+    p = CliParser(prog="encsim", description="Voice and multimodal clinical encounter simulator.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=CliParser)
+    for command in COMMANDS:
+        command.register(sub)
+    return p
+
+
+def _audio_errors() -> tuple[type[Exception], ...]:
+    """The audio package's user-facing errors, from the modules already imported.
+
+    The audio package may not import sim.errors, so its errors are its own. An error can only come from a module
+    that was loaded, and importing them here to catch a typo'd flag cost 2.5 s (scipy.signal) on every user error.
+    """
+    return tuple(getattr(sys.modules[m], name) for m, name in _AUDIO_ERRORS if m in sys.modules)
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """The errors :func:`main` reports in one line (exit 2).
+
+    Called when one is raised, so :func:`_audio_errors` sees the modules the command loaded.
+
+    Returns:
+        The exception classes.
+    """
+    return (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``encsim`` command line.
+
+    Args:
+        argv: The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: the command's own (0 done, 3 a run with errored encounters, ...), 2 for a user error
+        (one line on stderr, no traceback), 130 after Ctrl-C.
+    """
+    quiet_pipecat()
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.handler(args))
+    except user_errors() as exc:
+        return report_error(exc)  # may quote an endpoint: redacted, no escapes
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, see encsim_entry) in any command, outside its own handling
+        print("\ninterrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
