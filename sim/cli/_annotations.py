@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sim.cli._common import CliParser
-from sim.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -50,13 +49,13 @@ def export(run_dir: Path, *, out: Path | None, every: bool, fmt: Literal["csv", 
 
     Returns:
         The exit code (0).
+
+    Raises:
+        RunWatchError: ``run_dir`` is not a run directory.
     """
-    from tui import RunWatchError, export_annotations
+    from tui import export_annotations
 
     out = out or run_dir / f"annotations_export.{fmt}"
-    try:
-        n = export_annotations(run_dir, out, only="all" if every else "fail", fmt=fmt)
-    except RunWatchError as exc:
-        raise ConfigError(str(exc)) from None
+    n = export_annotations(run_dir, out, only="all" if every else "fail", fmt=fmt)
     print(f"{n} annotation(s) written to {out}")
     return 0

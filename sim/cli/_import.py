@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli._common import EXIT_USER_ERROR, CliParser
-from sim.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -101,16 +100,16 @@ def import_file(options: ImportOptions) -> int:
 
     Returns:
         The exit code: 0 if any row converted, ``EXIT_USER_ERROR`` (2) if none.
+
+    Raises:
+        ImportSourceError: The file as a whole cannot be imported, or a mapping option is wrong.
     """
-    from scenarios.importers import IMPORTERS, ImportSourceError
+    from scenarios.importers import IMPORTERS
 
     extra: dict[str, Any] = {}
     if options.source_format == "vignettes":
         extra = {"mapping": options.field_map, "urgency_map": options.urgency_map, "mode": options.mode}
-    try:
-        report = IMPORTERS[options.source_format](options.file, options.out, **extra)
-    except ImportSourceError as exc:
-        raise ConfigError(str(exc)) from None
+    report = IMPORTERS[options.source_format](options.file, options.out, **extra)
     print(f"converted {len(report.converted)} of {report.rows} rows into {report.out_dir}")
     for w in report.warnings:
         print(f"row {w.row}: warning: {w.message}", file=sys.stderr)

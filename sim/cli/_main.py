@@ -1,7 +1,8 @@
 """The ``encsim`` parser, the dispatch to the command's handler, and the one place where user errors end.
 
 Every command module registers its own parser (``register(subparsers)``) and sets its handler; ``main`` parses,
-calls the handler, and catches the user errors (:func:`user_errors`) and Ctrl-C once, here.
+calls the handler, and catches the user errors (:func:`user_errors`) and Ctrl-C once, here. A command raises a
+user error and lets it go: it re-raises one only to add to its message (which scenario, which flag).
 """
 
 from __future__ import annotations
@@ -9,9 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scenarios import ScenarioError
-from scorers._profiles import ProfileError
-from scorers.evaluators import EvaluatorError
 from sim.cli import (
     _annotations,
     _compare,
@@ -32,8 +30,20 @@ from sim.errors import EncSimError
 COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _demo, _live, _watch, _annotations,
             _serve_agent)
 
-_AUDIO_ERRORS = (("audio.tts", "TTSError"), ("audio.stt", "STTError"), ("audio.effects", "EffectsError"),
-                 ("audio.live", "LiveError"), ("audio.webpage", "CallPagePortError"))
+# The user errors that are not (yet) subclasses of sim.errors.EncSimError, by (module, class name); a module that
+# is not imported raised nothing, so its errors are looked up only in the modules already loaded (see user_errors).
+USER_ERRORS_ELSEWHERE = (
+    ("scenarios", "ScenarioError"),  # also scenarios.importers.ImportSourceError, a subclass
+    ("scorers._profiles", "ProfileError"),
+    ("scorers.evaluators", "EvaluatorError"),
+    ("tui", "RunWatchError"),
+    # the audio package may not import sim.errors, so its errors are its own
+    ("audio.tts", "TTSError"),
+    ("audio.stt", "STTError"),
+    ("audio.effects", "EffectsError"),
+    ("audio.live", "LiveError"),
+    ("audio.webpage", "CallPagePortError"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,24 +59,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _audio_errors() -> tuple[type[Exception], ...]:
-    """The audio package's user-facing errors, from the modules already imported.
-
-    The audio package may not import sim.errors, so its errors are its own. An error can only come from a module
-    that was loaded, and importing them here to catch a typo'd flag cost 2.5 s (scipy.signal) on every user error.
-    """
-    return tuple(getattr(sys.modules[m], name) for m, name in _AUDIO_ERRORS if m in sys.modules)
-
-
 def user_errors() -> tuple[type[Exception], ...]:
-    """The errors :func:`main` reports in one line (exit 2).
+    """The errors :func:`main` reports in one line (exit 2): the root and ``USER_ERRORS_ELSEWHERE``.
 
-    Called when one is raised, so :func:`_audio_errors` sees the modules the command loaded.
+    Called when an exception is raised, so it sees the modules the command loaded: an error can only come from a
+    module that was loaded, and importing them all to catch a typo'd flag cost 2.5 s (scipy.signal) on every user
+    error.
 
     Returns:
         The exception classes.
     """
-    return (EncSimError, ScenarioError, ProfileError, EvaluatorError, *_audio_errors())
+    return (EncSimError, *(getattr(sys.modules[m], name) for m, name in USER_ERRORS_ELSEWHERE if m in sys.modules))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sim.errors import ConfigError
-
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
     """Add the ``watch`` parser.
@@ -44,12 +42,12 @@ def watch(run_dir: Path | None, *, reviewer: str | None) -> int:
 
     Returns:
         The exit code (0).
-    """
-    from tui import DashboardApp, RunWatchError, newest_run
 
-    try:
-        app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer)
-    except RunWatchError as exc:
-        raise ConfigError(str(exc)) from None
+    Raises:
+        RunWatchError: No run directory there (or under ``runs/``).
+    """
+    from tui import DashboardApp, newest_run
+
+    app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer)
     app.run()
     return 0
