@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.cli._main import USER_ERRORS_ELSEWHERE
+
 ROOT = Path(__file__).parents[2]
 
 # one valid command line per handler (parsed, never run)
@@ -45,7 +47,7 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
         assert callable(parser.parse_args(line).handler), line
 
 
-@pytest.mark.parametrize(("module", "name"), __import__("sim.cli._main", fromlist=["x"]).USER_ERRORS_ELSEWHERE)
+@pytest.mark.parametrize(("module", "name"), USER_ERRORS_ELSEWHERE)
 def test_each_user_error_of_the_table_is_an_exception_class(module: str, name: str) -> None:
     """The table names classes by text (so that catching them never imports a module); a typo would silently let
     that error escape as a traceback."""
