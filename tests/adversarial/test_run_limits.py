@@ -253,11 +253,11 @@ def test_a_signal_before_the_command_starts_says_nothing_was_changed(monkeypatch
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C while the CLI still sets up (CI caught it during the logging set-up at 1.0 s under load): the user
     is told nothing was changed, not a bare "interrupted." that says nothing of the run."""
-    import sim.cli
+    import sim.cli._main
 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sim.cli, "_quiet_pipecat", interrupted)
-    assert sim.cli.main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri"]) == 130
+    monkeypatch.setattr(sim.cli._main, "quiet_pipecat", interrupted)
+    assert sim.cli._main.main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted before the command started; nothing was changed."

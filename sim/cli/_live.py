@@ -1,0 +1,203 @@
+"""``encsim live SCENARIO``: one live voice call with a scenario's patient, scored into a run directory.
+
+The caller is an external voice agent (``--connect``), or a person on a web page (``--serve``), or any program
+that calls the patient's websocket. Every check that needs no model runs before the voice models load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim.cli._common import (
+    EXIT_INTERRUPTED,
+    EXIT_RUN_ERRORS,
+    add_door_args,
+    one_scenario,
+    port,
+    port_free,
+    positive,
+    quiet_pipecat,
+    report_error,
+)
+from sim.records import ConfigError, RunLayout, one_line
+
+
+def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+    """Add the ``live`` parser.
+
+    Args:
+        subparsers: The ``encsim`` parser's subparsers.
+    """
+    live = subparsers.add_parser("live",
+                                 help="one live voice call with a scenario's patient, scored into a run directory")
+    live.add_argument("scenario", metavar="SCENARIO", help="scenario id, or a scenario YAML file")
+    how = live.add_mutually_exclusive_group()
+    how.add_argument("--connect", metavar="URL", help="call an external voice agent's websocket (ws://HOST:PORT/...)")
+    how.add_argument("--serve", action="store_true",
+                     help="also serve a web page on 127.0.0.1 so a person can make the call from a browser")
+    live.add_argument("--port", type=port("--port"), default=8765,
+                      help="websocket port the patient listens on (default 8765); the page uses PORT+1")
+    live.add_argument("--out", type=Path, help="run directory (default runs/<time>-live-<scenario>)")
+    live.add_argument("--time-limit", type=positive("--time-limit"), default=600, metavar="SECONDS",
+                      help="end the call after this long (default 600)")
+    live.add_argument("--max-turns", type=positive("--max-turns"), help="override the scenario's turn limit")
+    live.add_argument("--wait", type=positive("--wait"), default=300, metavar="SECONDS",
+                      help="how long to wait for the caller or the connection (default 300)")
+    live.add_argument("--barge-in-after", type=float, metavar="SECONDS",
+                      help="the patient cuts in when the agent talks this long without a pause")
+    live.add_argument("--no-yield", action="store_true",
+                      help="the patient keeps talking when the agent talks over it (default: it stops)")
+    live.add_argument("--seed", type=int, default=0)
+    live.add_argument("--tui", action="store_true", help="watch the call in the terminal dashboard")
+    add_door_args(live)
+    live.set_defaults(handler=cmd_live)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LiveOptions:
+    """The arguments of ``encsim live`` (see ``encsim live --help`` for each)."""
+
+    scenario: str
+    connect: str | None
+    serve: bool
+    port: int
+    out: Path | None
+    time_limit: int
+    max_turns: int | None
+    wait: int
+    barge_in_after: float | None
+    no_yield: bool
+    seed: int
+    tui: bool
+    allow_origin: list[str]
+    join_window: float
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> LiveOptions:
+        """Read a parsed ``live`` command line.
+
+        Args:
+            args: The parsed command line.
+
+        Returns:
+            The options.
+        """
+        return cls(scenario=args.scenario, connect=args.connect, serve=args.serve, port=args.port, out=args.out,
+                   time_limit=args.time_limit, max_turns=args.max_turns, wait=args.wait,
+                   barge_in_after=args.barge_in_after, no_yield=args.no_yield, seed=args.seed, tui=args.tui,
+                   allow_origin=args.allow_origin, join_window=args.join_window)
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    """``encsim live``: see :func:`run_live_call`.
+
+    Args:
+        args: The parsed command line.
+
+    Returns:
+        The exit code.
+    """
+    return run_live_call(LiveOptions.from_namespace(args))
+
+
+def run_live_call(options: LiveOptions) -> int:
+    """Check the call's options, make the call (in the dashboard with ``--tui``), print how it went.
+
+    Args:
+        options: The command's arguments.
+
+    Returns:
+        The exit code: 0 when the call was scored, ``EXIT_RUN_ERRORS`` (3) when it ended in an error (no caller,
+        a lost connection), ``EXIT_INTERRUPTED`` (130) after Ctrl-C, 2 when the dashboard's call failed.
+
+    Raises:
+        ConfigError: An option that cannot work (unknown scenario, busy port, nothing at ``--connect``, ...).
+    """
+    from sim.live import door_options, run_live
+    from sim.store import new_run_id
+
+    loaded = one_scenario(options.scenario)
+    allow_origins = door_options(options.allow_origin, options.join_window)
+    if options.connect:
+        _check_ws_url(options.connect)
+    else:
+        port_free(options.port, "--port")
+        if options.serve:
+            port_free(options.port + 1, "--port (the page uses PORT+1)")
+    if options.barge_in_after is not None and options.barge_in_after <= 0:
+        raise ConfigError(f"--barge-in-after {options.barge_in_after}: give a positive number of seconds.")
+    out = options.out or Path("runs") / new_run_id(f"live-{loaded.scenario.id}")
+    if RunLayout(out).run.exists():
+        raise ConfigError(f"--out {out}: a run already exists there; choose another --out.")
+    quiet_pipecat()
+
+    def call(announce: Any = None) -> Any:  # noqa: ANN401 - run_live's coroutine; the announce callback
+        extra = {"announce": announce} if announce is not None else {}
+        return run_live(
+            loaded, out=out, connect=options.connect, port=options.port, page=options.serve,
+            time_limit_s=options.time_limit, turn_limit=options.max_turns, barge_in_after_s=options.barge_in_after,
+            yield_on_overlap=False if options.no_yield else None, connect_timeout_s=options.wait, seed=options.seed,
+            allow_origins=allow_origins, join_window_s=options.join_window, **extra)
+
+    try:
+        if options.tui:
+            from tui import DashboardApp
+
+            app: Any = None
+            app = DashboardApp(out, job=lambda: call(announce=lambda msg: app.notify(msg, timeout=600)))
+            app.run()
+            if app.job_result is None and app.job_error:
+                return report_error(app.job_error)
+            if app.job_result is None:
+                print(f"the call was not scored (its events so far are in {out}/events.jsonl).", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            rec, root = app.job_result
+        else:
+            rec, root = asyncio.run(call())
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; the call was not scored (its events so far are in {out}/events.jsonl).",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    result = rec.result
+    live = (result.interaction or {}) if result else {}
+    print(one_line(f"call ended: {result.termination if result else rec.error}; "
+                   f"{len(result.gathered_info) if result else 0} facts gathered; "
+                   + (f"composite {rec.score.composite:.3f}" if rec.score and rec.score.composite is not None
+                      else f"not scored ({rec.error})")))
+    p50 = live.get("patient_latency_p50_s")
+    if p50 is not None:
+        print(f"patient voice-to-voice latency p50 {p50:.3f} s; agent response latency p50 "
+              f"{live.get('agent_latency_p50_s') or float('nan'):.3f} s; interruptions {live.get('interruptions', 0)}")
+    wav = RunLayout(root).live_call
+    print(f"run directory: {root}" + (f"  (recording: {wav})" if wav.exists() else ""))
+    if rec.status != "ok":  # a run whose encounter errored (no caller, lost connection) does not exit 0
+        print(one_line(f"the call was not scored: {rec.error}"), file=sys.stderr)
+        return EXIT_RUN_ERRORS
+    return 0
+
+
+def _check_ws_url(url: str) -> None:
+    """``--connect``: a websocket URL, and something listening there (before the models load)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise ConfigError(f"--connect {url!r}: not a websocket URL. Give the agent's endpoint as "
+                          "ws://HOST:PORT/PATH (or wss://...).")
+    try:
+        number = parts.port or (443 if parts.scheme == "wss" else 80)
+    except ValueError:
+        raise ConfigError(f"--connect {url!r}: the port is not a number between 1 and 65535.") from None
+    import socket
+
+    try:  # before the models load: a voice agent that is not running is the usual mistake
+        socket.create_connection((parts.hostname, number), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(f"--connect {url!r}: nothing answers at {parts.hostname}:{number} "
+                          f"({exc.strerror or exc}). Start the voice agent first (e.g. encsim serve-agent --port "
+                          "PORT ...) or fix the URL.") from None

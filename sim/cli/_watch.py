@@ -1,0 +1,53 @@
+"""``encsim watch [RUN_DIR]``: the terminal dashboard, following a run (or a live call) as it is written."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+    """Add the ``watch`` parser.
+
+    Args:
+        subparsers: The ``encsim`` parser's subparsers.
+    """
+    watch = subparsers.add_parser("watch",
+                                  help="the terminal dashboard: follow a run (or live call) as it is written")
+    watch.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="run directory (default: the newest "
+                                                                               "under runs/)")
+    watch.add_argument("--reviewer", help="the name annotations are saved under (default $USER)")
+    watch.set_defaults(handler=cmd_watch)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """``encsim watch``: see :func:`watch`.
+
+    Args:
+        args: The parsed command line.
+
+    Returns:
+        The exit code (0).
+    """
+    return watch(args.run_dir, reviewer=args.reviewer)
+
+
+def watch(run_dir: Path | None, *, reviewer: str | None) -> int:
+    """Open the dashboard on a run directory until the user quits it.
+
+    Args:
+        run_dir: The run directory; None: the newest under ``runs/``.
+        reviewer: The name annotations are saved under (None: ``$USER``).
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        RunWatchError: No run directory there (or under ``runs/``).
+    """
+    from tui import DashboardApp, newest_run
+
+    app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer)
+    app.run()
+    return 0

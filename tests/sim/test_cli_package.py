@@ -1,0 +1,76 @@
+"""The shape of ``sim.cli``: one module per command, each registering its parser and handler; one table of the
+user errors that ``main`` catches; a start-up that does not load what only some commands need."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.cli._main import USER_ERRORS_ELSEWHERE
+
+ROOT = Path(__file__).parents[2]
+
+# one valid command line per handler (parsed, never run)
+COMMAND_LINES = [
+    ["run"], ["pairwise", "a"], ["report", "a"], ["compare", "a", "b"], ["scenarios", "list"],
+    ["scenarios", "validate", "a"], ["scenarios", "lint", "a"], ["import", "healthbench", "f", "--out", "d"],
+    ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
+    ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
+]
+
+
+def test_the_face_keeps_what_callers_import() -> None:
+    import sim.cli
+
+    for name in ("main", "build_parser", "_run", "run_exit_code", "EXIT_USER_ERROR", "EXIT_RUN_ERRORS",
+                 "EXIT_EVALUATOR_ERRORS", "EXIT_INTERRUPTED"):
+        assert hasattr(sim.cli, name), name
+    assert callable(sim.cli._run)  # the run coroutine (tests/tui), not a module of the package
+    assert (sim.cli.EXIT_USER_ERROR, sim.cli.EXIT_RUN_ERRORS, sim.cli.EXIT_INTERRUPTED) == (2, 3, 130)
+
+
+def test_every_command_module_registers_its_parser_and_handler() -> None:
+    from sim.cli._main import COMMANDS, build_parser
+
+    assert all(callable(getattr(module, "register", None)) for module in COMMANDS)
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert list(commands) == ["run", "pairwise", "report", "compare", "scenarios", "import", "demo", "live",
+                              "watch", "annotations", "serve-agent"]
+    assert {line[0] for line in COMMAND_LINES} == set(commands)
+    for line in COMMAND_LINES:
+        assert callable(parser.parse_args(line).handler), line
+
+
+@pytest.mark.parametrize(("module", "name"), USER_ERRORS_ELSEWHERE)
+def test_each_user_error_of_the_table_is_an_exception_class(module: str, name: str) -> None:
+    """The table names classes by text (so that catching them never imports a module); a typo would silently let
+    that error escape as a traceback."""
+    cls = getattr(importlib.import_module(module), name)
+    assert isinstance(cls, type) and issubclass(cls, Exception)
+
+
+def test_the_table_reaches_an_error_raised_in_a_module_loaded_by_the_command(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """tui's RunWatchError is not an EncSimError: `encsim watch` on a wrong folder still ends in one line, exit 2."""
+    from sim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["watch", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no such run directory" in err and err.count("\n") == 1
+
+
+def test_a_user_error_loads_neither_the_dashboard_nor_the_voice_stack() -> None:
+    """A command module imports what only its handler needs inside the handler: a mistyped path costs no
+    Textual, no pipecat."""
+    code = ("import sys; from sim.cli import main; rc = main(['scenarios', 'validate', '/nonexistent']); "
+            "print(rc, sorted(m for m in ('tui', 'textual', 'pipecat', 'scipy.signal', 'audio.tts', 'sim.live', "
+            "'imaging', 'sim.compare', 'sim.pairwise', 'scenarios.importers') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.stdout.split("\n")[-2] == "2 []", (done.stdout, done.stderr)
