@@ -74,6 +74,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scipy import signal
 
 from audio._pcm import resample, rms
+from sim.records import EncSimError
 
 __all__ = [
     "PRESETS",
@@ -99,7 +100,7 @@ PACKET_SECONDS = 0.020
 _SILENT_REFERENCE_POWER = 10 ** (-20 / 10)  # -20 dBFS, for noise on an all-zero input
 
 
-class EffectsError(ValueError):
+class EffectsError(EncSimError, ValueError):
     """Audio or an effects setting that cannot be used; the message says what and how to fix it."""
 
 

@@ -49,6 +49,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from audio._pcm import RATE_16K, resample, to_float32
+from sim.records import EncSimError
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -80,7 +81,7 @@ ComputeType = Literal["int8", "int8_float32", "float32", "default"]
 AudioInput = str | Path | np.ndarray
 
 
-class STTError(Exception):
+class STTError(EncSimError):
     """Base of the speech-to-text errors a user can cause. The message is one paragraph: what, where, fix."""
 
 

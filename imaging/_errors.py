@@ -8,8 +8,10 @@ traceback. Programming errors (a negative ``max_side``, an unknown ``fmt``) stay
 
 from __future__ import annotations
 
+from scenarios.errors import UserError
+
 __all__ = ["ImagingError"]
 
 
-class ImagingError(Exception):
+class ImagingError(UserError):
     """An image that cannot be used; the message is one paragraph naming the file and the fix."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scenarios.errors import UserError
 from scenarios.loader import (
     LoadedScenario,
     ScenarioError,
@@ -21,6 +22,7 @@ __all__ = [
     "LoadedScenario",
     "Scenario",
     "ScenarioError",
+    "UserError",
     "adaptive_turn_limit",
     "library_dir",
     "load_dir",

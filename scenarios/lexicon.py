@@ -39,10 +39,12 @@ import snowballstemmer
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from scenarios.errors import UserError
+
 Cue = str | list[str]
 
 
-class LexiconError(Exception):
+class LexiconError(UserError):
     """The intent lexicon file cannot be used; the message names the file and the field."""
 
 

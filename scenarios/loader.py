@@ -44,6 +44,7 @@ from yaml.events import (
     SequenceStartEvent,
 )
 
+from scenarios.errors import UserError
 from scenarios.schema import Scenario
 
 MAX_SCENARIO_BYTES = 1024 * 1024
@@ -51,7 +52,7 @@ MAX_DEPTH = 50
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed (7x faster)
 
 
-class ScenarioError(Exception):
+class ScenarioError(UserError):
     """A scenario file that cannot be used; the message says where and how to fix it."""
 
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from scorers.evaluators import DISPOSITION_FAILURE_MODES
-from sim.records import Combined, Status
+from sim.records import Combined, EncSimError, Status
 
 PASS_AT = 0.80
 WARN_AT = 0.60
@@ -92,7 +92,7 @@ PROFILES: dict[str, Profile] = {
 }
 
 
-class ProfileError(Exception):
+class ProfileError(EncSimError):
     """A profile name or file that cannot be used."""
 
 

@@ -62,3 +62,38 @@ def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, 
     assert face in modules
     bad = [m for m in modules if any(m == n or m.startswith(n + ".") for n in never)]
     assert bad == [], f"import {face} loaded {bad}"
+
+
+# Exceptions that never reach a user: caught where they are raised (a bad importer row becomes a skipped-row
+# notice, a malformed reply a retry, the fail-fast trip the run's stop).
+INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat._Malformed", "sim.runner._Tripped"}
+
+
+def test_every_error_a_user_can_cause_has_the_one_root() -> None:
+    """One root (``scenarios.errors.UserError``), so the CLI catches it once (ARCHITECTURE.md, Conventions)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from scenarios.errors import UserError
+
+    classes: dict[str, type] = {}
+    for top in PACKAGES:
+        package = importlib.import_module(top)
+        names = [top, *(m.name for m in pkgutil.walk_packages(package.__path__, top + "."))]
+        for name in names:
+            module = importlib.import_module(name)
+            for _, obj in inspect.getmembers(module, inspect.isclass):
+                if issubclass(obj, BaseException) and obj.__module__.split(".")[0] in PACKAGES:
+                    classes[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    assert len(classes) >= 20, sorted(classes)  # the walk found the packages' errors
+    outside = sorted(n for n, c in classes.items() if not issubclass(c, UserError) and n not in INTERNAL_EXCEPTIONS)
+    assert outside == [], f"subclass scenarios.errors.UserError (or sim.records.EncSimError): {outside}"
+    assert INTERNAL_EXCEPTIONS <= set(classes), "an internal exception was renamed: update INTERNAL_EXCEPTIONS"
+
+
+def test_the_cli_catches_the_root_once() -> None:
+    from scenarios.errors import UserError
+    from sim.cli._main import user_errors
+
+    assert user_errors() == (UserError,)

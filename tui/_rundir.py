@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.records import RunLayout
+from sim.records import EncSimError, RunLayout
 
 
-class RunWatchError(Exception):
+class RunWatchError(EncSimError):
     """A run directory the dashboard cannot follow; the message names the path and the fix."""
 
 

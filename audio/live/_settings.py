@@ -10,10 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from sim.records import EncSimError
+
 Side = Literal["patient", "agent"]
 
 
-class LiveError(Exception):
+class LiveError(EncSimError):
     """A live call could not be set up or run (bad endpoint, port taken, ...); the message says why."""
 
 

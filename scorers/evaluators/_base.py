@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from scenarios.schema import Escalation, Scenario
-from sim.records import SEVERITIES, ConversationResult, EvaluatorResult, Finding
+from sim.records import SEVERITIES, ConversationResult, EncSimError, EvaluatorResult, Finding
 
 # Most severe first; used to sort findings and to weigh them in scores.
 
 
-class EvaluatorError(Exception):
+class EvaluatorError(EncSimError):
     """A mistake a user can fix: an unknown evaluator name, a module that cannot be imported, a
     data file that does not parse. The message is one paragraph naming the thing and the fix."""
 

@@ -24,27 +24,11 @@ from sim.cli import (
     _watch,
 )
 from sim.cli._common import EXIT_INTERRUPTED, CliParser, quiet_pipecat, report_error
-from sim.records import EncSimError
+from scenarios.errors import UserError
 
 # in the order `encsim --help` lists them
 COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _demo, _live, _watch, _annotations,
             _serve_agent)
-
-# The user errors that are not (yet) subclasses of sim.errors.EncSimError, by (module, class name); a module that
-# is not imported raised nothing, so its errors are looked up only in the modules already loaded (see user_errors).
-USER_ERRORS_ELSEWHERE = (
-    ("scenarios", "ScenarioError"),  # also scenarios.importers.ImportSourceError, a subclass
-    ("scorers._profiles", "ProfileError"),
-    ("scorers.evaluators", "EvaluatorError"),
-    ("tui", "RunWatchError"),
-    # the audio package may not import sim.errors, so its errors are its own
-    ("audio.tts", "TTSError"),
-    ("audio.stt", "STTError"),
-    ("audio.effects", "EffectsError"),
-    ("audio.live", "LiveError"),
-    ("audio.webpage", "CallPagePortError"),
-)
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``encsim`` parser with every command's sub-parser.
@@ -60,16 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    """The errors :func:`main` reports in one line (exit 2): the root and ``USER_ERRORS_ELSEWHERE``.
+    """The errors :func:`main` reports in one line (exit 2): the one root, ``scenarios.errors.UserError``.
 
-    Called when an exception is raised, so it sees the modules the command loaded: an error can only come from a
-    module that was loaded, and importing them all to catch a typo'd flag cost 2.5 s (scipy.signal) on every user
-    error.
+    Every package's user-facing errors subclass it (``sim.records.EncSimError`` for those above ``scenarios``), so
+    this is one class; a tuple so that a caller may add to it.
 
     Returns:
         The exception classes.
     """
-    return (EncSimError, *(getattr(sys.modules[m], name) for m, name in USER_ERRORS_ELSEWHERE if m in sys.modules))
+    return (UserError,)
 
 
 def main(argv: list[str] | None = None) -> int:

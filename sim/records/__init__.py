@@ -8,7 +8,8 @@
   ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
-- Errors: ``EncSimError``, the root of every error a user can cause, and ``ConfigError``, ``AgentError``.
+- Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
+  ``ConfigError``, ``AgentError``.
 - Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
   escape sequences out of every file and terminal (see ``sim.records._redact``).
 

@@ -1,11 +1,14 @@
-"""Errors a user can cause. The CLI prints the message (one paragraph: what, where, how to fix) and
-exits non-zero without a traceback. Anything else escaping is a bug."""
+"""Errors a user can cause, under the one root ``scenarios.errors.UserError``. The CLI prints the message
+(one paragraph: what, where, how to fix) and exits non-zero without a traceback. Anything else escaping
+is a bug."""
 
 from __future__ import annotations
 
+from scenarios.errors import UserError
 
-class EncSimError(Exception):
-    """Base of every user-facing error."""
+
+class EncSimError(UserError):
+    """The user-facing errors of every package above ``scenarios`` (sim, scorers, audio, tui)."""
 
 
 class ConfigError(EncSimError):

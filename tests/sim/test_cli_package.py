@@ -1,4 +1,4 @@
-"""The shape of ``sim.cli``: one module per command, each registering its parser and handler; one table of the
+"""The shape of ``sim.cli``: one module per command, each registering its parser and handler; one root of the
 user errors that ``main`` catches; a start-up that does not load what only some commands need."""
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from sim.cli._main import USER_ERRORS_ELSEWHERE
 
 ROOT = Path(__file__).parents[2]
 
@@ -47,17 +45,40 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
         assert callable(parser.parse_args(line).handler), line
 
 
-@pytest.mark.parametrize(("module", "name"), USER_ERRORS_ELSEWHERE)
-def test_each_user_error_of_the_table_is_an_exception_class(module: str, name: str) -> None:
-    """The table names classes by text (so that catching them never imports a module); a typo would silently let
-    that error escape as a traceback."""
+# The user errors of every package (ARCHITECTURE.md: one root, caught once by the CLI), by (module, class name)
+USER_ERRORS = [
+    ("scenarios", "ScenarioError"), ("scenarios.importers", "ImportSourceError"), ("scenarios.lexicon", "LexiconError"),
+    ("imaging", "ImagingError"), ("sim.records", "ConfigError"), ("sim.records", "AgentError"),
+    ("scorers", "ProfileError"), ("scorers.evaluators", "EvaluatorError"), ("tui", "RunWatchError"),
+    ("audio.tts", "TTSError"), ("audio.stt", "STTError"), ("audio.effects", "EffectsError"),
+    ("audio.live", "LiveError"), ("audio.webpage", "CallPagePortError"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), USER_ERRORS)
+def test_each_package_s_user_error_ends_in_one_line_and_exit_2(
+        module: str, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Raised by a command's handler, each reaches main's one handler: one line on stderr, exit 2, no traceback."""
+    import sim.cli._main as cli_main
+
     cls = getattr(importlib.import_module(module), name)
-    assert isinstance(cls, type) and issubclass(cls, Exception)
+    message = f"{name}: the file named here cannot be used; fix it and run again."
+
+    def handler(_args: argparse.Namespace) -> int:
+        raise cls(98, message) if name == "CallPagePortError" else cls(message)
+
+    parser = cli_main.build_parser()
+    monkeypatch.setattr(parser, "parse_args", lambda _argv=None: argparse.Namespace(handler=handler))
+    monkeypatch.setattr(cli_main, "build_parser", lambda: parser)
+    assert cli_main.main(["scenarios", "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
 
 
 def test_the_table_reaches_an_error_raised_in_a_module_loaded_by_the_command(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """tui's RunWatchError is not an EncSimError: `encsim watch` on a wrong folder still ends in one line, exit 2."""
+    """`encsim watch` on a wrong folder (tui's RunWatchError, raised in a module only that command loads): one line,
+    exit 2."""
     from sim.cli import main
 
     monkeypatch.chdir(tmp_path)
