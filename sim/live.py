@@ -19,7 +19,6 @@ aggregate and no safety-gate verdict, because there was no call to judge; ``encs
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -36,18 +35,15 @@ from sim.records import (
     ConfigError,
     ConversationResult,
     EncounterRecord,
-    EncounterStarted,
-    EventLog,
-    RunFinished,
     RunMeta,
-    RunStarted,
     ScenarioRef,
     Termination,
     TokenUsage,
     package_versions,
 )
 from sim.reports import render_report, write_html_report
-from sim.runner import encounter_seed, error_reasons, finished_event, headline, record_for, summarise
+from sim.runner import encounter_seed, error_reasons, headline, record_for, summarise
+from sim.session import RunSession
 from sim.store import RunStore
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
@@ -172,11 +168,8 @@ async def run_live(
                    k=1, seed=seed, turn_limit=turn_limit, created_at=time.time(),
                    packages=package_versions())
     store = RunStore.create(out, meta)
-    events = EventLog(store.events_path)
     k = 0
     enc_seed = encounter_seed(seed, scenario.id, k)
-    events(RunStarted(run_id=meta.run_id, model=model, scenarios=[scenario.id], k=1, total=1))
-    events(EncounterStarted(scenario_id=scenario.id, k=k))
     store.layout.audio.mkdir(exist_ok=True)
     page_server = None
     the_page_port = page_port if page_port is not None else port + 1
@@ -196,35 +189,33 @@ async def run_live(
             on_ready(ws_url)
 
     patient = PatientSimulator(scenario, seed=enc_seed)
-    try:
-        outcome = await run_patient_call(
-            patient=patient, scenario_id=scenario.id, k=k, turn_limit=limit,
-            is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
-            connect=connect, host=host, port=port,
-            settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
-                                   yield_on_overlap=yield_on_overlap),
-            sink=events, recording=store.layout.live_call, vocabulary=scenario_vocabulary(scenario),
-            on_ready=ready, connect_timeout_s=connect_timeout_s,
-            origins=OriginPolicy(allow=tuple(allow_origins),
-                                 pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))
-                                 if page else None),
-            join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
-    finally:
-        if page_server is not None:
-            await page_server.close()
-    result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=limit, run_dir=store.root,
-                       revealed_by=dict(patient.revealed_by))
-    profile = load_profile(meta.profile)
-    rec = await record_for(result, scenario, evaluator_names=list(profile.evaluators), judges=None, profile=profile)
-    await asyncio.to_thread(store.append, rec)
-    events(finished_event(rec))
-    no_call = outcome.termination == "no_connection"
-    summary = _summarise_no_call(store, meta, rec) if no_call else summarise(store, [loaded], meta)
-    meta.finished_at = time.time()
-    store.write_meta(meta)
-    events(RunFinished(aggregate=summary.aggregate, gate_triggered=summary.safety_gate.triggered,
-                       completed=summary.completed, errors=summary.errors))
-    events.close()
+    async with RunSession(store, meta, summarise=lambda: summarise(store, [loaded], meta)) as session:
+        session.started(scenario_ids=[scenario.id], k=1, total=1)
+        session.encounter_started(scenario.id, k)
+        try:
+            outcome = await run_patient_call(
+                patient=patient, scenario_id=scenario.id, k=k, turn_limit=limit,
+                is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
+                connect=connect, host=host, port=port,
+                settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
+                                       yield_on_overlap=yield_on_overlap),
+                sink=session.events, recording=store.layout.live_call, vocabulary=scenario_vocabulary(scenario),
+                on_ready=ready, connect_timeout_s=connect_timeout_s,
+                origins=OriginPolicy(allow=tuple(allow_origins),
+                                     pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))
+                                     if page else None),
+                join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
+        finally:
+            if page_server is not None:
+                await page_server.close()
+        result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=limit, run_dir=store.root,
+                           revealed_by=dict(patient.revealed_by))
+        profile = load_profile(meta.profile)
+        rec = await record_for(result, scenario, evaluator_names=list(profile.evaluators), judges=None,
+                               profile=profile)
+        await session.record(rec)
+        if outcome.termination == "no_connection":
+            session.set_summarise(lambda: _summarise_no_call(store, meta, rec))
     return rec, store.root
 
 

@@ -28,7 +28,6 @@ Encounters that finished otherwise are always recorded.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import hashlib
 import re
@@ -69,18 +68,13 @@ from sim.records import (
     Channel,
     ConfigError,
     ConversationResult,
-    EncounterFailed,
-    EncounterFinished,
     EncounterRecord,
-    EncounterStarted,
-    EventLog,
     RecordingChannel,
-    RunFinished,
     RunMeta,
-    RunStarted,
     one_line,
 )
 from sim.reports import render_report, write_html_report
+from sim.session import RunSession
 from sim.store import RunStore
 
 Progress = Callable[[int, int, EncounterRecord], None]
@@ -312,16 +306,6 @@ async def run_item(item: LoadedScenario, agent: Agent, channel: Channel | None =
                                patient_model=patient_model)
 
 
-def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
-    if rec.status == "not_applicable":
-        return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=None, termination="not_applicable")
-    if rec.score is not None:
-        return EncounterFinished(scenario_id=rec.scenario_id, k=rec.k, composite=rec.score.composite,
-                                 termination=rec.result.termination if rec.result else "",
-                                 safety_failures=rec.score.safety_failures)
-    return EncounterFailed(scenario_id=rec.scenario_id, k=rec.k, error=rec.error or "")
-
-
 class EndpointUnusable(ConfigError):
     """The fail-fast check stopped the run: the endpoint, the key or the model is wrong (exit 2)."""
 
@@ -487,43 +471,30 @@ async def run_batch(
     done_per_scenario = Counter(sid for sid, k in done if 0 <= k < meta.k)
     total = len(scenarios) * meta.k
     finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
-    events = EventLog(store.events_path)
-    events(RunStarted(run_id=meta.run_id, model=meta.model, scenarios=[s.scenario.id for s in scenarios], k=meta.k,
-                      total=total, resumed=bool(records), already_done=finished))
     plan = _plan(scenarios, meta.k, done)
     check = _FailFast(fail_fast)
     watched = _Watched(agent, check)
     held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
-    saved = 0
-    interrupted = tripped = False
+    tripped = False
 
-    async def commit(rec: EncounterRecord) -> None:
-        nonlocal finished, saved
-        write = asyncio.ensure_future(asyncio.to_thread(store.append, rec))  # fsync off the event loop
-        try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:  # the line is being written whatever happens: count it, then stop
-            while not write.done():  # milliseconds (one fsync'd line), whatever more cancels come
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(write)
-            raise
-        finally:
-            if write.done() and not write.cancelled() and write.exception() is None:
-                finished += 1
-                saved += 1
-                events(finished_event(rec))
-                if progress:
-                    progress(finished, total, rec)
+    def saved(rec: EncounterRecord) -> None:
+        nonlocal finished
+        finished += 1
+        if progress:
+            progress(finished, total, rec)
+
+    session = RunSession(store, meta, summarise=lambda: summarise(store, scenarios, meta), on_saved=saved)
 
     async def one(item: LoadedScenario, k: int) -> None:
         scenario = item.scenario
-        events(EncounterStarted(scenario_id=scenario.id, k=k))
+        session.encounter_started(scenario.id, k)
         call_errors: list[AgentError] = []
         token = _CALL_ERRORS.set(call_errors)
         try:
-            result = await run_item(item, watched, channel, events, k=k, seed=encounter_seed(meta.seed, scenario.id, k),
-                                    turn_limit=meta.turn_limit, model_name=meta.model,
-                                    allow_outside_images=meta.allow_outside_images, patient_model=patient_model)
+            result = await run_item(item, watched, channel, session.events, k=k,
+                                    seed=encounter_seed(meta.seed, scenario.id, k), turn_limit=meta.turn_limit,
+                                    model_name=meta.model, allow_outside_images=meta.allow_outside_images,
+                                    patient_model=patient_model)
             if isinstance(channel, RecordingChannel):
                 result.artifacts.update(await channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
@@ -539,8 +510,8 @@ async def run_batch(
                 held.append(rec)  # recorded if the check disarms, dropped if it trips
             return
         while held and check.state == "off":  # the check is off: what it held back is recorded, in order
-            await commit(held.pop(0))
-        await commit(rec)
+            await session.record(held.pop(0))
+        await session.record(rec)
 
     async def worker() -> None:
         for item, k in plan:  # one shared generator: each pair is taken by exactly one worker
@@ -550,30 +521,26 @@ async def run_batch(
         if check.state == "tripped":
             raise _Tripped
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
-    try:
+    async with session:
+        session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
+                        resumed=bool(records), already_done=finished)
+        workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
         try:
-            await asyncio.gather(*workers)
-        except _Tripped:
-            tripped = True
-        if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same fatal way
-            check.state, tripped = "tripped", True
-        while held and check.state == "off":
-            await commit(held.pop(0))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        interrupted = True
-        raise
-    finally:
-        for t in workers:
-            t.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        summary = summarise(store, scenarios, meta)
-        if not (interrupted or tripped):
-            meta.finished_at = time.time()
-            store.write_meta(meta)
-        events(RunFinished(aggregate=summary.aggregate, gate_triggered=summary.safety_gate.triggered,
-                           completed=summary.completed, errors=summary.errors, interrupted=interrupted or tripped))
-        events.close()
+            try:
+                await asyncio.gather(*workers)
+            except _Tripped:
+                tripped = True
+            if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same way
+                check.state, tripped = "tripped", True
+            while held and check.state == "off":
+                await session.record(held.pop(0))
+        finally:
+            for t in workers:
+                t.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            session.cut_short = tripped
+    summary = session.summary
+    assert summary is not None  # the session summarised on the way out
     if tripped:
-        raise EndpointUnusable(_fail_fast_message(check, meta, store.root, saved), summary)
+        raise EndpointUnusable(_fail_fast_message(check, meta, store.root, session.saved), summary)
     return summary
