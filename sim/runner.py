@@ -71,6 +71,7 @@ from sim.records import (
     EncounterRecord,
     RecordingChannel,
     RunMeta,
+    ScoreCard,
     one_line,
 )
 from sim.reports import render_report, write_html_report
@@ -253,23 +254,37 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
 async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
                      judges: Sequence[Judge] | None, profile: Profile) -> EncounterRecord:
     """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record;
-    an encounter that ended in an error is recorded as an error, never scored."""
+    an encounter that ended in an error is recorded as an error, never scored.
+
+    Scoring is inside the encounter's error boundary: a scorer or an evaluator that raises on this encounter
+    (a bug, an imported case it does not expect) makes this one encounter an error that keeps its transcript
+    ("scoring failed: ..."), never the run's end. (An evaluator that raises is already caught by
+    ``run_evaluators`` and recorded on the card; this catches the rest.)"""
     if result.termination == "not_applicable":
         return EncounterRecord(scenario_id=scenario.id, k=result.k, status="not_applicable", result=result,
                                recorded_at=time.time())
     if not result.ok:
         return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
                                error="; ".join(result.errors) or result.termination, recorded_at=time.time())
-    card = score_encounter(result, scenario)
-    card.evaluators = await asyncio.to_thread(run_evaluators, result, scenario, evaluator_names)
-    if judges:  # a judge that fails gives "no verdict", never an error for the encounter
-        card.judge = await judge_encounter(result, _with_imaging_rubrics(scenario), judges)
-    card.combined = combine(
-        profile, deterministic=card.composite,
-        judge=judge_path_score(card.judge) if card.judge else None,
-        evaluators=[e for e in card.evaluators if e.applicable])
+    try:
+        card = await asyncio.to_thread(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
+        if judges:  # a judge that fails gives "no verdict", never an error for the encounter
+            card.judge = await judge_encounter(result, _with_imaging_rubrics(scenario), judges)
+        card.combined = combine(
+            profile, deterministic=card.composite,
+            judge=judge_path_score(card.judge) if card.judge else None,
+            evaluators=[e for e in card.evaluators if e.applicable])
+    except Exception as exc:  # this encounter's scoring failed: an error of this encounter, not of the run
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
+                               error=f"scoring failed: {type(exc).__name__}: {exc}", recorded_at=time.time())
     return EncounterRecord(scenario_id=scenario.id, k=result.k, status="ok", result=result, score=card,
                            recorded_at=time.time())
+
+
+def _score_and_evaluate(result: ConversationResult, scenario: Scenario, evaluator_names: list[str]) -> ScoreCard:
+    card = score_encounter(result, scenario)
+    card.evaluators = run_evaluators(result, scenario, evaluator_names)
+    return card
 
 
 def _with_imaging_rubrics(scenario: Scenario) -> Scenario:

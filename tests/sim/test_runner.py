@@ -232,3 +232,29 @@ def test_errored_encounters_count_as_0_and_the_score_without_them_is_named(tmp_p
     assert f"score without errors: {scored:.3f}" in err
     assert f"score without errors: {scored:.3f}" in (out / "report.md").read_text()
     assert f"score without errors: {scored:.3f}" in (out / "report.html").read_text()
+
+
+def test_a_scorer_that_raises_on_one_encounter_makes_it_an_error_not_the_run_s_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Scoring runs inside the per-encounter error boundary (issue 15): the other encounters are scored, the
+    failing one keeps its transcript and says why, and the run exits 3."""
+    import sim.runner
+
+    score = sim.runner.score_encounter
+
+    def fragile(result: Any, scenario: Any) -> Any:
+        if scenario.id == "viral_uri":
+            raise KeyError("expected.triage_level")
+        return score(result, scenario)
+
+    monkeypatch.setattr(sim.runner, "score_encounter", fragile)
+    out = tmp_path / "r"
+    assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri,acs_chest_pain", "--k", "1",
+                 "--out", str(out), "--no-progress"]) == 3
+    by_id = {r["scenario_id"]: r for r in lines(out / "results.jsonl")}
+    assert by_id["acs_chest_pain"]["status"] == "ok" and by_id["acs_chest_pain"]["score"] is not None
+    failed = by_id["viral_uri"]
+    assert failed["status"] == "error" and failed["error"] == "scoring failed: KeyError: 'expected.triage_level'"
+    assert failed["result"]["turns"], "the transcript is kept"
+    assert json.loads((out / "summary.json").read_text())["errors"] == 1
+    assert "scoring failed" in capsys.readouterr().err
