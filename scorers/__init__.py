@@ -26,8 +26,8 @@ from scorers._compare import (
     paired_bootstrap_diff,
     welch_t,
 )
-from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, match_diagnoses, score_encounter
-from scorers._diagnosis import synonym_problems
+from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, score_encounter
+from scorers._diagnosis import match_diagnoses, synonym_problems
 from scorers._imaging import judge_rubrics
 from scorers._judge import (
     Judge,

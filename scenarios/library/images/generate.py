@@ -61,6 +61,7 @@ import io
 import math
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
@@ -79,7 +80,8 @@ _GLYPHS = {
 }
 
 
-def draw_text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, scale: int, fill) -> None:
+def draw_text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, scale: int,
+              fill: int | tuple[int, ...]) -> None:
     x0, y0 = xy
     for ch in text:
         for r, row in enumerate(_GLYPHS[ch]):
@@ -106,7 +108,10 @@ def add_signed(img: Image.Image, noise: Image.Image) -> Image.Image:
     return ImageChops.add(img, noise, scale=1.0, offset=-128)
 
 
-def quad(p0, p1, p2, n: int = 40) -> list[tuple[float, float]]:
+Point = tuple[float, float]
+
+
+def quad(p0: Point, p1: Point, p2: Point, n: int = 40) -> list[tuple[float, float]]:
     """Points of a quadratic Bezier curve."""
     pts = []
     for i in range(n + 1):
@@ -169,7 +174,7 @@ def _vessels(draw: ImageDraw.ImageDraw, rng: random.Random, x: float, y: float, 
                  width * 0.72, value * 0.86, depth - 1)
 
 
-def _lung_markings(size, hilum, side: int, seed: int) -> Image.Image:
+def _lung_markings(size: tuple[int, int], hilum: Point, side: int, seed: int) -> Image.Image:
     """Branching vessel shadows fanning out from a hilum; side -1 = image left, +1 = image right."""
     layer = Image.new("L", size, 0)
     d = ImageDraw.Draw(layer)
@@ -279,7 +284,7 @@ def forearm_xray() -> Image.Image:
     bd = ImageDraw.Draw(bone)
     cortex, marrow = 150, 105
 
-    def shaft(poly_outer: list, poly_inner: list) -> None:
+    def shaft(poly_outer: Sequence[Point], poly_inner: Sequence[Point]) -> None:
         bd.polygon(poly_outer, fill=cortex)
         bd.polygon(poly_inner, fill=marrow)
 
@@ -394,7 +399,7 @@ def ecg(stemi: bool) -> Image.Image:
 
 # ---------------------------------------------------------------------------------------------- skin photos
 
-def _skin(size: tuple[int, int], seed: int, colour=(222, 170, 138)) -> Image.Image:
+def _skin(size: tuple[int, int], seed: int, colour: tuple[int, int, int] = (222, 170, 138)) -> Image.Image:
     img = Image.new("RGB", size, colour)
     img = add_signed(img, smooth_noise(size, 48, 14, seed))
     img = add_signed(img, smooth_noise(size, 6, 5, seed + 1))
