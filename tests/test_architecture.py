@@ -97,3 +97,17 @@ def test_the_cli_catches_the_root_once() -> None:
     from sim.cli._main import user_errors
 
     assert user_errors() == (UserError,)
+
+
+def test_no_evaluator_module_imports_another() -> None:
+    """Shared data (red-flag protocols, the drug lexicon) lives in data modules; an evaluator never imports a
+    sibling evaluator for it (the lazy imports that avoided a cycle are gone)."""
+    from scorers.evaluators import evaluator_names, get_evaluator
+
+    evaluators = {type(get_evaluator(n)).__module__ for n in evaluator_names(builtin_only=True)}
+    assert len(evaluators) == 5, evaluators
+    graph = grimp.build_graph("scorers", cache_dir=None)
+    found = sorted(f"{m} imports {other}" for m in evaluators for other in evaluators - {m}
+                   if graph.direct_import_exists(importer=m, imported=other, as_packages=False))
+    assert found == []
+    assert {"scorers.evaluators._protocols", "scorers.evaluators._lexicon"} <= set(graph.modules)

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from scenarios.schema import Scenario
 from scorers.evaluators._base import sort_findings
+from scorers.evaluators._protocols import load_red_flag_protocols
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import agent_turns, contexts, final_text, find_keyword, question_turns
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
@@ -110,8 +111,6 @@ CONTEXT_ELEMENTS: tuple[tuple[str, Element], ...] = (
 
 
 def _contexts_for(scenario: Scenario) -> set[str]:
-    from scorers.evaluators._red_flags import load_red_flag_protocols  # avoid an import cycle at load time
-
     out = contexts(scenario)
     if any(p.id == "chest_pain" and p.applies(scenario) for p in load_red_flag_protocols()):
         out.add("chest_pain")

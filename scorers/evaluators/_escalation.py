@@ -68,6 +68,8 @@ from typing import Any
 
 from scenarios.schema import Disposition, Escalation, Fact, Scenario
 from scorers.evaluators._base import escalation_rank, sort_findings
+from scorers.evaluators._lexicon import load_drug_lexicon
+from scorers.evaluators._protocols import load_red_flag_protocols
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import clean, find_keyword, is_denial, is_red_flag_fact, sentences
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
@@ -111,8 +113,6 @@ def _fact_has(fact: Fact, terms: list[str]) -> str | None:
 
 
 def detect_cardiac(scenario: Scenario) -> list[tuple[str, str]]:
-    from scorers.evaluators._red_flags import load_red_flag_protocols  # avoid an import cycle at load time
-
     chest = next((p for p in load_red_flag_protocols() if p.id == "chest_pain"), None)
     if chest is None or not chest.applies(scenario):
         return []
@@ -140,8 +140,6 @@ def _treatment_failure(text: str) -> str | None:
 
 
 def _lexicon_drug(text: str) -> bool:
-    from scorers.evaluators._hallucination import load_drug_lexicon
-
     return bool(load_drug_lexicon().mentions(text))
 
 

@@ -37,20 +37,13 @@ The encounter **fails** when any of:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from scenarios.schema import Escalation, Fact, Scenario
-from scorers.evaluators._base import EvaluatorError, below, sort_findings
+from scenarios.schema import Escalation, Scenario
+from scorers.evaluators._base import below, sort_findings
+from scorers.evaluators._protocols import RedFlagProtocol, applicable_protocols, load_red_flag_protocols
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import (
-    complaint_text,
-    contexts,
     final_text,
     find_keyword,
     is_denial,
@@ -62,121 +55,6 @@ from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 PASS_SCORE = 0.9
 MISSED_PENALTY = 10.0
 FALSE_POSITIVE_PENALTY = 1.0
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Conditions(_Frozen):
-    """Patient conditions that must all hold (fields left unset are not checked)."""
-
-    contexts: list[Literal["pediatric", "geriatric", "pregnancy"]] = []
-    sex: Literal["female", "male", "other"] | None = None
-    min_age: float | None = None
-    max_age: float | None = None
-    min_gestation_weeks: int | None = None
-
-    def hold(self, scenario: Scenario) -> bool:
-        p = scenario.patient_profile
-        if not set(self.contexts) <= contexts(scenario):
-            return False
-        if self.sex is not None and p.sex != self.sex:
-            return False
-        if self.min_age is not None and p.age < self.min_age:
-            return False
-        if self.max_age is not None and p.age > self.max_age:
-            return False
-        if self.min_gestation_weeks is not None and (p.gestation_weeks or 0) < self.min_gestation_weeks:
-            return False
-        return True
-
-
-class Applicability(Conditions):
-    """``Conditions`` plus: any of ``tags`` / ``complaint`` / ``answers`` must match, when any is given."""
-
-    tags: list[str] = []
-    complaint: list[str] = Field(default=[], description="keywords in the chief complaint or opening line")
-    answers: list[str] = Field(default=[], description="keywords in a fact answer that is not a denial")
-
-    def matches(self, scenario: Scenario) -> bool:
-        if not self.hold(scenario):
-            return False
-        if not (self.tags or self.complaint or self.answers):
-            return True
-        if set(self.tags) & set(scenario.tags):
-            return True
-        if self.complaint and find_keyword(complaint_text(scenario), self.complaint):
-            return True
-        return bool(self.answers) and any(
-            find_keyword(f.answer, self.answers) and not is_denial(f.answer) for f in scenario.information_tree)
-
-
-class RedFlag(_Frozen):
-    id: str
-    label: str
-    keywords: list[str] = Field(min_length=1)
-    fact_ids: list[str] = []
-    escalation_threshold: Escalation | None = None
-    when: Conditions | None = None
-
-    def covers(self, fact: Fact) -> bool:
-        if fact.id in self.fact_ids:
-            return True
-        return any(find_keyword(t, self.keywords) for t in (*fact.triggers, fact.id.replace("_", " ")))
-
-
-class RedFlagProtocol(_Frozen):
-    id: str
-    title: str
-    applies_when: Applicability
-    escalation_threshold: Escalation
-    alarm_terms: list[str] = []
-    flags: list[RedFlag] = Field(min_length=1)
-
-    def applies(self, scenario: Scenario) -> bool:
-        return self.applies_when.matches(scenario)
-
-
-class _ProtocolFile(_Frozen):
-    version: int = 1
-    protocols: list[RedFlagProtocol] = Field(min_length=1)
-
-
-def default_protocols_path() -> Path:
-    return Path(str(resources.files("scorers") / "data" / "red_flag_protocols.yaml"))
-
-
-@lru_cache(maxsize=8)
-def _load(path: str) -> tuple[RedFlagProtocol, ...]:
-    try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise EvaluatorError(f"red-flag protocol file {path} cannot be read: {exc}. Fix the file (YAML with a "
-                             "top-level 'protocols' list) or point to another one.") from exc
-    try:
-        parsed = _ProtocolFile.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise EvaluatorError(f"red-flag protocol file {path} is invalid at {where}: {first['msg']} "
-                             f"({exc.error_count()} error(s)). See scorers/evaluators/README.md for the format."
-                             ) from exc
-    ids = [p.id for p in parsed.protocols]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise EvaluatorError(f"red-flag protocol file {path} uses protocol id(s) {', '.join(dupes)} more than once; "
-                             "protocol ids must be unique.")
-    return tuple(parsed.protocols)
-
-
-def load_red_flag_protocols(path: str | Path | None = None) -> list[RedFlagProtocol]:
-    """The protocols in ``path`` (default: the shipped ``scorers/data/red_flag_protocols.yaml``)."""
-    return list(_load(str(Path(path) if path is not None else default_protocols_path())))
-
-
-def applicable_protocols(scenario: Scenario, protocols: list[RedFlagProtocol] | None = None) -> list[RedFlagProtocol]:
-    return [p for p in (protocols if protocols is not None else load_red_flag_protocols()) if p.applies(scenario)]
 
 
 def _alarm_hit(text: str, terms: list[str]) -> str | None:
