@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from scenarios.errors import UserError
 from sim.cli import (
     _annotations,
     _compare,
@@ -24,7 +25,6 @@ from sim.cli import (
     _watch,
 )
 from sim.cli._common import EXIT_INTERRUPTED, CliParser, quiet_pipecat, report_error
-from scenarios.errors import UserError
 
 # in the order `encsim --help` lists them
 COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _demo, _live, _watch, _annotations,
