@@ -24,8 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loguru import logger  # noqa: E402
@@ -42,6 +40,7 @@ from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
 from sim.assessment import is_spoken_assessment  # noqa: E402
 from sim.live import make_respond, scenario_vocabulary  # noqa: E402
 from sim.patient import PatientSimulator  # noqa: E402
+from sim.records import percentile  # noqa: E402
 
 GOAL_P50, GOAL_P95 = 0.800, 1.500
 
@@ -101,7 +100,8 @@ def _stage_p(metrics: dict, q: int) -> dict[str, float]:
     for name in ("vad_stop", "stt", "decide", "first_tts", "playout"):
         values = [t[f_b] - t[f_a] for t in metrics["timeline"] if not t["interrupted"]
                   for f_a, f_b in [_STAGE_FIELDS[name]] if t[f_a] is not None and t[f_b] is not None]
-        out[name] = float(np.percentile(values, q)) if values else float("nan")
+        p = percentile(values, q)  # the definition the call's own p50/p95 and the reports use
+        out[name] = float("nan") if p is None else p
     return out
 
 

@@ -69,10 +69,14 @@ from sim.records import (
     ConfigError,
     ConversationResult,
     EncounterRecord,
+    LiveMetrics,
     RecordingChannel,
     RunMeta,
     ScoreCard,
+    UnderstandingMetrics,
+    VoiceMetrics,
     one_line,
+    percentile,
 )
 from sim.reports import render_report, write_html_report
 from sim.session import RunSession
@@ -167,27 +171,28 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def voice_metrics(results: list[ConversationResult]) -> dict[str, float] | None:
+def voice_metrics(results: list[ConversationResult]) -> VoiceMetrics | None:
     """Means over every spoken message: WER per side (intended vs heard), seconds per stage; totals of
     audio seconds and of facts missed because of ASR. None for a run without channel metrics."""
     turns = [t for r in results for t in r.turns if t.channel]
     if not turns:
         return None
-    out: dict[str, float] = {}
+    wer: dict[str, float | None] = {}
     for side in ("patient", "agent"):
         wers = [t.channel["wer"] for t in turns if t.speaker == side and "wer" in t.channel]
-        if wers:
-            out[f"wer_{side}"] = statistics.fmean(wers)
-    for stage in ("tts_s", "effects_s", "stt_s"):
-        out[f"mean_{stage}"] = statistics.fmean(t.channel.get(stage, 0.0) for t in turns)
-    out["audio_seconds"] = sum(t.channel.get("audio_s", 0.0) for t in turns)
-    out["tts_cache_hit_ratio"] = statistics.fmean(t.channel.get("tts_cached", 0.0) for t in turns)
-    out["facts_missed_by_asr"] = float(sum(len(t.asr_missed) for r in results for t in r.turns))
-    out["messages"] = float(len(turns))
-    return out
+        wer[side] = statistics.fmean(wers) if wers else None
+    return VoiceMetrics(
+        wer_patient=wer["patient"], wer_agent=wer["agent"],
+        mean_tts_s=statistics.fmean(t.channel.get("tts_s", 0.0) for t in turns),
+        mean_effects_s=statistics.fmean(t.channel.get("effects_s", 0.0) for t in turns),
+        mean_stt_s=statistics.fmean(t.channel.get("stt_s", 0.0) for t in turns),
+        audio_seconds=sum(t.channel.get("audio_s", 0.0) for t in turns),
+        tts_cache_hit_ratio=statistics.fmean(t.channel.get("tts_cached", 0.0) for t in turns),
+        facts_missed_by_asr=sum(len(t.asr_missed) for r in results for t in r.turns),
+        messages=len(turns))
 
 
-def understanding_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
+def understanding_metrics(results: list[ConversationResult]) -> UnderstandingMetrics | None:
     """How the patient understood the agent over a run: facts revealed per layer (count and share),
     how the assessments were written, and the model layer's warnings. None without encounters."""
     patient_turns = [t for r in results for t in r.turns if t.speaker == "patient"]
@@ -205,39 +210,30 @@ def understanding_metrics(results: list[ConversationResult]) -> dict[str, Any] |
             if t.assessment_form:
                 forms[t.assessment_form] = forms.get(t.assessment_form, 0) + 1
     warnings = sum(1 for t in patient_turns for w in t.warnings if w.startswith("patient model"))
-    return {"facts_revealed": total, "by_layer": by_layer,
-            "share": {k: (v / total if total else None) for k, v in by_layer.items()},
-            "assessment_forms": forms, "patient_model_warnings": warnings}
+    return UnderstandingMetrics(facts_revealed=total, by_layer=by_layer,
+                                share={k: (v / total if total else None) for k, v in by_layer.items()},
+                                assessment_forms=forms, patient_model_warnings=warnings)
 
 
-def live_metrics(results: list[ConversationResult]) -> dict[str, Any] | None:
-    """Run-level interaction metrics of live calls (None when the run has none)."""
+def live_metrics(results: list[ConversationResult]) -> LiveMetrics | None:
+    """Run-level interaction metrics of live calls, every call's replies pooled (None when the run has none).
+    The percentiles are ``sim.records.percentile``'s, the same as each call's ``InteractionMetrics``."""
     calls = [r.interaction for r in results if r.interaction]
     if not calls:
         return None
-
-    def pooled(key: str) -> list[float]:
-        return [v for c in calls for v in c.get(key, [])]
-
-    def pct(values: list[float], q: int) -> float | None:
-        if not values:
-            return None
-        values = sorted(values)
-        return values[min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))]
-
-    out: dict[str, Any] = {"calls": len(calls)}
-    for side in ("patient", "agent"):
-        values = pooled(f"{side}_latency_s")
-        out[f"{side}_latency_p50_s"] = pct(values, 50)
-        out[f"{side}_latency_p95_s"] = pct(values, 95)
-        out[f"{side}_latency_mean_s"] = statistics.fmean(values) if values else None
-        out[f"{side}_replies"] = len(values)
-    out["interruptions"] = sum(c.get("interruptions", 0) for c in calls)
-    out["overlaps"] = sum(len(c.get("overlaps", [])) for c in calls)
-    out["overlap_s"] = sum(c.get("overlap_s", 0.0) for c in calls)
-    out["long_silences"] = sum(c.get("long_silences", 0) for c in calls)
-    out["max_silence_s"] = max(c.get("max_silence_s", 0.0) for c in calls)
-    return out
+    patient = [v for c in calls for v in c.get("patient_latency_s", [])]
+    agent = [v for c in calls for v in c.get("agent_latency_s", [])]
+    return LiveMetrics(
+        calls=len(calls),
+        patient_latency_p50_s=percentile(patient, 50), patient_latency_p95_s=percentile(patient, 95),
+        patient_latency_mean_s=statistics.fmean(patient) if patient else None, patient_replies=len(patient),
+        agent_latency_p50_s=percentile(agent, 50), agent_latency_p95_s=percentile(agent, 95),
+        agent_latency_mean_s=statistics.fmean(agent) if agent else None, agent_replies=len(agent),
+        interruptions=sum(c.get("interruptions", 0) for c in calls),
+        overlaps=sum(len(c.get("overlaps", [])) for c in calls),
+        overlap_s=sum(c.get("overlap_s", 0.0) for c in calls),
+        long_silences=sum(c.get("long_silences", 0) for c in calls),
+        max_silence_s=max(c.get("max_silence_s", 0.0) for c in calls))
 
 
 def text_progress(done: int, total: int, rec: EncounterRecord) -> None:

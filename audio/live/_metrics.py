@@ -5,7 +5,8 @@ side's speech starts and ends. The other side's speech is bounded by VAD events 
 own confirmation delays (``start_secs`` / ``stop_secs``). A brain collects those in a ``Timeline`` as the
 call runs (``TurnTiming`` per reply: when each stage of the reply happened); ``interaction_metrics``
 derives the per-turn latencies, overlaps (who talked over whom and whether the other yielded) and
-silence gaps from it.
+silence gaps from it. Percentiles are ``sim.records.percentile`` (numpy's linear interpolation), the one
+definition the run-level figures (``Summary.live``) and the dashboard use too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from audio.live._settings import Side
+from sim.records import percentile
 
 LONG_SILENCE_S = 2.0  # a silence gap at least this long counts as a long silence
 REPLY_SLACK_S = 0.05  # the far end's speech may start this much before ours ends and still be its reply (VAD jitter)
@@ -54,11 +56,6 @@ class Timeline:
     far_speech: list[list[float]] = field(default_factory=list)
     turns: list[TurnTiming] = field(default_factory=list)
     overlaps: list[dict[str, Any]] = field(default_factory=list)  # as Overlap's fields; the brain updates them
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The ``q``-th percentile of ``values`` (numpy's linear interpolation), None when there are none."""
-    return float(np.percentile(values, q)) if values else None
 
 
 def other_side(side: Side) -> Side:

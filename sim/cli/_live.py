@@ -24,7 +24,7 @@ from sim.cli._common import (
     quiet_pipecat,
     report_error,
 )
-from sim.records import ConfigError, RunLayout, one_line
+from sim.records import ConfigError, RunLayout, Summary, one_line
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -164,15 +164,15 @@ def run_live_call(options: LiveOptions) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     result = rec.result
-    live = (result.interaction or {}) if result else {}
+    live = Summary.model_validate_json(RunLayout(root).summary.read_text(encoding="utf-8")).live  # run_live wrote it
     print(one_line(f"call ended: {result.termination if result else rec.error}; "
                    f"{len(result.gathered_info) if result else 0} facts gathered; "
                    + (f"composite {rec.score.composite:.3f}" if rec.score and rec.score.composite is not None
                       else f"not scored ({rec.error})")))
-    p50 = live.get("patient_latency_p50_s")
-    if p50 is not None:
-        print(f"patient voice-to-voice latency p50 {p50:.3f} s; agent response latency p50 "
-              f"{live.get('agent_latency_p50_s') or float('nan'):.3f} s; interruptions {live.get('interruptions', 0)}")
+    if live is not None and live.patient_latency_p50_s is not None:  # the call's figures, as the reports show them
+        agent_p50 = float("nan") if live.agent_latency_p50_s is None else live.agent_latency_p50_s
+        print(f"patient voice-to-voice latency p50 {live.patient_latency_p50_s:.3f} s; agent response latency p50 "
+              f"{agent_p50:.3f} s; interruptions {live.interruptions}")
     wav = RunLayout(root).live_call
     print(f"run directory: {root}" + (f"  (recording: {wav})" if wav.exists() else ""))
     if rec.status != "ok":  # a run whose encounter errored (no caller, lost connection) does not exit 0

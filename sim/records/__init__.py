@@ -6,6 +6,8 @@
   ``read_events``, and ``EventSink``, the callable every producer of events is handed.
 - Scores: ``ScoreCard``, ``Summary`` and their parts (``JudgeCard``, ``EvaluatorResult``, ``Finding``,
   ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
+- Run metrics: ``VoiceMetrics``, ``LiveMetrics`` and ``UnderstandingMetrics`` (``Summary.voice``, ``.live`` and
+  ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
 - Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
@@ -38,6 +40,7 @@ from sim.records._events import (
     parse_event,
     read_events,
 )
+from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics, percentile
 from sim.records._redact import (
     REDACTED,
     clean,
@@ -100,11 +103,11 @@ __all__ = [
     "EncounterFailed", "EncounterFinished", "EncounterRecord", "EncounterStarted", "EscalationComponent",
     "EvaluatorErrorRecord", "EvaluatorResult", "EvaluatorSummary", "Event", "EventLog", "EventSink", "Finding",
     "Headline", "ImagingComponent", "InformationComponent", "JudgeCard", "JudgeRef", "JudgeSummary",
-    "LatencyMeasured", "OverlapDetected", "ParsedAssessment", "Rate", "RecordingChannel", "RubricVerdict",
-    "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef", "ScenarioSummary",
-    "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status", "SuiteSummary", "Summary",
-    "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating", "Turn", "TurnRecorded",
-    "Verdict", "clean", "display_json", "forget_secrets", "neutralise", "one_line", "package_versions",
-    "parse_event", "read_events", "redact", "redact_json", "redact_obj", "redact_url", "register_env",
-    "register_secret", "verdict_text",
+    "LatencyMeasured", "LiveMetrics", "OverlapDetected", "ParsedAssessment", "Rate", "RecordingChannel",
+    "RubricVerdict", "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef",
+    "ScenarioSummary", "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status",
+    "SuiteSummary", "Summary", "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating",
+    "Turn", "TurnRecorded", "UnderstandingMetrics", "Verdict", "VoiceMetrics", "clean", "display_json",
+    "forget_secrets", "neutralise", "one_line", "package_versions", "parse_event", "percentile", "read_events",
+    "redact", "redact_json", "redact_obj", "redact_url", "register_env", "register_secret", "verdict_text",
 ]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics
+
 # ------------------------------------------------------------------ evaluators (scorers.evaluators)
 
 Severity = Literal["critical", "high", "medium", "low"]
@@ -446,14 +448,15 @@ class Summary(BaseModel):
     evaluator_errors: list[EvaluatorErrorRecord] = Field(default=[], description="evaluators that raised, per "
                                                                                  "encounter; a run with any exits "
                                                                                  "non-zero")
-    voice: dict[str, float] | None = Field(default=None, description="voice runs: WER per side, ASR-missed facts, "
-                                                                      "stage times, audio seconds")
-    live: dict[str, Any] | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
-                                                                 "side, interruptions, overlaps, long silences")
+    voice: VoiceMetrics | None = Field(default=None, description="voice runs: WER per side, ASR-missed facts, "
+                                                                 "stage times, audio seconds")
+    live: LiveMetrics | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
+                                                              "side, interruptions, overlaps, long silences")
     disagreements: list[Disagreement] = Field(default=[], description="encounters where the two paths differ")
-    patient: dict[str, Any] | None = Field(default=None, description="how the patient understood the agent: facts "
-                                                                     "revealed per layer (trigger, intent, model), "
-                                                                     "assessment forms, patient-model warnings")
+    patient: UnderstandingMetrics | None = Field(default=None, description="how the patient understood the agent: "
+                                                                          "facts revealed per layer (trigger, "
+                                                                          "intent, model), assessment forms, "
+                                                                          "patient-model warnings")
     triage_accuracy: TriageAccuracy | None = Field(default=None, description="escalation accuracy, under/over-triage, "
                                                                             "per class, confusion matrix, diagnosis "
                                                                             "top-1/top-3 with bootstrap CIs; None "

@@ -2,18 +2,16 @@
 
 Each function turns typed run data (``scorers.TriageAccuracy``, ``sim.store.EncounterRecord``, the
 ``Summary.patient`` and ``Summary.live`` blocks) into plain strings: report.md writes them as markdown lines and
-table rows, report.html escapes them into elements. ``Summary.patient`` and ``Summary.live`` are free-form dicts
-in the model (``dict[str, Any]``), so they are read with ``dict.get`` and the defaults of what their producers
-may leave out.
+table rows, report.html escapes them into elements. ``Summary.patient`` and ``Summary.live`` are typed
+(``sim.records.UnderstandingMetrics`` and ``LiveMetrics``) and read field by field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from scorers import TriageAccuracy
-from sim.records import EncounterRecord, RunMeta
+from sim.records import EncounterRecord, LiveMetrics, RunMeta, UnderstandingMetrics
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -24,20 +22,18 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.0%}"
 
 
-def understanding_lines(patient: dict[str, Any], meta: RunMeta) -> list[str]:
+def understanding_lines(patient: UnderstandingMetrics, meta: RunMeta) -> list[str]:
     """Which layer of the patient's understanding revealed the facts, and how assessments were written."""
-    total = patient.get("facts_revealed", 0)
-    share = patient.get("share", {})
-    by = patient.get("by_layer", {})
+    by, share = patient.by_layer, patient.share
     layers = ", ".join(f"{name} {by.get(name, 0)} ({_pct(share.get(name))})" for name in ("trigger", "intent", "model"))
-    forms = patient.get("assessment_forms") or {}
     lines = ["## How the patient understood the agent", "",
-             f"- facts revealed: {total}; by layer: {layers}"
+             f"- facts revealed: {patient.facts_revealed}; by layer: {layers}"
              + ("" if meta.patient_model else " (no --patient-model)"),
-             "- assessments by form: " + (", ".join(f"{k} {v}" for k, v in sorted(forms.items())) or "none")]
-    if patient.get("patient_model_warnings"):
+             "- assessments by form: "
+             + (", ".join(f"{k} {v}" for k, v in sorted(patient.assessment_forms.items())) or "none")]
+    if patient.patient_model_warnings:
         lines.append(f"- patient-model warnings (the deterministic layers decided alone): "
-                     f"{patient['patient_model_warnings']}")
+                     f"{patient.patient_model_warnings}")
     return [*lines, ""]
 
 
@@ -58,18 +54,18 @@ def live_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[s
 LIVE_HEADER = ["call", "#", "speaker", "start s", "end s", "latency s", "facts revealed", "notes"]
 
 
-def live_lines(live: dict[str, Any], records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
+def live_lines(live: LiveMetrics, records: Mapping[tuple[str, int], EncounterRecord]) -> list[str]:
+    """The live calls' latencies, overlaps and silences, then the per-turn timeline of every call."""
     lines = ["## Live call", "",
-             f"- calls: {live['calls']}; patient voice-to-voice latency (end of agent speech to first patient "
-             f"audio) p50 {_f(live.get('patient_latency_p50_s'), 3)} s, "
-             f"p95 {_f(live.get('patient_latency_p95_s'), 3)} s "
-             f"over {live.get('patient_replies', 0)} replies",
+             f"- calls: {live.calls}; patient voice-to-voice latency (end of agent speech to first patient "
+             f"audio) p50 {_f(live.patient_latency_p50_s, 3)} s, p95 {_f(live.patient_latency_p95_s, 3)} s "
+             f"over {live.patient_replies} replies",
              f"- agent response latency (end of patient speech to first agent audio) p50 "
-             f"{_f(live.get('agent_latency_p50_s'), 3)} s, p95 {_f(live.get('agent_latency_p95_s'), 3)} s "
-             f"over {live.get('agent_replies', 0)} replies",
-             f"- overlaps {live['overlaps']} ({live['overlap_s']:.1f} s), interruptions (a side stopped talking) "
-             f"{live['interruptions']}, silences of 2 s or more {live['long_silences']} (longest "
-             f"{live['max_silence_s']:.1f} s)", "",
+             f"{_f(live.agent_latency_p50_s, 3)} s, p95 {_f(live.agent_latency_p95_s, 3)} s "
+             f"over {live.agent_replies} replies",
+             f"- overlaps {live.overlaps} ({live.overlap_s:.1f} s), interruptions (a side stopped talking) "
+             f"{live.interruptions}, silences of 2 s or more {live.long_silences} (longest "
+             f"{live.max_silence_s:.1f} s)", "",
              "| " + " | ".join(LIVE_HEADER) + " |", "|" + "---|" * len(LIVE_HEADER)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in live_rows(records)]
     return lines + [""]

@@ -82,18 +82,18 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         lines.append("")
     if summary.triage_accuracy is not None:
         lines += triage_accuracy_lines(summary.triage_accuracy)
-    if summary.voice:
+    if summary.voice is not None:
         v = summary.voice
         lines += ["## Voice channel", "",
-                  f"- word error rate (intended vs heard): patient side {_f(v.get('wer_patient'))}, "
-                  f"agent side {_f(v.get('wer_agent'))}",
-                  f"- facts the agent asked for but the patient did not hear (ASR): {int(v['facts_missed_by_asr'])}",
-                  f"- mean seconds per message: TTS {_f(v['mean_tts_s'], 3)}, effects {_f(v['mean_effects_s'], 3)}, "
-                  f"STT {_f(v['mean_stt_s'], 3)}; {v['audio_seconds']:.0f} s of audio; TTS cache hits "
-                  f"{v['tts_cache_hit_ratio']:.0%}", ""]
-    if summary.patient:
+                  f"- word error rate (intended vs heard): patient side {_f(v.wer_patient)}, "
+                  f"agent side {_f(v.wer_agent)}",
+                  f"- facts the agent asked for but the patient did not hear (ASR): {v.facts_missed_by_asr}",
+                  f"- mean seconds per message: TTS {_f(v.mean_tts_s, 3)}, effects {_f(v.mean_effects_s, 3)}, "
+                  f"STT {_f(v.mean_stt_s, 3)}; {v.audio_seconds:.0f} s of audio; TTS cache hits "
+                  f"{v.tts_cache_hit_ratio:.0%}", ""]
+    if summary.patient is not None:
         lines += understanding_lines(summary.patient, meta)
-    if summary.live:
+    if summary.live is not None:
         lines += live_lines(summary.live, records)
     lines += imaging_lines(summary, records)
     if summary.profile:

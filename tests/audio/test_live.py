@@ -366,18 +366,36 @@ def test_live_metrics_pools_calls() -> None:
          "overlap_s": 0.25, "long_silences": 0, "max_silence_s": 3.5}
     out = live_metrics([_result(a), _result(b), _result(None)])
     assert out is not None
-    assert out["calls"] == 2
-    # pooled over both calls: [0.5, 0.7, 1.0, 2.0]
-    assert out["patient_replies"] == 4
-    assert out["patient_latency_p50_s"] == pytest.approx(1.0)
-    assert out["patient_latency_p95_s"] == pytest.approx(2.0)
-    assert out["patient_latency_mean_s"] == pytest.approx(4.2 / 4)
-    assert out["agent_replies"] == 1 and out["agent_latency_p50_s"] == pytest.approx(3.0)
-    assert out["interruptions"] == 1 and out["overlaps"] == 3
-    assert out["overlap_s"] == pytest.approx(0.65)
-    assert out["long_silences"] == 1 and out["max_silence_s"] == pytest.approx(3.5)
+    assert out.calls == 2
+    # pooled over both calls: [0.5, 0.7, 1.0, 2.0]; percentiles interpolate linearly (numpy's default)
+    assert out.patient_replies == 4
+    assert out.patient_latency_p50_s == pytest.approx(0.85)
+    assert out.patient_latency_p95_s == pytest.approx(1.85)
+    assert out.patient_latency_mean_s == pytest.approx(4.2 / 4)
+    assert out.agent_replies == 1 and out.agent_latency_p50_s == pytest.approx(3.0)
+    assert out.interruptions == 1 and out.overlaps == 3
+    assert out.overlap_s == pytest.approx(0.65)
+    assert out.long_silences == 1 and out.max_silence_s == pytest.approx(3.5)
     assert live_metrics([_result(None)]) is None
     assert live_metrics([]) is None
+
+
+def test_a_single_call_run_reports_the_calls_own_percentiles() -> None:
+    """One percentile definition: a run of one call has the call's p50/p95 (InteractionMetrics), to the bit."""
+    tl = Timeline(own="patient",
+                  own_speech=[[1.0, 2.0], [3.5, 4.0], [6.3, 7.0], [8.4, 9.0], [11.5, 12.0]],
+                  far_speech=[[0.0, 0.6], [2.7, 3.0], [4.4, 5.3], [7.2, 8.0], [9.9, 10.5]],
+                  turns=[TurnTiming(turn=i + 1, heard_end=end, audible=start) for i, (start, end) in
+                         enumerate([(1.0, 0.6), (3.5, 3.0), (6.3, 5.3), (8.4, 8.0), (11.5, 10.5)])])
+    call = interaction_metrics(tl)
+    assert len(call.patient_latency_s) == 5 and len(call.agent_latency_s) == 4  # odd and even counts
+    run = live_metrics([_result(call.model_dump())])
+    assert run is not None and run.calls == 1
+    assert (run.patient_latency_p50_s, run.patient_latency_p95_s) == (call.patient_latency_p50_s,
+                                                                      call.patient_latency_p95_s)
+    assert (run.agent_latency_p50_s, run.agent_latency_p95_s) == (call.agent_latency_p50_s, call.agent_latency_p95_s)
+    # the even count is where the nearest-rank percentile differed: [0.2, 0.4, 0.7, 0.9] has p50 0.55, not 0.7
+    assert run.agent_latency_p50_s == pytest.approx(0.55)
 
 
 # ============================================================================================ live calls

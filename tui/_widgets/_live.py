@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from rich.text import Text
 
+from sim.records import percentile
 from tui._state import Encounter
 from tui._widgets._table import RowTable
 
@@ -37,7 +37,9 @@ def speaking_text(enc: Encounter | None) -> Text:
         by_side.setdefault(lat.side, []).append(lat.total_s)
     text.append(f"   turns {len(enc.turns)} · overlaps {len(enc.overlaps)}")
     for side, values in sorted(by_side.items()):
-        text.append(f" · {side} latency median {statistics.median(values):.2f} s")
+        median = percentile(values, 50)  # as the reports compute it; every side listed has a value
+        if median is not None:
+            text.append(f" · {side} latency median {median:.2f} s")
     return text
 
 

@@ -11,7 +11,7 @@ from sim.reports._html._base import Records, esc, section, table_head, table_row
 def live_section(summary: Summary, records: Records) -> str:
     """The section; empty for a run without live calls."""
     live = summary.live
-    if not live:
+    if live is None:
         return ""
     facts = "".join(f"<li>{esc(line[2:])}</li>" for line in live_lines(live, {})[2:5])
     head = table_head(LIVE_HEADER)
