@@ -51,10 +51,12 @@ class Escalation(str, Enum):
 
 
 class Disposition(str, Enum):
-    """How the patient gets the care an escalation category names: finer than ``Escalation``, most to
-    least urgent. Each maps to exactly one category (``escalation``), so every score built on the four
-    categories is unchanged; the disposition says *how* ("call an ambulance now" vs "make your own way
-    to the emergency department", a same-day crisis team, a pharmacist)."""
+    """How the patient gets the care an escalation category names: finer than ``Escalation``, most to least urgent.
+
+    Each maps to exactly one category (``escalation``), so every score built on the four categories is
+    unchanged; the disposition says *how* ("call an ambulance now" vs "make your own way to the emergency
+    department", a same-day crisis team, a pharmacist).
+    """
 
     ambulance = "ambulance"
     self_present_ed = "self_present_ed"
@@ -262,10 +264,13 @@ class Diagnosis(_Strict):
 
 
 class Expected(_Strict):
-    """What a competent clinician concludes. ``triage_level`` and ``escalation`` are required for the
-    triage, safety and refill suites (an imported scenario, with ``source`` set, may give the escalation
-    alone: a vignette's urgency label); imported cases (ddx, HealthBench rubric items) may lack them,
-    and the scorers then mark those components not applicable instead of inventing a target."""
+    """What a competent clinician concludes.
+
+    ``triage_level`` and ``escalation`` are required for the triage, safety and refill suites (an imported
+    scenario, with ``source`` set, may give the escalation alone: a vignette's urgency label); imported cases
+    (ddx, HealthBench rubric items) may lack them, and the scorers then mark those components not applicable
+    instead of inventing a target.
+    """
 
     triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
                                                                             "the best label")
@@ -346,7 +351,9 @@ RUBRIC_AXES = ("accuracy", "completeness", "communication_quality", "context_awa
 
 class RubricCriterion(_Strict):
     """One HealthBench-style rubric line: a judge decides whether the agent's reply meets it.
-    Negative points mark undesirable behaviour (meeting it costs points)."""
+
+    Negative points mark undesirable behaviour (meeting it costs points).
+    """
 
     criterion: str = Field(min_length=1)
     points: float = Field(ge=-10, le=10)

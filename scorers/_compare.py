@@ -121,8 +121,11 @@ class BreakdownRow(BaseModel):
 
 
 class HealthBenchComparison(BaseModel):
-    """The overall comparison of two rubric-only runs (HealthBench imports): their headline HealthBench scores,
-    the paired difference, and the per-axis and per-tag scores both summaries hold."""
+    """The overall comparison of two rubric-only runs (HealthBench imports).
+
+    Their headline HealthBench scores, the paired difference, and the per-axis and per-tag scores both
+    summaries hold.
+    """
 
     name: str = HEALTHBENCH_SCORE
     a: float | None = Field(description="A's HealthBench score: summary.json headline (clipped mean of rubric scores)")

@@ -132,8 +132,10 @@ def rubric_score(items: list[tuple[float, RubricVerdict]]) -> float | None:
 
 
 def clipped_mean(values: list[float]) -> float | None:
-    """HealthBench's aggregate: the mean of unclipped per-example scores, clipped to [0, 1] (numpy's
-    mean, as HealthBench computes it, so the float result is identical, not just close)."""
+    """HealthBench's aggregate: the mean of unclipped per-example scores, clipped to [0, 1].
+
+    Computed with numpy's mean, as HealthBench computes it, so the float result is identical, not just close.
+    """
     return float(np.clip(np.mean(values), 0, 1)) if values else None
 
 
@@ -252,8 +254,10 @@ def summarise_judges(cards: dict[tuple[str, int], JudgeCard], *, judges: list[st
 
 
 def judge_path_score(card: JudgeCard) -> float | None:
-    """One judge-path number per encounter: the rubric score clipped to [0, 1] if the scenario has a
-    rubric, else the normalised trust score."""
+    """One judge-path number per encounter.
+
+    The rubric score clipped to [0, 1] if the scenario has a rubric, else the normalised trust score.
+    """
     if card.rubric_score is not None:
         return min(1.0, max(0.0, card.rubric_score))
     return card.trust_score

@@ -18,9 +18,12 @@ import numpy as np
 
 
 def worst_at_k(scores: Sequence[float], k: int) -> float:
-    """Expected minimum of ``k`` scores drawn without replacement: sum_i s_(i) C(n-i, k-1) / C(n, k) over the
-    sorted scores. The weights are built as a running product of floats (w_1 = k/n, w_(i+1) = w_i (n-i-k+1)/(n-i))
-    rather than from big binomials, which overflow a float past n ~ 1030 and cost O(n) big-integer work each."""
+    """Expected minimum of ``k`` scores drawn without replacement.
+
+    sum_i s_(i) C(n-i, k-1) / C(n, k) over the sorted scores. The weights are built as a running product of
+    floats (w_1 = k/n, w_(i+1) = w_i (n-i-k+1)/(n-i)) rather than from big binomials, which overflow a float
+    past n ~ 1030 and cost O(n) big-integer work each.
+    """
     n = len(scores)
     if not 1 <= k <= n:
         raise ValueError(f"k must be in 1..{n}, got {k}")

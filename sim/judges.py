@@ -200,8 +200,10 @@ class JudgeClient:
 
 def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
                 families: dict[str, list[str]]) -> list[JudgeRef]:
-    """Pair --judge / --judge-base-url / --judge-api-key-env in order (``local`` needs no URL), check
-    every URL and that every named key variable is set, and give each judge its provider family."""
+    """Pair --judge / --judge-base-url / --judge-api-key-env in order (``local`` needs no URL).
+
+    Check every URL and that every named key variable is set, and give each judge its provider family.
+    """
     remote = [n for n in names if n != "local"]
     if len(base_urls) != len(remote):
         raise ConfigError(f"--judge-base-url given {len(base_urls)} time(s) for {len(remote)} non-local --judge "
@@ -225,7 +227,9 @@ def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
 def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *, concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
                    timeout_s: float | None = None, flags: EndpointFlags = JUDGE_FLAGS) -> JudgeClient:
     """A judge client for a planned judge, or one recorded in run.json (its key is read again).
-    ``timeout_s``: the run's --call-timeout (None: the judge defaults); ``flags``: named in its errors."""
+
+    ``timeout_s``: the run's --call-timeout (None: the judge defaults); ``flags``: named in its errors.
+    """
     if ref.name == "local":
         if local_base_url is None:
             raise ConfigError(f"{flags.model} local needs the embedded model server, which could not be started.")

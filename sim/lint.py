@@ -1,5 +1,6 @@
-"""``encsim scenarios lint``: find facts a natural clinician cannot reach and triggers that misfire;
-``encsim scenarios validate``'s label checks (``label_problems``).
+"""``encsim scenarios lint`` and ``encsim scenarios validate``'s label checks (``label_problems``).
+
+``encsim scenarios lint`` finds facts a natural clinician cannot reach and triggers that misfire.
 
 Findings per scenario file (every one names the fact and the trigger):
 
@@ -130,8 +131,11 @@ def fallback_problems(scenario: Scenario) -> list[str]:
 
 
 def label_problems(scenario: Scenario) -> list[str]:
-    """What ``encsim scenarios validate`` refuses beyond the schema: fallback lines that deny or suggest a
-    symptom, and diagnosis names or synonyms that a generic or benign answer would match."""
+    """What ``encsim scenarios validate`` refuses beyond the schema.
+
+    Fallback lines that deny or suggest a symptom, and diagnosis names or synonyms that a generic or benign
+    answer would match.
+    """
     from scorers import synonym_problems
 
     out = fallback_problems(scenario)

@@ -1,5 +1,6 @@
-"""``encsim pairwise RUN RUN [RUN...]``: judges compare transcripts of the same scenario across runs
-(models), both orders, and the models are ranked by Bradley-Terry with bootstrap CIs
+"""``encsim pairwise RUN RUN [RUN...]``: judges compare transcripts of the same scenario across runs (models).
+
+Both orders are judged, and the models are ranked by Bradley-Terry with bootstrap CIs
 (scorers/_pairwise.py). Encounters are paired by (scenario, k) over the scenarios and k that both
 runs completed. A judge of the same provider family as either model of a pair is not used for it.
 The table is rendered by ``sim.reports.render_pairwise``.

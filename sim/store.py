@@ -136,9 +136,12 @@ class RunStore:
     @classmethod
     def open(cls, root: Path, *, lock: str | None = None, append: bool = False,
              warn: Callable[[str], None] | None = None) -> RunStore:
-        """An existing run directory. ``lock`` (the command, e.g. "encsim run --resume") takes the directory's
-        lock for a writer, refused when another process holds it; ``append`` (with ``lock``) also sets a torn
-        last line of results.jsonl aside, so that records can be appended."""
+        """An existing run directory.
+
+        ``lock`` (the command, e.g. "encsim run --resume") takes the directory's lock for a writer, refused when
+        another process holds it; ``append`` (with ``lock``) also sets a torn last line of results.jsonl aside,
+        so that records can be appended.
+        """
         root = Path(root)
         if not RunLayout(root).run.is_file():
             raise ConfigError(f"{root}: not a run directory (no {RunLayout.RUN_FILE}). Give the folder that "
@@ -156,8 +159,11 @@ class RunStore:
         return store
 
     def lock(self, command: str) -> None:
-        """Hold the run directory's exclusive lock until ``close()``; a ConfigError naming the holder's pid if
-        another process holds it. A no-op where there is no ``fcntl`` or the file system cannot lock."""
+        """Hold the run directory's exclusive lock until ``close()``.
+
+        A ConfigError naming the holder's pid if another process holds it. A no-op where there is no ``fcntl`` or
+        the file system cannot lock.
+        """
         if fcntl is None or self._lock is not None:
             return
         path = self.layout.lock
@@ -219,8 +225,11 @@ class RunStore:
         _write_atomic(self.layout.run, redact_json(meta.model_dump_json(indent=2)))
 
     def repair_tail(self) -> None:
-        """Before appending: a last line without its line end gets one if it is a record; otherwise (a torn
-        write) it is moved to ``results.jsonl.torn-<time>`` and cut from results.jsonl, with a notice."""
+        """Before appending, end the file on a whole record.
+
+        A last line without its line end gets one if it is a record; otherwise (a torn write) it is moved to
+        ``results.jsonl.torn-<time>`` and cut from results.jsonl, with a notice.
+        """
         path = self.results_path
         try:
             data = path.read_bytes()
@@ -266,9 +275,11 @@ class RunStore:
             os.close(fd)
 
     def load_records(self) -> tuple[dict[tuple[str, int], EncounterRecord], int]:
-        """The latest record per (scenario, k), and how many lines were skipped as not records (a torn last
-        line not counted). Never changes the file; ``skipped``, ``torn_line`` and ``notices`` say what was
-        left out, line by line."""
+        """The latest record per (scenario, k), and how many lines were skipped as not records.
+
+        A torn last line is not counted. Never changes the file; ``skipped``, ``torn_line`` and ``notices`` say
+        what was left out, line by line.
+        """
         out: dict[tuple[str, int], EncounterRecord] = {}
         path = self.results_path
         skipped: list[SkippedLine] = []

@@ -17,8 +17,11 @@ from sim.records import SEVERITIES, ConversationResult, EncSimError, EvaluatorRe
 
 
 class EvaluatorError(EncSimError):
-    """A mistake a user can fix: an unknown evaluator name, a module that cannot be imported, a
-    data file that does not parse. The message is one paragraph naming the thing and the fix."""
+    """A mistake a user can fix in an evaluator's set-up.
+
+    An unknown evaluator name, a module that cannot be imported, a data file that does not parse. The message
+    is one paragraph naming the thing and the fix.
+    """
 
 
 @runtime_checkable
@@ -36,8 +39,11 @@ class Evaluator(Protocol):
 
 @runtime_checkable
 class Scoped(Protocol):
-    """The optional part of an evaluator: which scenarios it applies to. ``run_evaluators`` with no names
-    skips an evaluator whose ``applies_to`` says False; one without the method applies everywhere."""
+    """The optional part of an evaluator: which scenarios it applies to.
+
+    ``run_evaluators`` with no names skips an evaluator whose ``applies_to`` says False; one without the method
+    applies everywhere.
+    """
 
     def applies_to(self, scenario: Scenario) -> bool: ...
 

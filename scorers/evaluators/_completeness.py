@@ -124,8 +124,11 @@ class CompletenessEvaluator:
     name = "completeness"
 
     def applies_to(self, scenario: Scenario) -> bool:
-        """Interviews only: a standalone imaging item asks one question and a replay item's conversation is
-        fixed, so neither has a history for the agent to take (the judge's rubrics score a replay's reply)."""
+        """Interviews only.
+
+        A standalone imaging item asks one question and a replay item's conversation is fixed, so neither has a
+        history for the agent to take (the judge's rubrics score a replay's reply).
+        """
         return scenario.imaging is None and scenario.replay is None
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:

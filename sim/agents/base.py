@@ -11,8 +11,11 @@ from sim.records import TokenUsage
 
 
 class ChatMessage(BaseModel):
-    """One message. ``content`` is text, or OpenAI content parts (text and ``image_url`` data URLs) when
-    a patient message carries images for a model that can see them."""
+    """One message.
+
+    ``content`` is text, or OpenAI content parts (text and ``image_url`` data URLs) when a patient message
+    carries images for a model that can see them.
+    """
 
     role: Literal["system", "user", "assistant"]
     content: str | list[dict[str, Any]]
@@ -31,8 +34,11 @@ class ChatMessage(BaseModel):
 
 
 class AgentRequest(BaseModel):
-    """Everything one call may use. ``scenario`` is for the scripted controls only: model agents
-    never send it anywhere (they see what a real clinician would: the transcript)."""
+    """Everything one call may use.
+
+    ``scenario`` is for the scripted controls only: model agents never send it anywhere (they see what a real
+    clinician would: the transcript).
+    """
 
     messages: list[ChatMessage]
     temperature: float

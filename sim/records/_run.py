@@ -1,5 +1,7 @@
-"""A run directory's records and layout: what was asked (``RunMeta``), each encounter's outcome
-(``EncounterRecord``) and ``RunLayout``, the one owner of every file name in a run directory.
+"""A run directory's records and layout.
+
+What was asked (``RunMeta``), each encounter's outcome (``EncounterRecord``) and ``RunLayout``, the one
+owner of every file name in a run directory.
 
 ::
 
@@ -142,8 +144,10 @@ class ScenarioRef(BaseModel):
 
 
 class JudgeRef(BaseModel):
-    """A judge of the run: enough to rebuild it on resume. The API key is never stored, only the
-    *name* of its environment variable."""
+    """A judge of the run: enough to rebuild it on resume.
+
+    The API key is never stored, only the *name* of its environment variable.
+    """
 
     name: str
     base_url: str | None = None

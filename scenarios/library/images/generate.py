@@ -102,7 +102,7 @@ def smooth_noise(size: tuple[int, int], cell: int, amp: float, seed: int) -> Ima
 
 
 def add_signed(img: Image.Image, noise: Image.Image) -> Image.Image:
-    """img + (noise - 128), clipped, per band (noise is L, img is L or RGB)."""
+    """Add signed noise: img + (noise - 128), clipped, per band (noise is L, img is L or RGB)."""
     if img.mode == "RGB":
         noise = Image.merge("RGB", [noise] * 3)
     return ImageChops.add(img, noise, scale=1.0, offset=-128)
@@ -347,7 +347,7 @@ def _smoothstep(a: float, b: float, t: float) -> float:
 
 
 def _beat(t: float, lead: str, stemi: bool) -> float:
-    """mV at time t (s) relative to the R peak."""
+    """The lead's voltage in mV at time t (s) relative to the R peak."""
     p, q, r, s, tw = _MORPH[lead]
     st = 0.0
     if stemi:
