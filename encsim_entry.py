@@ -116,6 +116,11 @@ def run_cli(cli_main: Callable[[], int]) -> int:
 
 
 def main() -> int:
+    """Run the ``encsim`` command: a signal ends the import of ``sim.cli`` at once, then ``run_cli`` runs it.
+
+    Returns:
+        The command's exit code (see the module docstring).
+    """
     _install(dict.fromkeys(_HANDLED, _stop_now_saying))
     from sim.cli import main as cli_main  # the slow import, under the handlers above
 

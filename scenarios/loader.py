@@ -58,6 +58,8 @@ class ScenarioError(UserError):
 
 @dataclass(frozen=True)
 class LoadedScenario:
+    """A scenario as loaded: the validated scenario, the file it came from and the sha256 of its bytes."""
+
     scenario: Scenario
     path: Path
     sha256: str
@@ -311,6 +313,18 @@ def _decode(raw: bytes, p: Path) -> str:
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
+    """Load and validate one scenario file.
+
+    Args:
+        path: the scenario's YAML file.
+
+    Returns:
+        The scenario with its path and the sha256 of the file's bytes (which run.json records).
+
+    Raises:
+        ScenarioError: the file cannot be read or is not a valid scenario; the message names the file and
+            what to fix.
+    """
     p = Path(path)
     raw = _read_scenario_bytes(p)
     return LoadedScenario(parse_scenario(_decode(raw, p), p), p, hashlib.sha256(raw).hexdigest())
@@ -365,6 +379,11 @@ def load_dir(folder: str | Path) -> list[LoadedScenario]:
 
 
 def load_library() -> list[LoadedScenario]:
+    """Every scenario of the library shipped with the package (``library_dir()``), checked as a set.
+
+    Raises:
+        ScenarioError: a library file is invalid, or two files share an id or canary.
+    """
     return load_dir(library_dir())
 
 

@@ -79,6 +79,7 @@ class Disposition(str, Enum):
 
     @property
     def label(self) -> str:
+        """The disposition's words for a reader (``DISPOSITION_LABELS``)."""
         return DISPOSITION_LABELS[self]
 
 
@@ -105,6 +106,8 @@ DISPOSITION_LABELS: dict[Disposition, str] = {
 
 
 class FactCategory(str, Enum):
+    """What kind of information a fact is: history, symptoms, medications, a test result, a red flag, ..."""
+
     history = "history"
     symptoms = "symptoms"
     past_history = "past_history"
@@ -138,6 +141,8 @@ class ContextFlags(_Strict):
 
 
 class PatientProfile(_Strict):
+    """Who the patient is: age, sex, pregnancy, context flags, persona, and who speaks for them."""
+
     age: float = Field(ge=0, le=120, description="years; 0.1 is about five weeks")
     age_detail: str | None = Field(default=None, description="the age as the source states it when years say too "
                                                              "little (an imported newborn or infant at age 0: "
@@ -258,6 +263,8 @@ class Fact(_Strict):
 
 
 class Diagnosis(_Strict):
+    """A diagnosis: its name, optional ICD-10 code, and synonyms that count as naming it."""
+
     name: str = Field(min_length=1)
     icd10: str | None = Field(default=None, pattern=r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$")
     synonyms: list[str] = []
@@ -398,11 +405,19 @@ class VoiceBlock(_Strict):
 
 
 class ReplayMessage(_Strict):
+    """One message of a replay's fixed conversation."""
+
     role: Literal["patient", "agent"]
     content: str
 
 
 class Scenario(_Strict):
+    """One scenario file: the simulated patient, what the right questions reveal, and what should be concluded.
+
+    See the module docstring and ``scenarios/README.md`` for the fields; the validators check that facts
+    reference each other consistently and that the suite has the targets it is scored on.
+    """
+
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
     title: str = Field(min_length=1)
     suite: Literal["triage", "ddx", "safety", "imaging", "voice", "refill"]
@@ -477,6 +492,7 @@ class Scenario(_Strict):
 
     @property
     def critical_facts(self) -> list[Fact]:
+        """The facts marked critical, in tree order."""
         return [f for f in self.information_tree if f.critical]
 
     @property
@@ -491,6 +507,11 @@ class Scenario(_Strict):
         return refs + [f.image for f in self.information_tree if f.image is not None]
 
     def fact(self, fact_id: str) -> Fact:
+        """The fact with id ``fact_id``.
+
+        Raises:
+            KeyError: no fact has that id.
+        """
         for f in self.information_tree:
             if f.id == fact_id:
                 return f

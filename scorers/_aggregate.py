@@ -62,6 +62,17 @@ def _ks(n: int) -> list[int]:
 
 
 def summarise_scenario(scenario: Scenario, cards: dict[int, ScoreCard], errors: int) -> ScenarioSummary:
+    """One scenario's reliability statistics over its scored encounters.
+
+    Args:
+        scenario: the scenario.
+        cards: its score cards, by k.
+        errors: how many of its encounters ended in an error.
+
+    Returns:
+        The mean, worst, spread, bootstrap CI, worst@k and pass^k of the composites, the pass count, escalation
+        safety and triage error means, and the mean with each error counted as 0 (None when nothing was scored).
+    """
     ks = sorted(k for k, c in cards.items() if c.composite is not None)
     scores = [float(cards[k].composite) for k in ks]  # type: ignore[arg-type]
     n = len(scores)

@@ -51,6 +51,19 @@ def pass_hat_k(c: int, n: int, k: int) -> float:
 
 def bootstrap_ci(scores: Sequence[float], *, n_resamples: int = 1000, confidence: float = 0.95,
                  seed: int = 0) -> list[float] | None:
+    """Percentile bootstrap CI of the mean of ``scores``; deterministic for a seed.
+
+    ``None`` without scores; the mean twice when there is one score or the scores do not vary.
+
+    Args:
+        scores: the values (a scenario's K composites).
+        n_resamples: bootstrap resamples.
+        confidence: the CI's confidence level.
+        seed: seeds the resampling.
+
+    Returns:
+        ``[low, high]``, or None.
+    """
     if not scores:
         return None
     data = np.asarray(scores, dtype=float)

@@ -332,6 +332,7 @@ def assessment_form(text: str) -> str | None:
 
 
 def is_assessment(text: str) -> bool:
+    """Whether ``text`` holds a final assessment (``assessment_form(text) is not None``)."""
     return assessment_form(text) is not None
 
 
@@ -661,6 +662,15 @@ def _read_diagnoses(section: list[_Line], fields: list[tuple[int, _Field]]) -> l
 
 # ------------------------------------------------------------------------------------------------- parse
 def parse_assessment(reply: str) -> ParsedAssessment:
+    """Read the agent's final assessment from its reply (see the module docstring).
+
+    Args:
+        reply: the agent's reply.
+
+    Returns:
+        The fields found from the first assessment marker on, with a note in ``problems`` for each field that
+        is missing or unreadable; without a marker, empty fields and one problem saying so.
+    """
     lines = _lines(reply)
     found = _find(lines)
     if found is None:

@@ -74,6 +74,12 @@ DEFAULT_FAMILIES: dict[str, list[str]] = {
 
 
 def load_family_map(path: Path | None) -> dict[str, list[str]]:
+    """The provider families: ``DEFAULT_FAMILIES``, with those of the ``--family-map`` JSON file (if given) added.
+
+    Raises:
+        ConfigError: the file cannot be read as JSON, or is not a map of family name to a list of name or URL
+            substrings.
+    """
     if path is None:
         return DEFAULT_FAMILIES
     try:
@@ -165,6 +171,13 @@ class JudgeClient:
         self.failures: list[str] = []
 
     async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        """Ask the judge for one JSON object with ``keys`` (of the given types), within this judge's concurrency.
+
+        Each attempt that fails to conform gets one repair request; failures are kept in ``failures``.
+
+        Returns:
+            The conforming object, or None after ``retries + 1`` attempts.
+        """
         async with self._slots:
             return await self._ask_json(messages, keys=keys)
 
@@ -195,6 +208,7 @@ class JudgeClient:
         return None
 
     async def aclose(self) -> None:
+        """Close the judge's HTTP clients."""
         await self._chat.aclose()
 
 

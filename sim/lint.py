@@ -46,6 +46,8 @@ STATEMENT_HITS = 2  # one-word triggers found in this many other-topic statement
 
 @dataclass(frozen=True)
 class Finding:
+    """One lint finding: the scenario and fact it is about, its kind (``unreachable``, ...) and the message."""
+
     scenario_id: str
     fact_id: str
     kind: str

@@ -98,6 +98,10 @@ def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0
 
 def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: float | None,
                   yield_on_overlap: bool | None) -> Any:
+    """The live call's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
+
+    Without the flag and the block, the patient does not barge in and yields when both talk at once.
+    """
     from audio.live import LiveSettings
 
     voice = scenario.voice

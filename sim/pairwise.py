@@ -27,6 +27,8 @@ PROMPT = ("You compare two clinicians' conversations with the same simulated pat
 
 
 class PairwiseReport(BaseModel):
+    """What ``encsim pairwise`` found: the runs compared, every pair's outcome, the ranking and what was skipped."""
+
     runs: dict[str, str]
     trials: int
     judges: list[str]
@@ -53,6 +55,20 @@ async def _ask(judge: Judge, first: str, second: str) -> Answer | None:
 
 async def pairwise(run_dirs: list[Path], judges: Sequence[Judge], *, trials: int = 1,
                    families: dict[str, list[str]] | None = None) -> PairwiseReport:
+    """Compare every pair of runs, scenario by scenario, with the judges of neither model's family (module docstring).
+
+    Args:
+        run_dirs: the run directories to compare (at least two).
+        judges: the judges; for each pair, those of the same family as either model are left out.
+        trials: how many times each judge sees each order of a pair's transcripts.
+        families: the provider families (``DEFAULT_FAMILIES`` if None).
+
+    Returns:
+        Every pair's outcomes, the Bradley-Terry ranking, and the pairs skipped and why.
+
+    Raises:
+        ConfigError: fewer than two runs, or ``trials`` below 1.
+    """
     if len(run_dirs) < 2:
         raise ConfigError("encsim pairwise needs at least two run directories to compare.")
     if trials < 1:

@@ -93,6 +93,7 @@ class PatientSimulator:
 
     @property
     def opening_line(self) -> str:
+        """The scenario's opening line: what the patient says first."""
         return self.scenario.opening_line
 
     def asked_for(self, message: str, model_ids: Iterable[str] = ()) -> dict[str, Layer]:

@@ -87,6 +87,15 @@ def _why_not_a_record(exc: ValueError) -> str:
 
 
 class RunStore:
+    """One run directory: its files (``layout``), its lock, and the notices of reading results.jsonl.
+
+    Open one with ``create`` or ``open``; the module docstring says how each file is read and written.
+
+    Args:
+        root: the run directory.
+        warn: called once per new notice (skipped line, torn last line), e.g. to print it.
+    """
+
     def __init__(self, root: Path, *, warn: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
         self.layout = RunLayout(self.root)
@@ -99,14 +108,17 @@ class RunStore:
 
     @property
     def results_path(self) -> Path:
+        """The path of results.jsonl."""
         return self.layout.results
 
     @property
     def events_path(self) -> Path:
+        """The path of events.jsonl."""
         return self.layout.events
 
     @property
     def patient_cache_path(self) -> Path:
+        """The path of the patient model's cache (patient_cache.jsonl)."""
         return self.layout.patient_cache
 
     @classmethod
@@ -210,6 +222,11 @@ class RunStore:
                 self.warn(message)
 
     def read_meta(self) -> RunMeta:
+        """The run's metadata (run.json); registers for redaction the keys of the variables it names that are set.
+
+        Raises:
+            ConfigError: run.json cannot be read as run metadata.
+        """
         path = self.layout.run
         try:
             meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
@@ -222,6 +239,7 @@ class RunStore:
         return meta
 
     def write_meta(self, meta: RunMeta) -> None:
+        """Write run.json, redacted, atomically."""
         _write_atomic(self.layout.run, redact_json(meta.model_dump_json(indent=2)))
 
     def repair_tail(self) -> None:
@@ -266,6 +284,7 @@ class RunStore:
             os.fsync(fh.fileno())
 
     def append(self, record: EncounterRecord) -> None:
+        """Append one record to results.jsonl, redacted, with a single write, and fsync it."""
         line = (redact_json(record.model_dump_json()) + "\n").encode()
         fd = os.open(self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -316,14 +335,17 @@ class RunStore:
         return out, len(skipped)
 
     def write_summary(self, summary: Summary) -> Path:
+        """Write summary.json, redacted, atomically; returns its path."""
         path = self.layout.summary
         _write_atomic(path, redact_json(summary.model_dump_json(indent=2)))
         return path
 
     def read_summary(self) -> Summary:
+        """The run's summary.json."""
         return Summary.model_validate_json((self.layout.summary).read_text(encoding="utf-8"))
 
     def write_report(self, text: str) -> Path:
+        """Write report.md, redacted and neutralised (``clean``), atomically; returns its path."""
         path = self.layout.report
         _write_atomic(path, clean(text))
         return path
@@ -348,6 +370,7 @@ def _lock_holder(fh: IO[bytes]) -> str:
 
 
 def new_run_id(model: str) -> str:
+    """A new run id: the local time (``YYYYmmdd-HHMMSS``) and the model name as a slug of at most 40 characters."""
     slug = "".join(c if c.isalnum() else "-" for c in model.lower()).strip("-")[:40]
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
 

@@ -220,6 +220,7 @@ class Understanding:
         return [message]
 
     def match(self, message: str) -> dict[str, Layer]:
+        """Fact id -> layer for every fact ``message`` asks for, over its asking sentences (first layer wins)."""
         found: dict[str, Layer] = {}
         for unit in self.units(message):
             for fid, layer in self._match_unit(unit).items():
@@ -309,5 +310,6 @@ class Understanding:
         return out
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
+        """The scenario's facts whose ids are in ``ids``, in tree order."""
         wanted = set(ids)
         return [f for f in self.scenario.information_tree if f.id in wanted]

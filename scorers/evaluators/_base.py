@@ -34,7 +34,9 @@ class Evaluator(Protocol):
 
     name: str
 
-    def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult: ...
+    def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Check one encounter of ``scenario``: a score in [0, 1], whether it passed, and findings."""
+        ...
 
 
 @runtime_checkable
@@ -45,7 +47,9 @@ class Scoped(Protocol):
     applies everywhere.
     """
 
-    def applies_to(self, scenario: Scenario) -> bool: ...
+    def applies_to(self, scenario: Scenario) -> bool:
+        """Whether the evaluator applies to ``scenario``."""
+        ...
 
 
 def escalation_rank(value: str | None) -> int | None:

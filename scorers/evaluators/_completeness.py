@@ -132,6 +132,7 @@ class CompletenessEvaluator:
         return scenario.imaging is None and scenario.replay is None
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Score the history, assessment, plan and context elements the encounter covered (module docstring)."""
         if not self.applies_to(scenario):
             kind = "an imaging item" if scenario.imaging is not None else "a replay item"
             return EvaluatorResult(name=self.name, score=1.0, passed=True,

@@ -323,6 +323,7 @@ class ChatCompletionsAgent:
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """The endpoint's reply to the request's messages (``complete`` with the request's sampling settings)."""
         return await self.complete([m.model_dump() for m in request.messages], temperature=request.temperature,
                                    max_tokens=request.max_tokens, seed=request.seed)
 
@@ -419,6 +420,7 @@ class ChatCompletionsAgent:
                             retryable=True, kind=kind if kind in _SPECIFIC_KINDS else "retries_exhausted")
 
     async def aclose(self) -> None:
+        """Close the agent's HTTP clients."""
         for client in self._clients:
             await client.aclose()
         self._clients.clear()

@@ -138,6 +138,8 @@ _PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-
 
 
 class ScenarioRef(BaseModel):
+    """One scenario of a run: its id, file path and the sha256 of the file's bytes."""
+
     id: str
     path: str
     sha256: str
@@ -156,6 +158,11 @@ class JudgeRef(BaseModel):
 
 
 class RunMeta(BaseModel):
+    """What was asked of a run (run.json): the model, scenarios, K, seed, options, judges, times and versions.
+
+    Never secrets: an endpoint's key is recorded by the *name* of its environment variable only.
+    """
+
     run_id: str
     harness_version: str
     model: str
@@ -186,6 +193,8 @@ class RunMeta(BaseModel):
 
 
 class EncounterRecord(BaseModel):
+    """One line of results.jsonl: an encounter's status, its result and score card, or its error."""
+
     scenario_id: str
     k: int
     status: Literal["ok", "error", "not_applicable"]
