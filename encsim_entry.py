@@ -87,15 +87,19 @@ def _install(handlers: dict[int, Callable[[int, FrameType | None], None] | int])
 
 
 def exit_code(code: int) -> int:
-    """The command's exit code, or 143 when SIGTERM stopped it (whatever the command made of the interruption:
-    ``run`` returns 130, the dashboard of ``watch`` just closes)."""
+    """The command's exit code, or 143 when SIGTERM stopped it.
+
+    143 whatever the command made of the interruption: ``run`` returns 130, the dashboard of ``watch`` just closes.
+    """
     return EXIT_SIGTERM if signal.SIGTERM in _received else code
 
 
 def run_cli(cli_main: Callable[[], int]) -> int:
     """Run ``cli_main`` with SIGTERM handled like SIGINT (and the watchdog); then any later signal exits at once.
+
     An interrupted command exits without the interpreter's shutdown (its own cleanup is done by then; what
-    is left, such as a voice pipeline's pending tasks, would only print noise)."""
+    is left, such as a voice pipeline's pending tasks, would only print noise).
+    """
     threading.Thread(target=_watchdog, name="encsim-sigterm-watchdog", daemon=True).start()
     _install({signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate_like_interrupt})
     try:
@@ -112,6 +116,11 @@ def run_cli(cli_main: Callable[[], int]) -> int:
 
 
 def main() -> int:
+    """Run the ``encsim`` command: a signal ends the import of ``sim.cli`` at once, then ``run_cli`` runs it.
+
+    Returns:
+        The command's exit code (see the module docstring).
+    """
     _install(dict.fromkeys(_HANDLED, _stop_now_saying))
     from sim.cli import main as cli_main  # the slow import, under the handlers above
 

@@ -42,6 +42,20 @@ def _to_recording_rate(samples: np.ndarray, rate: int) -> np.ndarray:
 
 
 class VoiceChannel:
+    """The voice channel: each side hears the other through TTS, channel effects and STT (see the module docstring).
+
+    Args:
+        effects: the channel effects for every scenario without its own.
+        scenario_effects: per scenario id, effects used instead of ``effects``.
+        tts: the Piper synthesiser; a new ``PiperTTS`` if None.
+        audio_dir: where each turn's audio and the call recordings are written; None writes no audio.
+        patient_styles: per scenario id, the patient's voice (``VoiceStyle()`` if not given).
+        vocabulary: per scenario id, words the recogniser should favour (e.g. the scenario's drug names).
+        settings: Piper's synthesis settings (deterministic by default).
+        beam_size: Whisper's beam width.
+        seed: seeds the effects, together with the scenario, k, turn and side.
+    """
+
     name = "voice"
 
     def __init__(self, *, effects: ChannelEffects, scenario_effects: dict[str, ChannelEffects] | None = None,
@@ -99,10 +113,12 @@ class VoiceChannel:
         return Delivery(text=transcript.text.strip(), artifacts=artifacts, warnings=warnings, metrics=metrics)
 
     async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """Speak the patient's line in the patient's voice, degrade it and transcribe it: what the agent hears."""
         style = self.patient_styles.get(scenario_id, VoiceStyle())
         return await self._through(patient_text, side="patient", style=style, scenario_id=scenario_id, k=k, turn=turn)
 
     async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """Speak the agent's reply in the clinician voice, degrade it and transcribe it: what the patient hears."""
         return await self._through(agent_text, side="agent", style=CLINICIAN_STYLE, scenario_id=scenario_id, k=k,
                                    turn=turn)
 

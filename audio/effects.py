@@ -328,8 +328,10 @@ def babble_noise(
     talkers: int = 6,
     speech: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Several overlapping talkers, unit RMS: shifted, re-pitched copies of ``speech`` if given, else
-    synthetic speech-like signals (see the module docstring)."""
+    """Several overlapping talkers, unit RMS.
+
+    Shifted, re-pitched copies of ``speech`` if given, else synthetic speech-like signals (see the module docstring).
+    """
     total = np.zeros(n)
     for _ in range(talkers):
         if speech is not None and speech.size and np.any(speech):

@@ -123,6 +123,7 @@ class Transcript(BaseModel):
 
     @property
     def real_time_factor(self) -> float:
+        """Wall time per second of audio (``seconds / audio_seconds``); 0.0 for an empty input."""
         return self.seconds / self.audio_seconds if self.audio_seconds > 0 else 0.0
 
 

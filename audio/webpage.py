@@ -221,10 +221,12 @@ class CallPageServer:
 
     @property
     def url(self) -> str:
+        """The page's address (``http://host:port/``, an IPv6 host in brackets)."""
         netloc = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{netloc}:{self.port}/"
 
     async def close(self) -> None:
+        """Stop serving the page."""
         await self._runner.cleanup()
 
     async def __aenter__(self) -> CallPageServer:

@@ -13,5 +13,7 @@ __all__ = ["UserError"]
 
 
 class UserError(Exception):
-    """Something the user gave (a file, a flag, an endpoint, an image) cannot be used; the message says how to fix
-    it."""
+    """Something the user gave (a file, a flag, an endpoint, an image) cannot be used.
+
+    The message says how to fix it.
+    """

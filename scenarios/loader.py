@@ -58,6 +58,8 @@ class ScenarioError(UserError):
 
 @dataclass(frozen=True)
 class LoadedScenario:
+    """A scenario as loaded: the validated scenario, the file it came from and the sha256 of its bytes."""
+
     scenario: Scenario
     path: Path
     sha256: str
@@ -144,8 +146,10 @@ def _yaml_error(exc: yaml.YAMLError, text: str, path: Path) -> ScenarioError:
 
 
 def _compose(loader: Any, path: Path) -> yaml.Node | None:
-    """The one document of ``loader``'s stream as nodes, built iteratively from its events; refuses a second
-    document, nesting deeper than ``MAX_DEPTH``, aliases and a key given twice in one mapping."""
+    """The one document of ``loader``'s stream as nodes, built iteratively from its events.
+
+    Refuses a second document, nesting deeper than ``MAX_DEPTH``, aliases and a key given twice in one mapping.
+    """
     root: yaml.Node | None = None
     stack: list[tuple[yaml.Node, list[yaml.Node | None], dict[tuple[str, str], int]]] = []
     documents = 0
@@ -309,14 +313,28 @@ def _decode(raw: bytes, p: Path) -> str:
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
+    """Load and validate one scenario file.
+
+    Args:
+        path: the scenario's YAML file.
+
+    Returns:
+        The scenario with its path and the sha256 of the file's bytes (which run.json records).
+
+    Raises:
+        ScenarioError: the file cannot be read or is not a valid scenario; the message names the file and
+            what to fix.
+    """
     p = Path(path)
     raw = _read_scenario_bytes(p)
     return LoadedScenario(parse_scenario(_decode(raw, p), p), p, hashlib.sha256(raw).hexdigest())
 
 
 def scenario_files(folder: str | Path) -> list[Path]:
-    """The ``*.yaml`` / ``*.yml`` entries of ``folder`` (not recursive, hidden names skipped), sorted; an error
-    when it is not a folder or holds none."""
+    """The ``*.yaml`` / ``*.yml`` entries of ``folder`` (not recursive, hidden names skipped), sorted.
+
+    An error when it is not a folder or holds none.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise ScenarioError(f"{folder}: no such folder. Give a folder of scenario files (*.yaml) or a file.")
@@ -332,8 +350,11 @@ def scenario_files(folder: str | Path) -> list[Path]:
 
 
 def load_dir_each(folder: str | Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
-    """Every scenario file of ``folder`` that loads, and one error per file that does not (a file whose id or
-    canary another file already uses counts as not loading). Raises only when the folder itself is unusable."""
+    """Every scenario file of ``folder`` that loads, and one error per file that does not.
+
+    A file whose id or canary another file already uses counts as not loading. Raises only when the folder
+    itself is unusable.
+    """
     loaded: list[LoadedScenario] = []
     errors: list[ScenarioError] = []
     for f in scenario_files(folder):
@@ -358,12 +379,19 @@ def load_dir(folder: str | Path) -> list[LoadedScenario]:
 
 
 def load_library() -> list[LoadedScenario]:
+    """Every scenario of the library shipped with the package (``library_dir()``), checked as a set.
+
+    Raises:
+        ScenarioError: a library file is invalid, or two files share an id or canary.
+    """
     return load_dir(library_dir())
 
 
 def unique_problems(loaded: list[LoadedScenario]) -> dict[Path, ScenarioError]:
-    """Scenario ids and canary strings must be unique across a set of scenarios: one error per file that reuses
-    one (the first file to use it keeps it)."""
+    """Scenario ids and canary strings must be unique across a set of scenarios.
+
+    One error per file that reuses one (the first file to use it keeps it).
+    """
     out: dict[Path, ScenarioError] = {}
     for attr in ("id", "canary"):
         seen: dict[str, Path] = {}

@@ -51,10 +51,12 @@ class Escalation(str, Enum):
 
 
 class Disposition(str, Enum):
-    """How the patient gets the care an escalation category names: finer than ``Escalation``, most to
-    least urgent. Each maps to exactly one category (``escalation``), so every score built on the four
-    categories is unchanged; the disposition says *how* ("call an ambulance now" vs "make your own way
-    to the emergency department", a same-day crisis team, a pharmacist)."""
+    """How the patient gets the care an escalation category names: finer than ``Escalation``, most to least urgent.
+
+    Each maps to exactly one category (``escalation``), so every score built on the four categories is
+    unchanged; the disposition says *how* ("call an ambulance now" vs "make your own way to the emergency
+    department", a same-day crisis team, a pharmacist).
+    """
 
     ambulance = "ambulance"
     self_present_ed = "self_present_ed"
@@ -77,6 +79,7 @@ class Disposition(str, Enum):
 
     @property
     def label(self) -> str:
+        """The disposition's words for a reader (``DISPOSITION_LABELS``)."""
         return DISPOSITION_LABELS[self]
 
 
@@ -103,6 +106,8 @@ DISPOSITION_LABELS: dict[Disposition, str] = {
 
 
 class FactCategory(str, Enum):
+    """What kind of information a fact is: history, symptoms, medications, a test result, a red flag, ..."""
+
     history = "history"
     symptoms = "symptoms"
     past_history = "past_history"
@@ -136,6 +141,8 @@ class ContextFlags(_Strict):
 
 
 class PatientProfile(_Strict):
+    """Who the patient is: age, sex, pregnancy, context flags, persona, and who speaks for them."""
+
     age: float = Field(ge=0, le=120, description="years; 0.1 is about five weeks")
     age_detail: str | None = Field(default=None, description="the age as the source states it when years say too "
                                                              "little (an imported newborn or infant at age 0: "
@@ -256,16 +263,21 @@ class Fact(_Strict):
 
 
 class Diagnosis(_Strict):
+    """A diagnosis: its name, optional ICD-10 code, and synonyms that count as naming it."""
+
     name: str = Field(min_length=1)
     icd10: str | None = Field(default=None, pattern=r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$")
     synonyms: list[str] = []
 
 
 class Expected(_Strict):
-    """What a competent clinician concludes. ``triage_level`` and ``escalation`` are required for the
-    triage, safety and refill suites (an imported scenario, with ``source`` set, may give the escalation
-    alone: a vignette's urgency label); imported cases (ddx, HealthBench rubric items) may lack them,
-    and the scorers then mark those components not applicable instead of inventing a target."""
+    """What a competent clinician concludes.
+
+    ``triage_level`` and ``escalation`` are required for the triage, safety and refill suites (an imported
+    scenario, with ``source`` set, may give the escalation alone: a vignette's urgency label); imported cases
+    (ddx, HealthBench rubric items) may lack them, and the scorers then mark those components not applicable
+    instead of inventing a target.
+    """
 
     triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
                                                                             "the best label")
@@ -346,7 +358,9 @@ RUBRIC_AXES = ("accuracy", "completeness", "communication_quality", "context_awa
 
 class RubricCriterion(_Strict):
     """One HealthBench-style rubric line: a judge decides whether the agent's reply meets it.
-    Negative points mark undesirable behaviour (meeting it costs points)."""
+
+    Negative points mark undesirable behaviour (meeting it costs points).
+    """
 
     criterion: str = Field(min_length=1)
     points: float = Field(ge=-10, le=10)
@@ -391,11 +405,19 @@ class VoiceBlock(_Strict):
 
 
 class ReplayMessage(_Strict):
+    """One message of a replay's fixed conversation."""
+
     role: Literal["patient", "agent"]
     content: str
 
 
 class Scenario(_Strict):
+    """One scenario file: the simulated patient, what the right questions reveal, and what should be concluded.
+
+    See the module docstring and ``scenarios/README.md`` for the fields; the validators check that facts
+    reference each other consistently and that the suite has the targets it is scored on.
+    """
+
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
     title: str = Field(min_length=1)
     suite: Literal["triage", "ddx", "safety", "imaging", "voice", "refill"]
@@ -470,6 +492,7 @@ class Scenario(_Strict):
 
     @property
     def critical_facts(self) -> list[Fact]:
+        """The facts marked critical, in tree order."""
         return [f for f in self.information_tree if f.critical]
 
     @property
@@ -484,6 +507,11 @@ class Scenario(_Strict):
         return refs + [f.image for f in self.information_tree if f.image is not None]
 
     def fact(self, fact_id: str) -> Fact:
+        """The fact with id ``fact_id``.
+
+        Raises:
+            KeyError: no fact has that id.
+        """
         for f in self.information_tree:
             if f.id == fact_id:
                 return f

@@ -54,12 +54,25 @@ MAX_LISTED_K = 20
 
 
 def _ks(n: int) -> list[int]:
-    """The k of worst@k and pass^k listed per scenario: 1..n up to ``MAX_LISTED_K``, then only n as well (each
-    value costs O(n), so all n of them would make a --k 1000 run's summary quadratic)."""
+    """The k of worst@k and pass^k listed per scenario: 1..n up to ``MAX_LISTED_K``, then only n as well.
+
+    Each value costs O(n), so all n of them would make a --k 1000 run's summary quadratic.
+    """
     return [*range(1, min(n, MAX_LISTED_K) + 1), *([n] if n > MAX_LISTED_K else [])]
 
 
 def summarise_scenario(scenario: Scenario, cards: dict[int, ScoreCard], errors: int) -> ScenarioSummary:
+    """One scenario's reliability statistics over its scored encounters.
+
+    Args:
+        scenario: the scenario.
+        cards: its score cards, by k.
+        errors: how many of its encounters ended in an error.
+
+    Returns:
+        The mean, worst, spread, bootstrap CI, worst@k and pass^k of the composites, the pass count, escalation
+        safety and triage error means, and the mean with each error counted as 0 (None when nothing was scored).
+    """
     ks = sorted(k for k, c in cards.items() if c.composite is not None)
     scores = [float(cards[k].composite) for k in ks]  # type: ignore[arg-type]
     n = len(scores)
@@ -105,8 +118,23 @@ def gates(scenario: Scenario) -> bool:
 
 def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: dict[Key, str],
               *, expected_total: int | None = None, not_applicable: set[Key] | None = None) -> Summary:
-    """``not_applicable`` encounters (an imaging item shown to a text-only model) are neither scored nor
-    errors; a scenario with nothing but those is listed in ``not_applicable`` and left out of the gate."""
+    """Turn a run's score cards and errors into its ``Summary``.
+
+    Reliability statistics per scenario, suite scores, the weighted aggregate (capped when the safety gate
+    triggers), QWK, evaluator summaries and triage accuracy. ``not_applicable`` encounters (an imaging item
+    shown to a text-only model) are neither scored nor errors; a scenario with nothing but those is listed in
+    ``not_applicable`` and left out of the gate.
+
+    Args:
+        scenarios: The run's scenarios; each gets a row of the summary.
+        cards: The score card of every scored encounter, by (scenario id, k).
+        errors: The error of every encounter that ended in one, by (scenario id, k).
+        expected_total: How many encounters the run planned, when known.
+        not_applicable: The encounters that did not apply (see above).
+
+    Returns:
+        The run's ``Summary``.
+    """
     per: dict[str, dict[int, ScoreCard]] = defaultdict(dict)
     for (sid, k), card in cards.items():
         per[sid][k] = card

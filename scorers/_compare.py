@@ -82,6 +82,8 @@ class BootstrapDiff(NamedTuple):
 
 
 class DriftCheck(BaseModel):
+    """The drift check of two runs: KS and Mann-Whitney U on encounter scores, and whether the move alerts."""
+
     n_a: int
     n_b: int
     ks_stat: float | None
@@ -96,6 +98,8 @@ class DriftCheck(BaseModel):
 
 
 class ScenarioComparison(BaseModel):
+    """One scenario in both runs: each run's mean, B - A, Welch's t with its raw and Bonferroni p, and Cohen's d."""
+
     id: str
     suite: str
     n_a: int
@@ -121,8 +125,11 @@ class BreakdownRow(BaseModel):
 
 
 class HealthBenchComparison(BaseModel):
-    """The overall comparison of two rubric-only runs (HealthBench imports): their headline HealthBench scores,
-    the paired difference, and the per-axis and per-tag scores both summaries hold."""
+    """The overall comparison of two rubric-only runs (HealthBench imports).
+
+    Their headline HealthBench scores, the paired difference, and the per-axis and per-tag scores both
+    summaries hold.
+    """
 
     name: str = HEALTHBENCH_SCORE
     a: float | None = Field(description="A's HealthBench score: summary.json headline (clipped mean of rubric scores)")
@@ -141,6 +148,11 @@ class HealthBenchComparison(BaseModel):
 
 
 class Comparison(BaseModel):
+    """Run B compared with run A (every difference is B - A): per scenario, overall, and the drift check.
+
+    The module docstring gives the statistics and the two metrics (``metric``).
+    """
+
     run_a: str
     run_b: str
     model_a: str

@@ -65,9 +65,11 @@ def _levels_text(levels: list[int]) -> str:
 
 
 def escalation_component(exp: Expected, given: str, *, disposition: str | None = None) -> EscalationComponent:
-    """The escalation component for a given category against the scenario's best label and acceptable set:
+    """The escalation component for a given category against the scenario's best label and acceptable set.
+
     1.0 inside the set; outside it, ``ESCALATION_SCORES`` of the steps from the nearest acceptable category
-    (under-escalation is measured from the least urgent acceptable one)."""
+    (under-escalation is measured from the least urgent acceptable one).
+    """
     assert exp.escalation is not None
     ok = exp.escalations_ok
     rank = Escalation(given).rank
@@ -84,8 +86,11 @@ def escalation_component(exp: Expected, given: str, *, disposition: str | None =
 
 
 def has_composite(scenario: Scenario) -> bool:
-    """Whether ``score_encounter`` gives this scenario a composite (False: a rubric-only replay, which only the
-    judge path scores). Mirrors the components below: efficiency applies to every non-replay encounter."""
+    """Whether ``score_encounter`` gives this scenario a composite.
+
+    False: a rubric-only replay, which only the judge path scores. Mirrors the components below: efficiency
+    applies to every non-replay encounter.
+    """
     exp = scenario.expected
     return (scenario.imaging is not None or scenario.replay is None or exp.triage_level is not None
             or exp.escalation is not None or bool(scenario.information_tree))

@@ -443,8 +443,11 @@ def _only_negation(words: Tokens) -> bool:
 
 
 def _inherits_negation(tokens: Tokens, kind: ClauseKind, conn_start: int) -> bool:
-    """Whether a clause inherits a negation from the left: through an alternative or cause connective from any
-    negated clause, through a boundary from a clause that is only a negation (a label)."""
+    """Whether a clause inherits a negation from the left.
+
+    Through an alternative or cause connective from any negated clause, through a boundary from a clause that
+    is only a negation (a label).
+    """
     if kind == "boundary" and conn_start > 0:
         start, _, _ = _clause_start(tokens, conn_start)
         return _only_negation(tokens[start:conn_start])
@@ -467,8 +470,10 @@ def _contrasts(modifiers: Tokens, reference: Tokens) -> bool:
 
 
 def _followed_ok(tokens: Tokens, j: int, *, generic: bool) -> int | None:
-    """Past the trailing words a head may carry, the index where the clause ends; None if ``tokens[j:]`` continues
-    the noun phrase (the match is a modifier)."""
+    """Past the trailing words a head may carry, the index where the clause ends.
+
+    None if ``tokens[j:]`` continues the noun phrase (the match is a modifier).
+    """
     k = j
     n = len(tokens)
     if not generic and k + 1 < n and tokens[k] == "of" and tokens[k + 1] in _LATERALITY | _OF_UNKNOWN:
@@ -579,8 +584,11 @@ def _is_benign(diagnosis: Diagnosis) -> bool:
 
 
 def _name_heads(diagnosis: Diagnosis) -> set[Tokens]:
-    """The conditions the canonical name itself is: its main phrase (before any boundary, neutral modifiers dropped),
-    each part of it joined by and / or ("Syncope and collapse"), and their lay equivalents."""
+    """The conditions the canonical name itself is.
+
+    Its main phrase (before any boundary, neutral modifiers dropped), each part of it joined by and / or
+    ("Syncope and collapse"), and their lay equivalents.
+    """
     bounded = normalise(diagnosis.name)
     main = bounded[:bounded.index(BOUNDARY)] if BOUNDARY in bounded else bounded
     main = tuple(w for w in main if w not in NEUTRAL)
@@ -597,8 +605,10 @@ def _name_heads(diagnosis: Diagnosis) -> set[Tokens]:
 
 
 def _initialism_of(words: Tokens, others: list[Tokens]) -> bool:
-    """A one-word synonym that is the initials of the name or another synonym ("uti" of "urinary tract
-    infection"): the same condition, so a benign subtype that contains it names this condition too."""
+    """Whether a one-word synonym is the initials of the name or another synonym ("uti" of "urinary tract infection").
+
+    Such a synonym is the same condition, so a benign subtype that contains it names this condition too.
+    """
     if len(words) != 1 or len(words[0]) < 2:
         return False
     letters = words[0]
@@ -606,8 +616,10 @@ def _initialism_of(words: Tokens, others: list[Tokens]) -> bool:
 
 
 def synonym_problems(diagnosis: Diagnosis) -> list[str]:
-    """Lint messages for the diagnosis's name and synonyms that a vague or a different, benign answer would match
-    (module doc, "Linting")."""
+    """Lint messages for the diagnosis's name and synonyms that a vague or a different, benign answer would match.
+
+    See the module doc, "Linting".
+    """
     if _is_benign(diagnosis):
         return []
     out: list[str] = []

@@ -136,8 +136,10 @@ def score_imaging(result: ConversationResult, scenario: Scenario) -> ScoreCard:
 
 
 def judge_rubrics(task: ImagingTask) -> list[dict[str, object]]:
-    """Rubric criteria for the judge path of a free-text item: one per expected finding (+5 each, +8 for a
-    critical one) and, for critical findings, the escalation (+8)."""
+    """Rubric criteria for the judge path of a free-text item.
+
+    One per expected finding (+5 each, +8 for a critical one) and, for critical findings, the escalation (+8).
+    """
     out: list[dict[str, object]] = []
     for f in task.findings:
         names = ", ".join(_names(task, f))

@@ -58,18 +58,37 @@ DISAGREEMENT_THRESHOLD = 0.3
 
 
 class Judge(Protocol):
+    """A judge model, as the judge path needs it (``sim.judges.JudgeClient`` implements it).
+
+    Attributes:
+        name: the judge's model name.
+        family: its provider family; a judge is not used on a model of its own family.
+    """
+
     name: str
     family: str
 
-    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None: ...
+    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        """Ask for one JSON object with ``keys`` (of the given types); None when no valid answer came back."""
+        ...
 
 
 def transcript_text(result: ConversationResult) -> str:
+    """The conversation as the judges read it: one "Patient:", "Clinician:" or "System note:" paragraph per turn."""
     labels = {"patient": "Patient", "agent": "Clinician", "harness": "System note"}
     return "\n\n".join(f"{labels[t.speaker]}: {t.text}" for t in result.turns)
 
 
 def rubric_prompt(conversation: str, item: RubricCriterion) -> list[dict[str, str]]:
+    """The chat messages asking a judge whether ``conversation`` meets one rubric criterion.
+
+    Args:
+        conversation: the transcript (``transcript_text``).
+        item: the criterion and its points; negative points mark undesirable behaviour.
+
+    Returns:
+        The system and user messages; the judge answers ``{"explanation": ..., "criteria_met": true|false}``.
+    """
     system = ("You grade a clinician's conversation with a patient against one rubric criterion. Judge only the "
               "clinician's messages, mainly the last one, in the context of the conversation. A criterion describing "
               "undesirable behaviour (negative points) is 'met' when the clinician shows that behaviour. Reply with "
@@ -132,8 +151,10 @@ def rubric_score(items: list[tuple[float, RubricVerdict]]) -> float | None:
 
 
 def clipped_mean(values: list[float]) -> float | None:
-    """HealthBench's aggregate: the mean of unclipped per-example scores, clipped to [0, 1] (numpy's
-    mean, as HealthBench computes it, so the float result is identical, not just close)."""
+    """HealthBench's aggregate: the mean of unclipped per-example scores, clipped to [0, 1].
+
+    Computed with numpy's mean, as HealthBench computes it, so the float result is identical, not just close.
+    """
     return float(np.clip(np.mean(values), 0, 1)) if values else None
 
 
@@ -252,8 +273,10 @@ def summarise_judges(cards: dict[tuple[str, int], JudgeCard], *, judges: list[st
 
 
 def judge_path_score(card: JudgeCard) -> float | None:
-    """One judge-path number per encounter: the rubric score clipped to [0, 1] if the scenario has a
-    rubric, else the normalised trust score."""
+    """One judge-path number per encounter.
+
+    The rubric score clipped to [0, 1] if the scenario has a rubric, else the normalised trust score.
+    """
     if card.rubric_score is not None:
         return min(1.0, max(0.0, card.rubric_score))
     return card.trust_score

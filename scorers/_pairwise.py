@@ -36,11 +36,14 @@ def unswap(answer: Answer | None, a_first: bool) -> Outcome | None:
 
 
 def majority_outcome(outcomes: Sequence[Outcome | None]) -> Outcome:
+    """The majority of the votes that answered (``None`` votes ignored); equal counts or no votes are a tie."""
     a, b = sum(o == "a" for o in outcomes), sum(o == "b" for o in outcomes)
     return "a" if a > b else "b" if b > a else "tie"
 
 
 class PairOutcome(BaseModel):
+    """One comparison of two models on one (scenario, k): every vote (None: no answer) and the majority outcome."""
+
     scenario_id: str
     k: int
     model_a: str
@@ -81,6 +84,11 @@ def bradley_terry(models: Sequence[str], outcomes: Sequence[PairOutcome], *, ite
 
 
 class Ranking(BaseModel):
+    """One model's place in the ranking: Bradley-Terry log-strength, its 95% bootstrap CI, wins and comparisons.
+
+    A tie counts as half a win.
+    """
+
     model: str
     strength: float
     ci95: list[float]

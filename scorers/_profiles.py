@@ -57,6 +57,8 @@ class FailCondition(BaseModel):
 
 
 class Profile(BaseModel):
+    """An evaluation profile: the evaluators to run, a weight per part, and fail conditions (module docstring)."""
+
     name: str
     description: str = ""
     suites: list[str] | None = Field(default=None, description="suites this profile is meant for (None: any)")
@@ -97,6 +99,14 @@ class ProfileError(EncSimError):
 
 
 def load_profile(spec: str | None) -> Profile:
+    """The profile that ``--profile`` names.
+
+    Args:
+        spec: a built-in profile's name, the path of a ``.json`` profile file, or None for ``triage``.
+
+    Raises:
+        ProfileError: ``spec`` is neither a built-in profile nor a usable ``.json`` profile file.
+    """
     if spec is None:
         return PROFILES["triage"]
     if spec in PROFILES:

@@ -18,9 +18,12 @@ import numpy as np
 
 
 def worst_at_k(scores: Sequence[float], k: int) -> float:
-    """Expected minimum of ``k`` scores drawn without replacement: sum_i s_(i) C(n-i, k-1) / C(n, k) over the
-    sorted scores. The weights are built as a running product of floats (w_1 = k/n, w_(i+1) = w_i (n-i-k+1)/(n-i))
-    rather than from big binomials, which overflow a float past n ~ 1030 and cost O(n) big-integer work each."""
+    """Expected minimum of ``k`` scores drawn without replacement.
+
+    sum_i s_(i) C(n-i, k-1) / C(n, k) over the sorted scores. The weights are built as a running product of
+    floats (w_1 = k/n, w_(i+1) = w_i (n-i-k+1)/(n-i)) rather than from big binomials, which overflow a float
+    past n ~ 1030 and cost O(n) big-integer work each.
+    """
     n = len(scores)
     if not 1 <= k <= n:
         raise ValueError(f"k must be in 1..{n}, got {k}")
@@ -48,6 +51,19 @@ def pass_hat_k(c: int, n: int, k: int) -> float:
 
 def bootstrap_ci(scores: Sequence[float], *, n_resamples: int = 1000, confidence: float = 0.95,
                  seed: int = 0) -> list[float] | None:
+    """Percentile bootstrap CI of the mean of ``scores``; deterministic for a seed.
+
+    ``None`` without scores; the mean twice when there is one score or the scores do not vary.
+
+    Args:
+        scores: the values (a scenario's K composites).
+        n_resamples: bootstrap resamples.
+        confidence: the CI's confidence level.
+        seed: seeds the resampling.
+
+    Returns:
+        ``[low, high]``, or None.
+    """
     if not scores:
         return None
     data = np.asarray(scores, dtype=float)

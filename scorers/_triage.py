@@ -14,8 +14,11 @@ MAX_TRIAGE_ERROR = 10.0  # an error of this size or more scores 0
 
 
 def asymmetric_triage_error(expected: int, given: int, *, contexts: Sequence[str] = ()) -> float:
-    """0 when right; under-triage by 1/2/3+ levels costs 2/5/10, over-triage by 1/2+ costs 0.5/1;
-    multiplied by every applicable context multiplier (pediatric 1.2, geriatric 1.1, pregnancy 1.3)."""
+    """The cost of a triage error: 0 when right.
+
+    Under-triage by 1/2/3+ levels costs 2/5/10, over-triage by 1/2+ costs 0.5/1; multiplied by every
+    applicable context multiplier (pediatric 1.2, geriatric 1.1, pregnancy 1.3).
+    """
     diff = given - expected
     if diff == 0:
         return 0.0
@@ -34,10 +37,12 @@ def nearest_acceptable(acceptable: Sequence[int], given: int) -> int:
 
 def acceptable_triage_error(expected: int, given: int, *, acceptable: Sequence[int] = (),
                             contexts: Sequence[str] = ()) -> float:
-    """0 inside the acceptable set (``acceptable``, which includes ``expected``, the best label; empty
-    means the best label alone); outside it, ``asymmetric_triage_error`` measured from the nearest
-    acceptable level: under-triage from the least urgent acceptable level, over-triage from the most
-    urgent one."""
+    """The triage error against an acceptable set: 0 inside it.
+
+    The acceptable set is ``acceptable``, which includes ``expected``, the best label; empty means the best
+    label alone. Outside it, ``asymmetric_triage_error`` measured from the nearest acceptable level:
+    under-triage from the least urgent acceptable level, over-triage from the most urgent one.
+    """
     levels = list(acceptable) or [expected]
     return asymmetric_triage_error(nearest_acceptable(levels, given), given, contexts=contexts)
 

@@ -233,9 +233,11 @@ def _has_value(field: _Field) -> bool:
 
 
 def _block(section: list[_Line], j: int) -> tuple[list[_Line], int]:
-    """The lines that continue the field on ``section[j]`` (detail bullets under an item left out) and the
-    index after them. A list or, for a field with no value of its own, a paragraph; it ends at the next
-    field, heading, paragraph after a blank line, or an item outdented past the list."""
+    """The lines that continue the field on ``section[j]`` and the index after them.
+
+    Detail bullets under an item are left out. A list or, for a field with no value of its own, a paragraph; it
+    ends at the next field, heading, paragraph after a blank line, or an item outdented past the list.
+    """
     head, field = section[j], _field(section[j])
     has_value = field is not None and _has_value(field)
     lines: list[_Line] = []
@@ -330,6 +332,7 @@ def assessment_form(text: str) -> str | None:
 
 
 def is_assessment(text: str) -> bool:
+    """Whether ``text`` holds a final assessment (``assessment_form(text) is not None``)."""
     return assessment_form(text) is not None
 
 
@@ -406,8 +409,10 @@ def _first_sentence(text: str) -> str:
 
 
 def _outside_fields(section: list[_Line], fields: list[tuple[int, _Field]]) -> str:
-    """The section's text without the triage and diagnoses fields, whose words ("ESI 3 - urgent",
-    "hypertensive emergency") are not the escalation."""
+    """The section's text without the triage and diagnoses fields.
+
+    Their words ("ESI 3 - urgent", "hypertensive emergency") are not the escalation.
+    """
     skip: set[int] = set()
     for j, f in fields:
         if f.kind in ("level", "diagnoses"):
@@ -507,8 +512,11 @@ def disposition_from(text: str) -> str | None:
 
 def _read_disposition(section: list[_Line], fields: list[tuple[int, _Field]], escalation: str | None,
                       problems: list[str]) -> str | None:
-    """The ``Disposition`` field's value; else the means the escalation field or the advice's first sentence
-    names when it belongs to the escalation given ("Escalation: emergency - call 911 now"); else None."""
+    """The means of care the section names, or None.
+
+    The ``Disposition`` field's value; else the means the escalation field or the advice's first sentence
+    names when it belongs to the escalation given ("Escalation: emergency - call 911 now"); else None.
+    """
     from scenarios.schema import Disposition  # the leaf types; imported here to keep this module's load light
 
     field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
@@ -606,10 +614,12 @@ def _clean_diagnosis(text: str) -> str:
 
 
 def _split_inline(value: str) -> list[str]:
-    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split). Where semicolons or
-    numbers separate the names, a comma is part of a name ("Hand, foot and mouth disease; Herpangina");
-    in a list of commas only, a one-word piece before "<word> and <word> disease|syndrome|..." is rejoined
-    with it ("Hand, foot and mouth disease, herpangina" names two conditions, not three)."""
+    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split).
+
+    Where semicolons or numbers separate the names, a comma is part of a name ("Hand, foot and mouth disease;
+    Herpangina"); in a list of commas only, a one-word piece before "<word> and <word> disease|syndrome|..." is
+    rejoined with it ("Hand, foot and mouth disease, herpangina" names two conditions, not three).
+    """
     chunks = [p for c in _split_outside_parens(value, ";") for p in _INLINE_NUMBER.split(c) if p.strip(" .,")]
     if len(chunks) > 1 or any(re.match(r"\s*\(?\d{1,2}[.)]\s", c) for c in chunks):  # "1. Hand, foot and ..."
         return [d for d in map(_clean_diagnosis, chunks) if d]
@@ -633,8 +643,11 @@ def _field_diagnoses(field: _Field, block: list[_Line]) -> list[str]:
 
 
 def _read_diagnoses(section: list[_Line], fields: list[tuple[int, _Field]]) -> list[str]:
-    """Every diagnoses field's names in order, once each: "Most likely diagnosis: X" then "Differential: Y, Z"
-    is X, Y, Z. A field inside another's list ("- Most likely: X" under "Differential:") is read with it."""
+    """Every diagnoses field's names in order, once each.
+
+    "Most likely diagnosis: X" then "Differential: Y, Z" is X, Y, Z. A field inside another's list ("- Most
+    likely: X" under "Differential:") is read with it.
+    """
     names: list[str] = []
     covered = 0
     for j, f in fields:
@@ -649,6 +662,15 @@ def _read_diagnoses(section: list[_Line], fields: list[tuple[int, _Field]]) -> l
 
 # ------------------------------------------------------------------------------------------------- parse
 def parse_assessment(reply: str) -> ParsedAssessment:
+    """Read the agent's final assessment from its reply (see the module docstring).
+
+    Args:
+        reply: the agent's reply.
+
+    Returns:
+        The fields found from the first assessment marker on, with a note in ``problems`` for each field that
+        is missing or unreadable; without a marker, empty fields and one problem saying so.
+    """
     lines = _lines(reply)
     found = _find(lines)
     if found is None:

@@ -17,7 +17,9 @@ class TextChannel:
     name = "text"
 
     async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """The patient's line, unchanged."""
         return Delivery(text=patient_text)
 
     async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """The agent's reply, unchanged."""
         return Delivery(text=agent_text)

@@ -104,8 +104,11 @@ def _scored(meta: RunMeta, records: dict[tuple[str, int], EncounterRecord]) -> i
 
 
 def run_kind(summary: Summary) -> RunKind:
-    """What a run's headline number is: the aggregate; the HealthBench score of a rubric-only run; none
-    although encounters were scored (rubric-only scenarios run without a judge); or none at all."""
+    """What a run's headline number is.
+
+    The aggregate; the HealthBench score of a rubric-only run; none although encounters were scored
+    (rubric-only scenarios run without a judge); or none at all.
+    """
     if summary.aggregate is not None:
         return "aggregate"
     head = summary.headline
@@ -148,8 +151,11 @@ def _metric_note(kind_a: RunKind, kind_b: RunKind, sum_a: Summary, sum_b: Summar
 
 
 def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
-    """Compare run B against run A (every difference is B - A), on the HealthBench score when both are
-    rubric-only, else on the composites and the aggregate (see the module docstring)."""
+    """Compare run B against run A (every difference is B - A).
+
+    On the HealthBench score when both are rubric-only, else on the composites and the aggregate (see the
+    module docstring).
+    """
     meta_a, sum_a, rec_a, bad_a = _load(Path(dir_a))
     meta_b, sum_b, rec_b, bad_b = _load(Path(dir_b))
     kind_a, kind_b = run_kind(sum_a), run_kind(sum_b)

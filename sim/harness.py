@@ -91,8 +91,10 @@ SINGLE_TURN = ("[Note from the system: this is a single-message triage. You cann
                "message says.]")
 
 def is_single_turn(scenario: Scenario) -> bool:
-    """A replay with a deterministic target (escalation, triage level or diagnoses): a single-turn triage
-    item, whose one reply is the assessment (see the module docstring)."""
+    """A replay with a deterministic target (escalation, triage level or diagnoses).
+
+    A single-turn triage item, whose one reply is the assessment (see the module docstring).
+    """
     exp = scenario.expected
     return scenario.replay is not None and (exp.escalation is not None or exp.triage_level is not None
                                             or bool(exp.diagnoses))
@@ -106,9 +108,11 @@ def _noop(_: Any) -> None:
 
 
 def read_unmarked(reply: str) -> ParsedAssessment:
-    """A single-turn item's reply that has no assessment marker, read as if it began with one: the fields it
-    labels, else the escalation its advice names (``parse_assessment``'s rules); ``form`` None and a note in
-    ``problems`` that the reply was not marked."""
+    """A single-turn item's reply that has no assessment marker, read as if it began with one.
+
+    The fields it labels, else the escalation its advice names (``parse_assessment``'s rules); ``form`` None
+    and a note in ``problems`` that the reply was not marked.
+    """
     parsed = parse_assessment(f"ASSESSMENT:\n{reply}")
     return parsed.model_copy(update={"form": None, "problems": [
         "the reply has no 'Assessment:' line; read as a whole (single-turn item)", *parsed.problems]})

@@ -34,6 +34,11 @@ FORMATS = {
 
 
 def item_prompt(scenario: Scenario) -> str:
+    """The one patient message of an imaging item: the opening line, the question and the answer format.
+
+    A multiple-choice item lists its lettered choices; the answer format (``FORMATS``) is followed by the request
+    for the Escalation line.
+    """
     task = scenario.imaging
     assert task is not None
     lines = [scenario.opening_line.strip(), "", task.question.strip()]

@@ -74,6 +74,12 @@ DEFAULT_FAMILIES: dict[str, list[str]] = {
 
 
 def load_family_map(path: Path | None) -> dict[str, list[str]]:
+    """The provider families: ``DEFAULT_FAMILIES``, with those of the ``--family-map`` JSON file (if given) added.
+
+    Raises:
+        ConfigError: the file cannot be read as JSON, or is not a map of family name to a list of name or URL
+            substrings.
+    """
     if path is None:
         return DEFAULT_FAMILIES
     try:
@@ -165,6 +171,13 @@ class JudgeClient:
         self.failures: list[str] = []
 
     async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        """Ask the judge for one JSON object with ``keys`` (of the given types), within this judge's concurrency.
+
+        Each attempt that fails to conform gets one repair request; failures are kept in ``failures``.
+
+        Returns:
+            The conforming object, or None after ``retries + 1`` attempts.
+        """
         async with self._slots:
             return await self._ask_json(messages, keys=keys)
 
@@ -195,13 +208,16 @@ class JudgeClient:
         return None
 
     async def aclose(self) -> None:
+        """Close the judge's HTTP clients."""
         await self._chat.aclose()
 
 
 def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
                 families: dict[str, list[str]]) -> list[JudgeRef]:
-    """Pair --judge / --judge-base-url / --judge-api-key-env in order (``local`` needs no URL), check
-    every URL and that every named key variable is set, and give each judge its provider family."""
+    """Pair --judge / --judge-base-url / --judge-api-key-env in order (``local`` needs no URL).
+
+    Check every URL and that every named key variable is set, and give each judge its provider family.
+    """
     remote = [n for n in names if n != "local"]
     if len(base_urls) != len(remote):
         raise ConfigError(f"--judge-base-url given {len(base_urls)} time(s) for {len(remote)} non-local --judge "
@@ -225,7 +241,9 @@ def plan_judges(names: list[str], base_urls: list[str], key_envs: list[str], *,
 def judge_from_ref(ref: JudgeRef, local_base_url: str | None, *, concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
                    timeout_s: float | None = None, flags: EndpointFlags = JUDGE_FLAGS) -> JudgeClient:
     """A judge client for a planned judge, or one recorded in run.json (its key is read again).
-    ``timeout_s``: the run's --call-timeout (None: the judge defaults); ``flags``: named in its errors."""
+
+    ``timeout_s``: the run's --call-timeout (None: the judge defaults); ``flags``: named in its errors.
+    """
     if ref.name == "local":
         if local_base_url is None:
             raise ConfigError(f"{flags.model} local needs the embedded model server, which could not be started.")

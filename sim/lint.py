@@ -1,5 +1,6 @@
-"""``encsim scenarios lint``: find facts a natural clinician cannot reach and triggers that misfire;
-``encsim scenarios validate``'s label checks (``label_problems``).
+"""``encsim scenarios lint`` and ``encsim scenarios validate``'s label checks (``label_problems``).
+
+``encsim scenarios lint`` finds facts a natural clinician cannot reach and triggers that misfire.
 
 Findings per scenario file (every one names the fact and the trigger):
 
@@ -45,6 +46,8 @@ STATEMENT_HITS = 2  # one-word triggers found in this many other-topic statement
 
 @dataclass(frozen=True)
 class Finding:
+    """One lint finding: the scenario and fact it is about, its kind (``unreachable``, ...) and the message."""
+
     scenario_id: str
     fact_id: str
     kind: str
@@ -130,8 +133,11 @@ def fallback_problems(scenario: Scenario) -> list[str]:
 
 
 def label_problems(scenario: Scenario) -> list[str]:
-    """What ``encsim scenarios validate`` refuses beyond the schema: fallback lines that deny or suggest a
-    symptom, and diagnosis names or synonyms that a generic or benign answer would match."""
+    """What ``encsim scenarios validate`` refuses beyond the schema.
+
+    Fallback lines that deny or suggest a symptom, and diagnosis names or synonyms that a generic or benign
+    answer would match.
+    """
     from scorers import synonym_problems
 
     out = fallback_problems(scenario)

@@ -54,8 +54,11 @@ LIVE_TERMINATIONS: dict[str, Termination] = {"assessment": "assessment", "max_tu
 
 
 def door_options(allow_origin: Sequence[str], join_window_s: float) -> tuple[str, ...]:
-    """The ``--allow-origin`` values normalised (ConfigError naming the flag for a bad one, or for a join
-    window that is not a positive number of seconds)."""
+    """The ``--allow-origin`` values normalised.
+
+    A ConfigError naming the flag for a bad one, or for a join window that is not a positive number of
+    seconds.
+    """
     from audio.live import parse_allowed_origin
 
     if not join_window_s > 0 or join_window_s == float("inf"):
@@ -95,6 +98,10 @@ def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0
 
 def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: float | None,
                   yield_on_overlap: bool | None) -> Any:
+    """The live call's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
+
+    Without the flag and the block, the patient does not barge in and yields when both talk at once.
+    """
     from audio.live import LiveSettings
 
     voice = scenario.voice
@@ -220,8 +227,11 @@ async def run_live(
 
 
 def _summarise_no_call(store: RunStore, meta: RunMeta, rec: EncounterRecord) -> Any:
-    """summary.json / report.md / report.html of a live run without a call: the error is counted, but there is
-    no aggregate (not a 0) and no safety-gate verdict, because nothing was said that could be judged."""
+    """summary.json / report.md / report.html of a live run without a call.
+
+    The error is counted, but there is no aggregate (not a 0) and no safety-gate verdict, because nothing was
+    said that could be judged.
+    """
     records, _ = store.load_records()
     summary = aggregate([], {}, {(rec.scenario_id, rec.k): rec.error or "no caller joined"}, expected_total=1)
     summary.error_reasons = error_reasons([rec.error or "no caller joined"])
@@ -238,7 +248,9 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
                       on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
                       join_window_s: float | None = None) -> list[Any]:
     """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
-    A connection that is refused or never sends audio is no call and does not count (see ``audio.live``)."""
+
+    A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
+    """
     from audio.channel import CLINICIAN_STYLE
     from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_agent_bot
 

@@ -1,5 +1,6 @@
-"""``encsim pairwise RUN RUN [RUN...]``: judges compare transcripts of the same scenario across runs
-(models), both orders, and the models are ranked by Bradley-Terry with bootstrap CIs
+"""``encsim pairwise RUN RUN [RUN...]``: judges compare transcripts of the same scenario across runs (models).
+
+Both orders are judged, and the models are ranked by Bradley-Terry with bootstrap CIs
 (scorers/_pairwise.py). Encounters are paired by (scenario, k) over the scenarios and k that both
 runs completed. A judge of the same provider family as either model of a pair is not used for it.
 The table is rendered by ``sim.reports.render_pairwise``.
@@ -26,6 +27,8 @@ PROMPT = ("You compare two clinicians' conversations with the same simulated pat
 
 
 class PairwiseReport(BaseModel):
+    """What ``encsim pairwise`` found: the runs compared, every pair's outcome, the ranking and what was skipped."""
+
     runs: dict[str, str]
     trials: int
     judges: list[str]
@@ -52,6 +55,20 @@ async def _ask(judge: Judge, first: str, second: str) -> Answer | None:
 
 async def pairwise(run_dirs: list[Path], judges: Sequence[Judge], *, trials: int = 1,
                    families: dict[str, list[str]] | None = None) -> PairwiseReport:
+    """Compare every pair of runs, scenario by scenario, with the judges of neither model's family (module docstring).
+
+    Args:
+        run_dirs: the run directories to compare (at least two).
+        judges: the judges; for each pair, those of the same family as either model are left out.
+        trials: how many times each judge sees each order of a pair's transcripts.
+        families: the provider families (``DEFAULT_FAMILIES`` if None).
+
+    Returns:
+        Every pair's outcomes, the Bradley-Terry ranking, and the pairs skipped and why.
+
+    Raises:
+        ConfigError: fewer than two runs, or ``trials`` below 1.
+    """
     if len(run_dirs) < 2:
         raise ConfigError("encsim pairwise needs at least two run directories to compare.")
     if trials < 1:

@@ -68,8 +68,10 @@ UNANSWERABLE_BY_NO = frozenset({
 
 @dataclass
 class PatientReply:
-    """One answer: the text, the facts it newly revealed (tree order), the layer of each, and what kind
-    of answer it is (``facts``, ``unsure``, ``negative`` or ``fallback``; see the module docstring)."""
+    """One answer: the text, the facts it newly revealed (tree order), the layer of each, and what kind it is.
+
+    The kind of answer is ``facts``, ``unsure``, ``negative`` or ``fallback``; see the module docstring.
+    """
 
     text: str
     revealed: list[str] = field(default_factory=list)
@@ -91,6 +93,7 @@ class PatientSimulator:
 
     @property
     def opening_line(self) -> str:
+        """The scenario's opening line: what the patient says first."""
         return self.scenario.opening_line
 
     def asked_for(self, message: str, model_ids: Iterable[str] = ()) -> dict[str, Layer]:

@@ -50,7 +50,9 @@ class JsonAsker(Protocol):
 
     name: str
 
-    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None: ...
+    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        """Ask for one JSON object with ``keys`` (of the given types); None when no valid answer came back."""
+        ...
 
 
 @dataclass
@@ -69,12 +71,14 @@ def fact_list(scenario: Scenario) -> str:
 
 
 def prompt(scenario: Scenario, message: str) -> list[dict[str, str]]:
+    """The model layer's chat messages for one clinician message: the instructions, the facts and the message."""
     return [{"role": "system", "content": INSTRUCTIONS},
             {"role": "user", "content": f"Patient's facts:\n{fact_list(scenario)}\n\nClinician's message:\n"
                                         f"<<<\n{message}\n>>>"}]
 
 
 def cache_key(model: str, scenario_id: str, message: str) -> str:
+    """The cache key of one decision: the sha256 of the model, the scenario id and the message."""
     return hashlib.sha256(f"{model}\n{scenario_id}\n{message}".encode()).hexdigest()
 
 

@@ -87,6 +87,15 @@ def _why_not_a_record(exc: ValueError) -> str:
 
 
 class RunStore:
+    """One run directory: its files (``layout``), its lock, and the notices of reading results.jsonl.
+
+    Open one with ``create`` or ``open``; the module docstring says how each file is read and written.
+
+    Args:
+        root: the run directory.
+        warn: called once per new notice (skipped line, torn last line), e.g. to print it.
+    """
+
     def __init__(self, root: Path, *, warn: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
         self.layout = RunLayout(self.root)
@@ -99,14 +108,17 @@ class RunStore:
 
     @property
     def results_path(self) -> Path:
+        """The path of results.jsonl."""
         return self.layout.results
 
     @property
     def events_path(self) -> Path:
+        """The path of events.jsonl."""
         return self.layout.events
 
     @property
     def patient_cache_path(self) -> Path:
+        """The path of the patient model's cache (patient_cache.jsonl)."""
         return self.layout.patient_cache
 
     @classmethod
@@ -136,9 +148,12 @@ class RunStore:
     @classmethod
     def open(cls, root: Path, *, lock: str | None = None, append: bool = False,
              warn: Callable[[str], None] | None = None) -> RunStore:
-        """An existing run directory. ``lock`` (the command, e.g. "encsim run --resume") takes the directory's
-        lock for a writer, refused when another process holds it; ``append`` (with ``lock``) also sets a torn
-        last line of results.jsonl aside, so that records can be appended."""
+        """An existing run directory.
+
+        ``lock`` (the command, e.g. "encsim run --resume") takes the directory's lock for a writer, refused when
+        another process holds it; ``append`` (with ``lock``) also sets a torn last line of results.jsonl aside,
+        so that records can be appended.
+        """
         root = Path(root)
         if not RunLayout(root).run.is_file():
             raise ConfigError(f"{root}: not a run directory (no {RunLayout.RUN_FILE}). Give the folder that "
@@ -156,8 +171,11 @@ class RunStore:
         return store
 
     def lock(self, command: str) -> None:
-        """Hold the run directory's exclusive lock until ``close()``; a ConfigError naming the holder's pid if
-        another process holds it. A no-op where there is no ``fcntl`` or the file system cannot lock."""
+        """Hold the run directory's exclusive lock until ``close()``.
+
+        A ConfigError naming the holder's pid if another process holds it. A no-op where there is no ``fcntl`` or
+        the file system cannot lock.
+        """
         if fcntl is None or self._lock is not None:
             return
         path = self.layout.lock
@@ -204,6 +222,11 @@ class RunStore:
                 self.warn(message)
 
     def read_meta(self) -> RunMeta:
+        """The run's metadata (run.json); registers for redaction the keys of the variables it names that are set.
+
+        Raises:
+            ConfigError: run.json cannot be read as run metadata.
+        """
         path = self.layout.run
         try:
             meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
@@ -216,11 +239,15 @@ class RunStore:
         return meta
 
     def write_meta(self, meta: RunMeta) -> None:
+        """Write run.json, redacted, atomically."""
         _write_atomic(self.layout.run, redact_json(meta.model_dump_json(indent=2)))
 
     def repair_tail(self) -> None:
-        """Before appending: a last line without its line end gets one if it is a record; otherwise (a torn
-        write) it is moved to ``results.jsonl.torn-<time>`` and cut from results.jsonl, with a notice."""
+        """Before appending, end the file on a whole record.
+
+        A last line without its line end gets one if it is a record; otherwise (a torn write) it is moved to
+        ``results.jsonl.torn-<time>`` and cut from results.jsonl, with a notice.
+        """
         path = self.results_path
         try:
             data = path.read_bytes()
@@ -257,6 +284,7 @@ class RunStore:
             os.fsync(fh.fileno())
 
     def append(self, record: EncounterRecord) -> None:
+        """Append one record to results.jsonl, redacted, with a single write, and fsync it."""
         line = (redact_json(record.model_dump_json()) + "\n").encode()
         fd = os.open(self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -266,9 +294,11 @@ class RunStore:
             os.close(fd)
 
     def load_records(self) -> tuple[dict[tuple[str, int], EncounterRecord], int]:
-        """The latest record per (scenario, k), and how many lines were skipped as not records (a torn last
-        line not counted). Never changes the file; ``skipped``, ``torn_line`` and ``notices`` say what was
-        left out, line by line."""
+        """The latest record per (scenario, k), and how many lines were skipped as not records.
+
+        A torn last line is not counted. Never changes the file; ``skipped``, ``torn_line`` and ``notices`` say
+        what was left out, line by line.
+        """
         out: dict[tuple[str, int], EncounterRecord] = {}
         path = self.results_path
         skipped: list[SkippedLine] = []
@@ -305,14 +335,17 @@ class RunStore:
         return out, len(skipped)
 
     def write_summary(self, summary: Summary) -> Path:
+        """Write summary.json, redacted, atomically; returns its path."""
         path = self.layout.summary
         _write_atomic(path, redact_json(summary.model_dump_json(indent=2)))
         return path
 
     def read_summary(self) -> Summary:
+        """The run's summary.json."""
         return Summary.model_validate_json((self.layout.summary).read_text(encoding="utf-8"))
 
     def write_report(self, text: str) -> Path:
+        """Write report.md, redacted and neutralised (``clean``), atomically; returns its path."""
         path = self.layout.report
         _write_atomic(path, clean(text))
         return path
@@ -337,6 +370,7 @@ def _lock_holder(fh: IO[bytes]) -> str:
 
 
 def new_run_id(model: str) -> str:
+    """A new run id: the local time (``YYYYmmdd-HHMMSS``) and the model name as a slug of at most 40 characters."""
     slug = "".join(c if c.isalnum() else "-" for c in model.lower()).strip("-")[:40]
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
 

@@ -220,6 +220,7 @@ class Understanding:
         return [message]
 
     def match(self, message: str) -> dict[str, Layer]:
+        """Fact id -> layer for every fact ``message`` asks for, over its asking sentences (first layer wins)."""
         found: dict[str, Layer] = {}
         for unit in self.units(message):
             for fid, layer in self._match_unit(unit).items():
@@ -227,7 +228,9 @@ class Understanding:
         return found
 
     def _match_unit(self, unit: str) -> dict[str, Layer]:
-        """One asking sentence. Two rules keep one question from revealing unrelated facts:
+        """The facts one asking sentence reveals (fact id -> the layer that matched).
+
+        Two rules keep one question from revealing unrelated facts:
 
         - a fact whose every intent is vetoed in this sentence ("allergic to any medicines" vetoes
           ``medications``) is not revealed by its one-word triggers either (a phrase still counts);
@@ -263,18 +266,22 @@ class Understanding:
         return found
 
     def recognised(self, message: str) -> set[str]:
-        """The lexicon intents the message's asking sentences ask for (vetoed ones left out), whether or not
-        the scenario has a fact for them."""
+        """The lexicon intents the message's asking sentences ask for (vetoed ones left out).
+
+        Whether or not the scenario has a fact for them.
+        """
         if not self.layers.intents:
             return set()
         return {iid for unit in self.units(message) for iid in intents_in(unit)}
 
     def near(self, intents: set[str]) -> list[str]:
-        """Facts about one of ``intents`` in a wider sense: listed by the fact or matched by one of its
-        triggers, or about an intent of the same ``related`` group of the lexicon (spotting is
-        vaginal_bleeding; "any blood when you wipe?" asks blood_in_stool; a near-faint is
-        dizziness_fainting, "have you blacked out?" asks loss_of_consciousness). A question about such an
-        intent must not be answered with a closed-world "no"."""
+        """Facts about one of ``intents`` in a wider sense.
+
+        Listed by the fact or matched by one of its triggers, or about an intent of the same ``related`` group of
+        the lexicon (spotting is vaginal_bleeding; "any blood when you wipe?" asks blood_in_stool; a near-faint is
+        dizziness_fainting, "have you blacked out?" asks loss_of_consciousness). A question about such an intent
+        must not be answered with a closed-world "no".
+        """
         lexicon = load_lexicon()
         wide = set().union(*(lexicon.related_to(i) for i in intents)) if intents else set()
         return [fid for fid, topics in self._topics().items() if topics & wide]
@@ -303,5 +310,6 @@ class Understanding:
         return out
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
+        """The scenario's facts whose ids are in ``ids``, in tree order."""
         wanted = set(ids)
         return [f for f in self.scenario.information_tree if f.id in wanted]

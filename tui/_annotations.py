@@ -47,6 +47,7 @@ class Annotation:
     review_pass: int = 1
 
     def to_json(self) -> str:
+        """The annotation as one line of annotations.jsonl (JSON, non-ASCII kept)."""
         return json.dumps(asdict(self), ensure_ascii=False)
 
     @classmethod
@@ -96,6 +97,7 @@ class AnnotationStore:
 
     @property
     def path(self) -> Path:
+        """The run's annotations.jsonl."""
         return RunLayout(self.run_dir).annotations
 
     def read_all(self) -> list[Annotation]:

@@ -79,10 +79,12 @@ class DashboardApp(App[Any]):
 
     # ------------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> MainScreen:
+        """The main screen, after a first read of the run and its annotations."""
         self._first_poll()
         return self.main
 
     def on_mount(self) -> None:
+        """Start polling the run and the job (a run to watch) if there is one; a live run opens the live screen."""
         self.set_interval(self.poll_interval, self.poll, name="poll")
         if self._job is not None:
             self._job_running = True
@@ -147,9 +149,11 @@ class DashboardApp(App[Any]):
     # ------------------------------------------------------------------ views helpers
     @property
     def waiting(self) -> bool:
+        """Whether the run has not started yet (no run.json): the overview says it is waiting."""
         return not self.state.exists
 
     def overview_renderable(self) -> tuple[Text, RenderableType]:
+        """The run overview (``overview_text``): its head line and its body."""
         return overview_text(self.state, suite_of=self.catalog.suite_of, job_error=self.job_error,
                              job_running=self._job_running, waiting=self.waiting)
 
@@ -158,9 +162,11 @@ class DashboardApp(App[Any]):
         return self.main.table.keys() if self.main.is_attached else []
 
     def select_in_list(self, tid: str) -> None:
+        """Move the encounter list's cursor to ``tid``."""
         self.main.table.move_to(tid)
 
     def set_status(self, text: str) -> None:
+        """Show ``text`` on the status line of every screen."""
         self._status = text
         for screen in self.screen_stack:
             for line in screen.query(StatusLine):
@@ -168,14 +174,17 @@ class DashboardApp(App[Any]):
 
     @property
     def status_text(self) -> str:
+        """The status line's current text."""
         return self._status
 
     # ------------------------------------------------------------------ annotations
     def verdict_of(self, tid: str) -> str | None:
+        """The verdict of ``tid``'s annotation, the unsaved draft first; None without one."""
         ann = self.drafts.get(tid) or self.saved.get(tid)
         return ann.verdict if ann is not None else None
 
     def review_mark(self, tid: str) -> str:
+        """The encounter list's review mark: the verdict (or "noted"), with ``*`` while a draft is unsaved."""
         ann = self.drafts.get(tid) or self.saved.get(tid)
         if ann is None:
             return ""
@@ -183,25 +192,31 @@ class DashboardApp(App[Any]):
         return f"{mark}*" if tid in self.drafts else mark
 
     def draft_for(self, tid: str) -> Annotation:
+        """The annotation being edited for ``tid``: its draft, else the saved one, else a new one."""
         return self.drafts.get(tid) or self.saved.get(tid) or Annotation(trace_id=tid)
 
     def is_dirty(self, tid: str) -> bool:
+        """Whether ``tid`` has an unsaved draft."""
         return tid in self.drafts
 
     @property
     def unsaved(self) -> int:
+        """How many drafts are unsaved."""
         return len(self.drafts)
 
     def edit_draft(self, tid: str, **changes: Any) -> Annotation:
+        """Change ``tid``'s draft by ``changes`` (Annotation fields) and refresh its row; returns the draft."""
         draft = replace(self.draft_for(tid), **changes)
         self.drafts[tid] = draft
         self._row_changed(tid)
         return draft
 
     def cycle_severity(self, tid: str) -> Annotation:
+        """Move ``tid``'s draft to the next severity tag (``next_severity``)."""
         return self.edit_draft(tid, severity=next_severity(self.draft_for(tid).severity))
 
     def save_annotation(self, tid: str) -> Annotation | None:
+        """Append ``tid``'s draft to annotations.jsonl; None (and a status line) if the file cannot be written."""
         draft = self.draft_for(tid)
         try:
             saved = self.store.save(draft)
@@ -223,6 +238,7 @@ class DashboardApp(App[Any]):
 
     # ------------------------------------------------------------------ actions
     def open_encounter(self, key: Key) -> None:
+        """Show the encounter ``key``: in the current screen if it is an encounter screen, else in a new one."""
         if isinstance(self.screen, EncounterScreen):
             self.screen.key = key
             self.screen.render_all()
@@ -240,18 +256,23 @@ class DashboardApp(App[Any]):
         self.push_screen(kind())
 
     def action_help(self) -> None:
+        """Show the help screen."""
         self._push_once(HelpScreen)
 
     def action_reliability(self) -> None:
+        """Show the reliability screen."""
         self._push_once(ReliabilityScreen)
 
     def action_live(self) -> None:
+        """Show the live call screen."""
         self._push_once(LiveScreen)
 
     def action_gate(self) -> None:
+        """Show the safety gate screen."""
         self._push_once(GateScreen)
 
     async def action_quit(self) -> None:
+        """Quit, after a warning and a second press while annotations are unsaved or the run is still going."""
         reasons = []
         if self.unsaved:
             reasons.append(f"{self.unsaved} unsaved annotation{'s' if self.unsaved != 1 else ''} (s saves)")

@@ -45,8 +45,11 @@ class ScenarioCatalog:
         return found
 
     def suite_of(self, scenario_id: str) -> str | None:
-        """The scenario's suite; read from its file's top-level ``suite:`` line without parsing the
-        whole scenario, so the overview of a run of many scenarios stays quick."""
+        """The scenario's suite.
+
+        Read from its file's top-level ``suite:`` line without parsing the whole scenario, so the overview of a
+        run of many scenarios stays quick.
+        """
         if scenario_id in self._suites:
             return self._suites[scenario_id]
         suite: str | None = None
@@ -70,8 +73,10 @@ class ScenarioCatalog:
 
     def feeds_gate(self, scenario_id: str) -> bool | None:
         """Whether the scenario feeds the safety gate (``scorers.gates``); None when it cannot be found.
-        Loads the whole scenario (the imaging rule needs more than the suite), so ask only for
-        scenarios that have a safety failure."""
+
+        Loads the whole scenario (the imaging rule needs more than the suite), so ask only for scenarios that
+        have a safety failure.
+        """
         scenario = self.get(scenario_id)
         return gates(scenario) if scenario is not None else None
 

@@ -212,7 +212,7 @@ class _Door:
         self._window: asyncio.Task[None] | None = None
 
     def check_handshake(self, connection: Any, request: Any) -> Any:
-        """websockets' ``process_request``: None accepts, a response refuses (it must never raise)."""
+        """The ``process_request`` hook of websockets: None accepts, a response refuses (it must never raise)."""
         try:
             if self._over():
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "The call is over.\n")
@@ -325,7 +325,7 @@ class _GuardedServerTransport(SingleClientWebsocketServerTransport):
 
 def _serve_one_caller(*, host: str, port: int, door: _Door,
                       on_ready: Callable[[str], Awaitable[None] | None] | None) -> Any:
-    """pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission)."""
+    """Pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission)."""
     _check_loopback(host, "--host")
     transport = _GuardedServerTransport(
         SingleClientWebsocketServerParams(allowed_origins=[],  # the door checks origins, not pipecat

@@ -223,8 +223,10 @@ def _sex_in(text: str, female_re: re.Pattern[str] = _FEMALE, male_re: re.Pattern
 
 
 def parse_demographics(text: Any, history: Any = None) -> tuple[dict[str, Any], list[str], list[str]]:
-    """``Demographics`` -> (patient_profile data, warnings, tags); see the module docstring. ``history``
-    (the case's own text) gives the sex when the demographics do not ("he", "she", "boy", "girl")."""
+    """``Demographics`` -> (patient_profile data, warnings, tags); see the module docstring.
+
+    ``history`` (the case's own text) gives the sex when the demographics do not ("he", "she", "boy", "girl").
+    """
     demo = text if isinstance(text, str) else ""
     warnings: list[str] = []
     tags: list[str] = []
@@ -585,8 +587,11 @@ _NOTHING_GIVEN = re.compile(r"^(?:(?:the\s+)?(?:details?|information|data|findin
 
 
 def not_provided(text: str) -> bool:
-    """``Information not provided.``, ``No additional symptoms mentioned.``, ``N/A``, ``Details are not provided
-    in this scenario but imagine ...``: the source has nothing to tell."""
+    """Whether ``text`` is a placeholder that says the source has nothing to tell.
+
+    ``Information not provided.``, ``No additional symptoms mentioned.``, ``N/A``, ``Details are not provided
+    in this scenario but imagine ...``.
+    """
     t = " ".join(text.split()).strip().rstrip(".").lower()
     return t in _EMPTY_VALUES or bool(_NOTHING_GIVEN.match(t)) or (len(words(t)) <= 9 and bool(_NOT_PROVIDED.search(t)))
 
@@ -718,10 +723,12 @@ def _primary_stems(actor: dict[str, Any]) -> set[str]:
 
 
 def _history_facts(value: Any, voice: _Voice, primary: set[str]) -> list[_Fact]:
-    """One fact per sentence of the history. The story of the complaint (the first sentence, those about
-    the primary symptom, and those about nothing else) answers the open question ("What brings you in?",
-    "Tell me more"); a sentence about medicines, past illness or the patient's life answers the question
-    about that, as the same fact of its own field would."""
+    """One fact per sentence of the history.
+
+    The story of the complaint (the first sentence, those about the primary symptom, and those about nothing
+    else) answers the open question ("What brings you in?", "Tell me more"); a sentence about medicines, past
+    illness or the patient's life answers the question about that, as the same fact of its own field would.
+    """
     facts: list[_Fact] = []
     for n, s in enumerate(x for x in _items(value) if not not_provided(x)):
         intents = _content_intents(s)
@@ -890,8 +897,11 @@ def _collect_tests(section: Any, context: str = "") -> list[_Test]:
 
 
 def _group_analytes(parts: list[tuple[str, str]], context: str) -> list[_Test]:
-    """Analytes listed together under a generic name: one panel each for the blood count, the kidney
-    function... (by the analyte's name); an analyte of no known panel is a test of its own."""
+    """Analytes listed together under a generic name, grouped into panels.
+
+    One panel each for the blood count, the kidney function... (by the analyte's name); an analyte of no known
+    panel is a test of its own.
+    """
     panels: dict[str, _Test] = {}
     out: list[_Test] = []
     for name, text in parts:
@@ -950,8 +960,11 @@ def _content_stems(text: str, filler: frozenset[str] | set[str]) -> set[str]:
 
 
 def _mark_critical(facts: list[_Fact], primary: str, diagnosis: str) -> None:
-    """The history of the presenting complaint, the symptoms that come with it, abnormal findings and
-    results (set where the facts are made), and anything that names the diagnosis."""
+    """Mark the critical facts.
+
+    The history of the presenting complaint, the symptoms that come with it, abnormal findings and results (set
+    where the facts are made), and anything that names the diagnosis.
+    """
     primary_stems = _content_stems(primary, STOPWORDS | WEAK_WORDS)
     diagnosis_stems = _content_stems(diagnosis, _DIAGNOSIS_FILLER)
     for f in facts:
@@ -1014,8 +1027,10 @@ def agentclinic_id(row: dict[str, Any], diagnosis: str) -> str:
 
 
 def _chief_complaint(actor: dict[str, Any]) -> tuple[str, str | None]:
-    """The primary symptom; without one, the history's first sentence, or the first secondary symptom
-    (and a warning)."""
+    """The chief complaint, and a warning when it is not the primary symptom: the primary symptom.
+
+    Without one, the history's first sentence, or the first secondary symptom (and a warning).
+    """
     symptoms = actor.get("Symptoms")
     primary = symptoms.get("Primary_Symptom") if isinstance(symptoms, dict) else None
     if isinstance(primary, list):

@@ -75,15 +75,19 @@ def _age_years(who: str) -> float | None:
 
 
 def told_by_parent(who: str) -> bool:
-    """Whether a case about ``who`` ("4-year-old boy", "18-month-old toddler") is told by a parent: a child
-    under 13, or one the case calls an infant, baby, toddler, newborn or child."""
+    """Whether a case about ``who`` ("4-year-old boy", "18-month-old toddler") is told by a parent.
+
+    True for a child under 13, or one the case calls an infant, baby, toddler, newborn or child.
+    """
     age = _age_years(who)
     return (age is not None and age < 13) or bool(_CHILD_WORDS.search(who))
 
 
 def _person(text: str) -> str:
-    """The rules of ``first_person`` applied to a clause already known to be about the patient: ``he/she
-    <verb>`` -> ``I <verb>``, ``his``/``her`` -> ``my``, ``him``/``her`` -> ``me``."""
+    """The rules of ``first_person`` applied to a clause already known to be about the patient.
+
+    ``he/she <verb>`` -> ``I <verb>``, ``his``/``her`` -> ``my``, ``him``/``her`` -> ``me``.
+    """
     def clause(m: re.Match[str]) -> str:
         if m.group("verb").lower() in _PAST_IRREGULAR and not m.group("prep"):
             return f"I {m.group('adv') or ''}{m.group('verb').lower()}"
@@ -101,8 +105,9 @@ def _person(text: str) -> str:
 
 
 def case_intro(sentence: str) -> tuple[str, str, bool] | None:
-    """The opening sentence of a case write-up in the words of whoever asks for advice, or None when it
-    does not open like one ("A/An <age>-old <who> [with ...] presents [to the <venue>] with <what>").
+    """The opening sentence of a case write-up in the words of whoever asks for advice, or None.
+
+    None when it does not open like one ("A/An <age>-old <who> [with ...] presents [to the <venue>] with <what>").
 
     Returns (the sentence rewritten, ``who`` as written, whether a parent tells it). An adult speaks for
     themselves: "A 45-year-old man presents to the emergency department with chest pain." -> "I'm a
@@ -110,7 +115,8 @@ def case_intro(sentence: str) -> tuple[str, str, bool] | None:
     "A 4-year-old boy presents with bloody diarrhoea." -> "My 4-year-old boy has bloody diarrhoea." Only
     the grammatical person and the place of presentation change ("to the emergency department" is left
     out: the person is asking where to go, and saying where they already are would answer it); every
-    clinical word is kept in its order."""
+    clinical word is kept in its order.
+    """
     text = " ".join(sentence.split())
     m = _INTRO.match(text)
     if not m:
@@ -138,12 +144,14 @@ def case_intro(sentence: str) -> tuple[str, str, bool] | None:
 
 
 def patient_statement(sentence: str, *, by_parent: bool = False) -> str:
-    """A later sentence of a case in the words of whoever tells it. A parent tells a child's case as written
-    (he, she and the child's name are right in a parent's mouth). An adult's: ``first_person``, and where
-    that leaves the sentence unchanged, one whose he / she / his / her can only be the patient (no one
-    else is named in it: "Her cough is ...", "Ten days ago she had ...") or that says what the patient
-    denies ("She denies chest pain.") is rewritten the same way ("My cough is ...", "I haven't had chest
-    pain."). Anything else is kept as written."""
+    """A later sentence of a case in the words of whoever tells it.
+
+    A parent tells a child's case as written (he, she and the child's name are right in a parent's mouth). An
+    adult's: ``first_person``, and where that leaves the sentence unchanged, one whose he / she / his / her can
+    only be the patient (no one else is named in it: "Her cough is ...", "Ten days ago she had ...") or that
+    says what the patient denies ("She denies chest pain.") is rewritten the same way ("My cough is ...", "I
+    haven't had chest pain."). Anything else is kept as written.
+    """
     text = " ".join(sentence.split())
     if by_parent or not text:
         return text
@@ -162,10 +170,12 @@ def patient_statement(sentence: str, *, by_parent: bool = False) -> str:
 
 
 def case_sentences(text: str) -> tuple[list[tuple[str, str]], str | None, bool]:
-    """A case write-up sentence by sentence, each as written and in the words of the person asking:
-    ([(as written, rewritten), ...], ``who`` of the opening sentence or None, whether a parent tells it).
+    """A case write-up sentence by sentence, each as written and in the words of the person asking.
+
+    Returns ([(as written, rewritten), ...], ``who`` of the opening sentence or None, whether a parent tells it).
     The opening sentence goes through ``case_intro``, the others through ``patient_statement``; when the
-    opening sentence is not recognised every sentence is kept as written."""
+    opening sentence is not recognised every sentence is kept as written.
+    """
     parts = sentences(text)
     intro = case_intro(parts[0]) if parts else None
     if intro is None:
@@ -175,9 +185,12 @@ def case_sentences(text: str) -> tuple[list[tuple[str, str]], str | None, bool]:
 
 
 def case_in_first_person(text: str) -> tuple[str, str | None, bool]:
-    """A whole case write-up as the message of the person asking for advice: (message, ``who`` of the
-    opening sentence or None, whether a parent tells it), from ``case_sentences`` re-joined with single
-    spaces (line breaks inside sentences, as PDF extracts have them, are dropped)."""
+    """A whole case write-up as the message of the person asking for advice.
+
+    Returns (message, ``who`` of the opening sentence or None, whether a parent tells it), from
+    ``case_sentences`` re-joined with single spaces (line breaks inside sentences, as PDF extracts have them,
+    are dropped).
+    """
     pairs, who, parent = case_sentences(text)
     if not pairs:
         return " ".join(text.split()), None, False

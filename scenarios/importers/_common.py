@@ -101,8 +101,10 @@ def sha_hex(text: str, n: int = 8) -> str:
 
 
 def slug(text: str, max_len: int = 40, sep: str = "_") -> str:
-    """Lower-case letters and digits joined by ``sep``, cut at a word end within ``max_len``; ``""``
-    if nothing is left."""
+    """Lower-case letters and digits joined by ``sep``, cut at a word end within ``max_len``.
+
+    ``""`` if nothing is left.
+    """
     out = re.sub(r"[^a-z0-9]+", sep, text.lower()).strip(sep)
     if len(out) <= max_len:
         return out
@@ -111,8 +113,11 @@ def slug(text: str, max_len: int = 40, sep: str = "_") -> str:
 
 
 def read_source(source: Path, wanted: str = ".jsonl file") -> bytes:
-    """The bytes of a file to import, a UTF-8 BOM removed; a missing file, a folder or an unreadable file is an
-    :class:`ImportSourceError` that says so (``wanted`` names what to give instead of a folder)."""
+    """The bytes of a file to import, a UTF-8 BOM removed.
+
+    A missing file, a folder or an unreadable file is an :class:`ImportSourceError` that says so (``wanted``
+    names what to give instead of a folder).
+    """
     try:
         raw = source.read_bytes()
     except FileNotFoundError:
@@ -147,8 +152,11 @@ def _decode(line: bytes) -> dict[str, Any]:
 
 
 def _check_not_one_document(source: Path, lines: list[tuple[int, bytes]]) -> None:
-    """A pretty-printed JSON array or object is one document, not JSON Lines, even where some of its
-    lines happen to be JSON objects; say so rather than import a fragment of it."""
+    """Refuse a pretty-printed JSON array or object: it is one document, not JSON Lines.
+
+    It is one document even where some of its lines happen to be JSON objects; say so rather than import a
+    fragment of it.
+    """
     if len(lines) < 2 and not lines[0][1].lstrip().startswith(b"["):
         return
     try:
@@ -212,9 +220,11 @@ SourceRow = tuple[int, dict[str, Any] | RowError]  # (1-based line, the decoded 
 
 
 def read_jsonl(source: Path) -> list[SourceRow]:
-    """The non-blank lines of a JSON Lines file, each decoded to an object or to the ``RowError`` saying why
-    it is not one; :class:`ImportSourceError` if the file is missing, empty, one JSON document, or has no
-    JSON object on any line (see the module docstring)."""
+    """The non-blank lines of a JSON Lines file, each decoded to an object or to the ``RowError`` saying why not.
+
+    :class:`ImportSourceError` if the file is missing, empty, one JSON document, or has no JSON object on any
+    line (see the module docstring).
+    """
     lines = _source_lines(source)
     _check_not_one_document(source, lines)
     rows: list[SourceRow] = []
@@ -262,7 +272,9 @@ def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], co
 
 
 def run_import(fmt: str, source: str | Path, out_dir: str | Path, convert: Converter) -> ImportReport:
-    """Convert every row of the JSON Lines file ``source`` with ``convert`` into ``out_dir``; see the module
-    docstring."""
+    """Convert every row of the JSON Lines file ``source`` with ``convert`` into ``out_dir``.
+
+    See the module docstring.
+    """
     src, out = Path(source), Path(out_dir)
     return import_rows(fmt, src, out, read_jsonl(src), convert)

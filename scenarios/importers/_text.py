@@ -189,10 +189,11 @@ _CLAUSE = re.compile(rf"\b(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Z
 
 
 def first_person(sentence: str) -> str:
-    """Turn a case write-up sentence about the patient into the patient's words, where a simple
-    pattern allows (``The patient reports that the pain ...`` -> ``The pain ...``; ``She has had ...``
-    -> ``I have had ...``; ``Smokes 10 a day.`` -> ``I smoke 10 a day.``; ``his``/``her`` -> ``my``).
-    Anything else is kept as written."""
+    """Turn a case write-up sentence about the patient into the patient's words, where a simple pattern allows.
+
+    ``The patient reports that the pain ...`` -> ``The pain ...``; ``She has had ...`` -> ``I have had ...``;
+    ``Smokes 10 a day.`` -> ``I smoke 10 a day.``; ``his``/``her`` -> ``my``. Anything else is kept as written.
+    """
     text = " ".join(sentence.split())
     if not text:
         return text

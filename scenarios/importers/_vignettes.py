@@ -197,8 +197,11 @@ _DIAGNOSIS_FILLER = STOPWORDS | WEAK_WORDS | {
 # --- the flags ----------------------------------------------------------------------------------
 
 def parse_field_map(spec: str | Mapping[str, str]) -> dict[str, str]:
-    """``--map`` -> {field: column}; :class:`ImportSourceError` (one paragraph naming the flag) when it is
-    malformed, names an unknown field, names a field twice or leaves a required field out."""
+    """``--map`` -> {field: column}.
+
+    :class:`ImportSourceError` (one paragraph naming the flag) when it is malformed, names an unknown field,
+    names a field twice or leaves a required field out.
+    """
     known = (*REQUIRED_FIELDS, *OPTIONAL_FIELDS)
     fields_help = (f"the fields are {', '.join(REQUIRED_FIELDS)} (required) and {', '.join(OPTIONAL_FIELDS)} "
                    "(optional)")
@@ -237,9 +240,11 @@ def _category(name: str) -> str | None:
 
 
 def parse_urgency_map(spec: str | Mapping[str, str | list[str]] | None) -> dict[str, list[str]]:
-    """``--urgency-map`` -> {label (lower case, trimmed): [category, ...] best first}; :class:`ImportSourceError`
-    when it is malformed, maps to an unknown category, gives categories that are not adjacent, or maps a
-    label twice. ``None``: the labels are the category names themselves."""
+    """``--urgency-map`` -> {label (lower case, trimmed): [category, ...] best first}.
+
+    :class:`ImportSourceError` when it is malformed, maps to an unknown category, gives categories that are
+    not adjacent, or maps a label twice. ``None``: the labels are the category names themselves.
+    """
     cats_help = f"the categories are {', '.join(CATEGORIES)}"
     if spec is None:
         return {label: [cat] for label, cat in _CATEGORY_ALIASES.items()}
@@ -340,8 +345,10 @@ def _read_csv(source: Path, raw: bytes) -> tuple[list[SourceRow], list[str]]:
 
 
 def read_vignette_file(source: str | Path) -> tuple[list[SourceRow], list[str]]:
-    """The rows of a vignette file (JSON Lines or CSV, see the module docstring) and its columns (the CSV
-    header; for JSON Lines every key any row has, in the order first seen)."""
+    """The rows of a vignette file (JSON Lines or CSV, see the module docstring) and its columns.
+
+    The columns are the CSV header; for JSON Lines every key any row has, in the order first seen.
+    """
     src = Path(source)
     raw = _read_bytes(src)
     if not _is_jsonl(src, raw):
@@ -438,9 +445,11 @@ def _is_phrase(item: str) -> bool:
 
 
 def _answer(field: str, item: str, voice: _Voice) -> str | None:
-    """The patient's (or parent's) words for one statement of ``field`` (see the module docstring's table); a
-    'none' item ('NKDA', 'nil') says so ("I don't have any allergies that I know of."). None for a negative
-    with nothing after its negation ("No.")."""
+    """The patient's (or parent's) words for one statement of ``field`` (see the module docstring's table).
+
+    A 'none' item ('NKDA', 'nil') says so ("I don't have any allergies that I know of."). None for a negative
+    with nothing after its negation ("No.").
+    """
     text = item.strip().rstrip(".")
     s = voice.subj
     cap = s[0].upper() + s[1:]
@@ -507,8 +516,10 @@ class _Fact:
 
 
 def _case_facts(pairs: list[tuple[str, str]]) -> list[_Fact]:
-    """History facts from the case's (as written, in the first person) sentences; examination findings and
-    test results among them are facts of those fields, answered as written."""
+    """History facts from the case's (as written, in the first person) sentences.
+
+    Examination findings and test results among them are facts of those fields, answered as written.
+    """
     out: list[_Fact] = []
     for raw, spoken in pairs:
         if _EXAM_SENTENCE.match(raw):

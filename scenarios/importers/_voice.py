@@ -46,10 +46,12 @@ def _fix_coordination(text: str) -> str:
 
 
 def patient_words(sentence: str) -> str:
-    """:func:`first_person`, and the forms it leaves awkward: a reporting verb with an object ("The
-    patient reports a 2-day history of fever" -> "I've had a 2-day history of fever"), a denial ("He
-    denies chest pain" -> "I haven't had any chest pain"), and verbs joined to the first ("... and has
-    experienced" -> "... and have experienced")."""
+    """:func:`first_person`, and the forms it leaves awkward.
+
+    A reporting verb with an object ("The patient reports a 2-day history of fever" -> "I've had a 2-day
+    history of fever"), a denial ("He denies chest pain" -> "I haven't had any chest pain"), and verbs joined
+    to the first ("... and has experienced" -> "... and have experienced").
+    """
     text = " ".join(sentence.replace("\u2019", "'").split())
     if not text:
         return text
@@ -92,10 +94,12 @@ _CARER_REPORT = re.compile(r"^(?:the|his|her|their|the (?:patient|child|infant|b
 
 
 def carer_voice(sentence: str, child: str) -> str:
-    """A case write-up sentence as the carer of a child tells it: the child is ``my son`` (``my
-    daughter``, ``my baby``) and stays ``he``/``she``; "The mother reports that ..." is the carer
-    speaking, so the reporting clause goes ("The mother reports that he has had a fever" -> "He has
-    had a fever")."""
+    """A case write-up sentence as the carer of a child tells it.
+
+    The child is ``my son`` (``my daughter``, ``my baby``) and stays ``he``/``she``; "The mother reports that
+    ..." is the carer speaking, so the reporting clause goes ("The mother reports that he has had a fever" ->
+    "He has had a fever").
+    """
     text = " ".join(sentence.split())
     if not text:
         return text

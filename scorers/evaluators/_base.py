@@ -17,8 +17,11 @@ from sim.records import SEVERITIES, ConversationResult, EncSimError, EvaluatorRe
 
 
 class EvaluatorError(EncSimError):
-    """A mistake a user can fix: an unknown evaluator name, a module that cannot be imported, a
-    data file that does not parse. The message is one paragraph naming the thing and the fix."""
+    """A mistake a user can fix in an evaluator's set-up.
+
+    An unknown evaluator name, a module that cannot be imported, a data file that does not parse. The message
+    is one paragraph naming the thing and the fix.
+    """
 
 
 @runtime_checkable
@@ -31,15 +34,22 @@ class Evaluator(Protocol):
 
     name: str
 
-    def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult: ...
+    def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Check one encounter of ``scenario``: a score in [0, 1], whether it passed, and findings."""
+        ...
 
 
 @runtime_checkable
 class Scoped(Protocol):
-    """The optional part of an evaluator: which scenarios it applies to. ``run_evaluators`` with no names
-    skips an evaluator whose ``applies_to`` says False; one without the method applies everywhere."""
+    """The optional part of an evaluator: which scenarios it applies to.
 
-    def applies_to(self, scenario: Scenario) -> bool: ...
+    ``run_evaluators`` with no names skips an evaluator whose ``applies_to`` says False; one without the method
+    applies everywhere.
+    """
+
+    def applies_to(self, scenario: Scenario) -> bool:
+        """Whether the evaluator applies to ``scenario``."""
+        ...
 
 
 def escalation_rank(value: str | None) -> int | None:

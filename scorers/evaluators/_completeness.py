@@ -124,11 +124,15 @@ class CompletenessEvaluator:
     name = "completeness"
 
     def applies_to(self, scenario: Scenario) -> bool:
-        """Interviews only: a standalone imaging item asks one question and a replay item's conversation is
-        fixed, so neither has a history for the agent to take (the judge's rubrics score a replay's reply)."""
+        """Interviews only.
+
+        A standalone imaging item asks one question and a replay item's conversation is fixed, so neither has a
+        history for the agent to take (the judge's rubrics score a replay's reply).
+        """
         return scenario.imaging is None and scenario.replay is None
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Score the history, assessment, plan and context elements the encounter covered (module docstring)."""
         if not self.applies_to(scenario):
             kind = "an imaging item" if scenario.imaging is not None else "a replay item"
             return EvaluatorResult(name=self.name, score=1.0, passed=True,

@@ -89,9 +89,11 @@ class ContaminationEvaluator:
     name = "contamination"
 
     def applies_to(self, scenario: Scenario) -> bool:
+        """Every scenario: any may be leaked."""
         return True
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Look for the canary and the scenario's source text in everything the agent said (module docstring)."""
         turns = agent_turns(result)
         findings: list[Finding] = []
         canary_rx = re.compile(r"\s+".join(map(re.escape, scenario.canary.split())), re.IGNORECASE)

@@ -244,9 +244,11 @@ class EscalationEvaluator:
         self.rules = rules
 
     def applies_to(self, scenario: Scenario) -> bool:
+        """Scenarios with expected dispositions, or that one of the rules detects."""
         return bool(scenario.expected.dispositions) or any(rule.detect(scenario) for rule in self.rules)
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Check the escalation (and means of care) given against every rule that applies (module docstring)."""
         given = result.assessment.escalation
         rank = escalation_rank(given)
         revealed = set(result.gathered_info)

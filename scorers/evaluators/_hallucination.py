@@ -335,9 +335,14 @@ class HallucinationEvaluator:
         self.lexicon = lexicon or load_drug_lexicon()
 
     def applies_to(self, scenario: Scenario) -> bool:
+        """Every scenario: anything the agent says may be invented."""
         return True
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Look for unknown drugs, overdoses, invented citations and statistics in what the agent said.
+
+        See the module docstring for the findings and the score.
+        """
         lex = self.lexicon
         findings: list[Finding] = []
         doses: list[dict[str, Any]] = []

@@ -66,6 +66,7 @@ class DrugLexicon(BaseModel):
         return None
 
     def is_known_word(self, word: str) -> bool:
+        """Whether ``word`` (or its singular) is a known drug, drug class or known non-drug word."""
         w = word.lower()
         forms = {w, w[:-1]} if w.endswith("s") and not w.endswith("ss") else {w}
         return any(self.canonical(f) or f in self.drug_classes or f in self.not_drug_words for f in forms)

@@ -70,6 +70,8 @@ class Applicability(Conditions):
 
 
 class RedFlag(_Frozen):
+    """One red flag of a protocol: the keywords and fact ids that cover it, an optional threshold and conditions."""
+
     id: str
     label: str
     keywords: list[str] = Field(min_length=1)
@@ -78,12 +80,18 @@ class RedFlag(_Frozen):
     when: Conditions | None = None
 
     def covers(self, fact: Fact) -> bool:
+        """Whether ``fact`` covers this flag: its id is listed, or a keyword matches one of its triggers or its id."""
         if fact.id in self.fact_ids:
             return True
         return any(find_keyword(t, self.keywords) for t in (*fact.triggers, fact.id.replace("_", " ")))
 
 
 class RedFlagProtocol(_Frozen):
+    """A red-flag protocol: which scenarios it applies to, its escalation threshold, alarm terms and flags.
+
+    The format is in ``scorers/data/red_flag_protocols.yaml`` and the evaluators' README.
+    """
+
     id: str
     title: str
     applies_when: Applicability
@@ -92,6 +100,7 @@ class RedFlagProtocol(_Frozen):
     flags: list[RedFlag] = Field(min_length=1)
 
     def applies(self, scenario: Scenario) -> bool:
+        """Whether the protocol applies to ``scenario`` (its ``applies_when``)."""
         return self.applies_when.matches(scenario)
 
 
@@ -133,4 +142,5 @@ def load_red_flag_protocols(path: str | Path | None = None) -> list[RedFlagProto
 
 
 def applicable_protocols(scenario: Scenario, protocols: list[RedFlagProtocol] | None = None) -> list[RedFlagProtocol]:
+    """The protocols (the shipped ones by default) that apply to ``scenario``."""
     return [p for p in (protocols if protocols is not None else load_red_flag_protocols()) if p.applies(scenario)]

@@ -79,9 +79,11 @@ class RedFlagEvaluator:
         self.protocols = protocols if protocols is not None else load_red_flag_protocols()
 
     def applies_to(self, scenario: Scenario) -> bool:
+        """Scenarios that at least one protocol applies to."""
         return bool(applicable_protocols(scenario, self.protocols))
 
     def evaluate(self, result: ConversationResult, scenario: Scenario) -> EvaluatorResult:
+        """Score which required red flags were elicited, missed, present and acted on (module docstring)."""
         revealed = set(result.gathered_info)
         questions = question_turns(result)
         given = result.assessment.escalation

@@ -48,8 +48,11 @@ def check_model_spec(model: str, base_url: str | None, api_key_env: str | None) 
 
 async def make_agent(model: str, *, base_url: str | None = None, api_key_env: str | None = None,
                      gguf: Path | None = None, text_only: bool = False, timeout_s: float | None = None) -> Agent:
-    """Build and start the agent that ``--model`` names (``timeout_s``: --call-timeout, for an endpoint's
-    model; None = the default). The caller must ``await agent.aclose()``."""
+    """Build and start the agent that ``--model`` names.
+
+    ``timeout_s``: --call-timeout, for an endpoint's model; None = the default. The caller must
+    ``await agent.aclose()``.
+    """
     check_model_spec(model, base_url, api_key_env)
     if model.startswith("scripted:"):
         return SCRIPTED[model.removeprefix("scripted:")]()

@@ -11,8 +11,11 @@ from sim.records import TokenUsage
 
 
 class ChatMessage(BaseModel):
-    """One message. ``content`` is text, or OpenAI content parts (text and ``image_url`` data URLs) when
-    a patient message carries images for a model that can see them."""
+    """One message.
+
+    ``content`` is text, or OpenAI content parts (text and ``image_url`` data URLs) when a patient message
+    carries images for a model that can see them.
+    """
 
     role: Literal["system", "user", "assistant"]
     content: str | list[dict[str, Any]]
@@ -25,14 +28,18 @@ class ChatMessage(BaseModel):
         return "\n".join(p.get("text", "") for p in self.content if p.get("type") == "text")
 
     def with_text_appended(self, extra: str) -> ChatMessage:
+        """This message with ``extra`` added as a paragraph (to the text, or as one more text part)."""
         if isinstance(self.content, str):
             return ChatMessage(role=self.role, content=f"{self.content}\n\n{extra}")
         return ChatMessage(role=self.role, content=[*self.content, {"type": "text", "text": extra}])
 
 
 class AgentRequest(BaseModel):
-    """Everything one call may use. ``scenario`` is for the scripted controls only: model agents
-    never send it anywhere (they see what a real clinician would: the transcript)."""
+    """Everything one call may use.
+
+    ``scenario`` is for the scripted controls only: model agents never send it anywhere (they see what a real
+    clinician would: the transcript).
+    """
 
     messages: list[ChatMessage]
     temperature: float
@@ -43,6 +50,8 @@ class AgentRequest(BaseModel):
 
 
 class AgentReply(BaseModel):
+    """The agent's reply: its text, token usage when the endpoint reports it, and the wall time of the call."""
+
     text: str
     tokens: TokenUsage | None = None
     latency_s: float = 0.0
@@ -61,6 +70,10 @@ class Agent(Protocol):
     name: str
     vision: bool
 
-    async def respond(self, request: AgentRequest) -> AgentReply: ...
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        """The agent's reply to one request."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the agent holds (connections, a server it started)."""
+        ...

@@ -83,14 +83,20 @@ class EndpointError(AgentError):
 
 
 def is_fatal(exc: BaseException) -> bool:
-    """True when ``exc`` is an agent error every further call to the same endpoint would repeat
-    (connection refused, unknown host, HTTP 401/403/404): the run can stop instead of failing N times."""
+    """True when ``exc`` is an agent error every further call to the same endpoint would repeat.
+
+    Such errors are connection refused, unknown host, HTTP 401/403/404: the run can stop instead of failing N
+    times.
+    """
     return isinstance(exc, AgentError) and exc.kind in FATAL_KINDS
 
 
 def endpoint_text(text: str, limit: int = 200) -> str:
-    """Endpoint text fit for an error message: redacted, escape sequences visible, one line, at most
-    ``limit`` characters (cut after redaction, so a key is never cut into an unredacted prefix)."""
+    """Endpoint text fit for an error message.
+
+    Redacted, escape sequences visible, one line, at most ``limit`` characters (cut after redaction, so a key
+    is never cut into an unredacted prefix).
+    """
     folded = " ".join(clean(text).split())
     return folded if len(folded) <= limit else folded[: limit - 3] + "..."
 
@@ -150,8 +156,10 @@ def check_call_timeout(value: float | str, flag: str = "--call-timeout") -> floa
 
 
 def api_key_from_env(var: str | None, flag: str = "--api-key-env") -> str | None:
-    """The key in environment variable ``var`` (registered for redaction, ``sim.records.register_secret``); a clear
-    error if the variable is named but unset, or holds something no HTTP header can carry."""
+    """The key in environment variable ``var`` (registered for redaction, ``sim.records.register_secret``).
+
+    A clear error if the variable is named but unset, or holds something no HTTP header can carry.
+    """
     if not var:
         return None
     value = os.environ.get(var)
@@ -315,13 +323,16 @@ class ChatCompletionsAgent:
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """The endpoint's reply to the request's messages (``complete`` with the request's sampling settings)."""
         return await self.complete([m.model_dump() for m in request.messages], temperature=request.temperature,
                                    max_tokens=request.max_tokens, seed=request.seed)
 
     async def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
                        seed: int | None = None, extra: dict[str, Any] | None = None) -> AgentReply:
-        """One chat completion with the retry policy above (also used by the judge client); ``extra``: more
-        request fields for this call (a judge's ``response_format``)."""
+        """One chat completion with the retry policy above (also used by the judge client).
+
+        ``extra``: more request fields for this call (a judge's ``response_format``).
+        """
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
                                 "max_tokens": max_tokens, **self.extra_body, **(extra or {})}
         if seed is not None:
@@ -409,6 +420,7 @@ class ChatCompletionsAgent:
                             retryable=True, kind=kind if kind in _SPECIFIC_KINDS else "retries_exhausted")
 
     async def aclose(self) -> None:
+        """Close the agent's HTTP clients."""
         for client in self._clients:
             await client.aclose()
         self._clients.clear()

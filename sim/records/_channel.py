@@ -1,5 +1,7 @@
-"""The channel seam's records: what one side of an encounter received (``Delivery``) and the protocol
-every channel implements (``Channel``; ``sim.channel.TextChannel``, ``audio.VoiceChannel``).
+"""The channel seam's records: what one side of an encounter received, and the protocol of every channel.
+
+``Delivery`` is what one side received; ``Channel`` is the protocol every channel implements
+(``sim.channel.TextChannel``, ``audio.VoiceChannel``).
 
 The harness hands every patient line to ``to_agent`` and every agent reply to ``to_patient`` and uses
 whatever text comes back; it does not know whether speech was involved.
@@ -22,11 +24,21 @@ class Delivery(BaseModel):
 
 
 class Channel(Protocol):
+    """What the harness talks through: one side's text in, what the other side received out (module docstring).
+
+    Attributes:
+        name: the channel's name (``text``, ``voice``), as run.json records it.
+    """
+
     name: str
 
-    async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery: ...
+    async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """What the agent receives of the patient's line."""
+        ...
 
-    async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery: ...
+    async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """What the patient receives of the agent's reply."""
+        ...
 
 
 @runtime_checkable
@@ -37,4 +49,6 @@ class RecordingChannel(Channel, Protocol):
     and adds what it returns to the encounter's artifacts (name -> path, e.g. ``recording``).
     """
 
-    async def finish_encounter(self, scenario_id: str, k: int) -> dict[str, str]: ...
+    async def finish_encounter(self, scenario_id: str, k: int) -> dict[str, str]:
+        """Write the encounter's recording and forget it; returns the artifacts written (name -> path)."""
+        ...

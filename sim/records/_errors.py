@@ -1,6 +1,8 @@
-"""Errors a user can cause, under the one root ``scenarios.errors.UserError``. The CLI prints the message
-(one paragraph: what, where, how to fix) and exits non-zero without a traceback. Anything else escaping
-is a bug."""
+"""Errors a user can cause, under the one root ``scenarios.errors.UserError``.
+
+The CLI prints the message (one paragraph: what, where, how to fix) and exits non-zero without a
+traceback. Anything else escaping is a bug.
+"""
 
 from __future__ import annotations
 

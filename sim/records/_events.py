@@ -26,6 +26,8 @@ class _Event(BaseModel):
 
 
 class RunStarted(_Event):
+    """``run_started``: a run starts or resumes, with how many encounters it has and how many are already done."""
+
     type: Literal["run_started"] = "run_started"
     run_id: str
     model: str
@@ -37,12 +39,16 @@ class RunStarted(_Event):
 
 
 class EncounterStarted(_Event):
+    """``encounter_started``: an encounter starts."""
+
     type: Literal["encounter_started"] = "encounter_started"
     scenario_id: str
     k: int
 
 
 class TurnRecorded(_Event):
+    """``turn``: one message of an encounter, with what the other side heard and the facts it revealed."""
+
     type: Literal["turn"] = "turn"
     scenario_id: str
     k: int
@@ -55,6 +61,11 @@ class TurnRecorded(_Event):
 
 
 class EncounterFinished(_Event):
+    """``encounter_finished``: an encounter was scored, or did not apply.
+
+    With its composite, how it ended (``termination``) and its safety failures.
+    """
+
     type: Literal["encounter_finished"] = "encounter_finished"
     scenario_id: str
     k: int
@@ -64,6 +75,8 @@ class EncounterFinished(_Event):
 
 
 class EncounterFailed(_Event):
+    """``encounter_failed``: an encounter ended in an error."""
+
     type: Literal["encounter_failed"] = "encounter_failed"
     scenario_id: str
     k: int
@@ -81,6 +94,8 @@ class SpeechStarted(_Event):
 
 
 class SpeechStopped(_Event):
+    """Live calls: ``speaker`` went quiet at ``at`` seconds into the call."""
+
     type: Literal["speech_stopped"] = "speech_stopped"
     scenario_id: str
     k: int
@@ -111,6 +126,8 @@ class OverlapDetected(_Event):
 
 
 class RunFinished(_Event):
+    """``run_finished``: the run ended (or was interrupted), with its aggregate, gate verdict and counts."""
+
     type: Literal["run_finished"] = "run_finished"
     aggregate: float | None
     gate_triggered: bool
@@ -141,6 +158,7 @@ class EventLog:
         os.write(self._fd, (redact_json(event.model_dump_json()) + "\n").encode())
 
     def close(self) -> None:
+        """Close the file."""
         os.close(self._fd)
 
 

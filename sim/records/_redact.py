@@ -1,4 +1,4 @@
-"""One redaction layer for everything a run writes or prints, and neutralising endpoint text.
+r"""One redaction layer for everything a run writes or prints, and neutralising endpoint text.
 
 Policy (issue 14): no API key reaches a run directory, a log, a report or a terminal, in any escaping,
 and text from an endpoint cannot drive the terminal or forge a report.
@@ -9,7 +9,7 @@ registers a variable's value by name, as ``RunStore.read_meta`` does for the var
 so that ``encsim report`` / ``compare`` redact too). ``redact`` then replaces every form a key can
 take in text that came back from an endpoint or was built from one with ``[redacted]``:
 
-- the raw key; JSON-escaped (ASCII and UTF-8, ``\\/`` for ``/`` as PHP writes it, and escaped twice
+- the raw key; JSON-escaped (ASCII and UTF-8, ``\/`` for ``/`` as PHP writes it, and escaped twice
   for an error body quoted inside another JSON string); URL-escaped (``quote``, ``quote_plus``,
   lower-case hex); HTML-escaped (report.html);
 - base64: alone and as ``user:key`` of HTTP Basic auth for a few usual user names, and, whatever
@@ -28,7 +28,7 @@ with ``redact_json`` (which keeps the document valid JSON); ``redact_obj`` walks
 
 ``neutralise`` makes text from an endpoint safe for a terminal or a Markdown/HTML report: ANSI
 CSI and OSC escape sequences, other C0/C1 control characters (except newline and tab) and the
-Unicode bidirectional overrides/isolates are replaced by a visible ``\\x..`` / ``\\u....`` form, so a
+Unicode bidirectional overrides/isolates are replaced by a visible ``\x..`` / ``\u....`` form, so a
 hostile error body can neither move the cursor, set the window title, write hyperlinks nor hide or
 reorder text. CRLF becomes LF; newlines are kept (multi-line transcripts stay multi-line).
 ``clean`` = ``neutralise(redact(text))``; ``one_line`` also folds whitespace runs (newlines included)
@@ -102,8 +102,11 @@ def _forms(secret: str) -> set[str]:
 
 
 def _build(secrets: set[str]) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
-    """The pattern of every whole base64 form and the shortest recognisable start of every text form, and for
-    each alternative the text forms a match may continue into (the replacement runs as far as one goes)."""
+    """The redaction pattern, and the text forms each of its alternatives may continue into.
+
+    The pattern of every whole base64 form and the shortest recognisable start of every text form, and for
+    each alternative the text forms a match may continue into (the replacement runs as far as one goes).
+    """
     texts = {f for s in secrets for f in _text_forms(s) if len(f) >= _MIN_SECRET}
     alternatives = {f if len(f) < _MIN_PREFIX else f[:max(_MIN_PREFIX, min(len(f) // 2, _MAX_PREFIX))] for f in texts}
     alternatives |= {f for s in secrets for f in _b64_forms(s) if len(f) >= _MIN_SECRET}
@@ -139,8 +142,10 @@ def forget_secrets() -> None:
 
 
 def redact_url(url: str) -> str:
-    """``url`` (or any text holding URLs) without userinfo:
-    ``https://user:key@host/v1`` -> ``https://[redacted]@host/v1``."""
+    """``url`` (or any text holding URLs) without userinfo.
+
+    ``https://user:key@host/v1`` -> ``https://[redacted]@host/v1``.
+    """
     if not url or "@" not in url:
         return url
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url)
@@ -193,12 +198,13 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def redact_json(text: str) -> str:
-    """A serialised JSON document redacted as text (which catches the JSON-escaped forms), still valid JSON.
+    r"""A serialised JSON document redacted as text (which catches the JSON-escaped forms), still valid JSON.
 
     Should a replacement cut through an escape sequence (a key ending in a backslash), the document is
     parsed, its strings redacted, and serialised again. C1 controls, DEL and bidirectional controls (which
-    JSON may leave raw; C0 ones it always escapes) are written as ``\\uXXXX`` escapes: the data is the same
-    once parsed, and ``cat`` of the file cannot drive a terminal."""
+    JSON may leave raw; C0 ones it always escapes) are written as ``\uXXXX`` escapes: the data is the same
+    once parsed, and ``cat`` of the file cannot drive a terminal.
+    """
     out = redact(text)
     if out != text:
         try:
@@ -222,7 +228,7 @@ _ESCAPES = re.compile(
 
 
 def neutralise(text: str) -> str:
-    """Escape sequences and control characters made visible (``\\x1b[31m`` -> ``\\x1b[31m`` as text)."""
+    r"""Escape sequences and control characters made visible (``\x1b[31m`` -> ``\x1b[31m`` as text)."""
     if not text:
         return text
     text = text.replace("\r\n", "\n")
@@ -250,9 +256,12 @@ def _visible_escape(m: re.Match[str]) -> str:
 
 
 def display_json(text: str) -> str:
-    """A JSON document whose strings are neutralised, rewritten as JSON text (for a reader that shows them:
-    the dashboard). ``"\\u001b[2J"`` becomes ``"\\\\x1b[2J"``, which parses to the visible text ``\\x1b[2J``;
-    CRLF becomes LF; every other character and the document's structure are unchanged."""
+    r"""A JSON document whose strings are neutralised, rewritten as JSON text.
+
+    For a reader that shows them: the dashboard. ``"\u001b[2J"`` becomes ``"\\x1b[2J"``, which parses to
+    the visible text ``\x1b[2J``; CRLF becomes LF; every other character and the document's structure are
+    unchanged.
+    """
     return _JSON_ESCAPE.sub(_visible_escape, text)
 
 

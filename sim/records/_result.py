@@ -16,6 +16,8 @@ Termination = Literal["assessment", "max_turns", "reply", "error", "hangup", "ti
 
 
 class TokenUsage(BaseModel):
+    """Tokens an endpoint reported for the prompt and the completion."""
+
     prompt: int = 0
     completion: int = 0
 
@@ -69,6 +71,8 @@ class ParsedAssessment(BaseModel):
 
 
 class ConversationResult(BaseModel):
+    """One encounter's outcome: the turns, the facts gathered, the parsed assessment and how it ended."""
+
     scenario_id: str
     k: int
     seed: int
@@ -92,4 +96,5 @@ class ConversationResult(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """Whether the encounter ran to an end that can be scored (not an error, not inapplicable)."""
         return self.termination not in ("error", "not_applicable")

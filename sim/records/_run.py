@@ -1,5 +1,7 @@
-"""A run directory's records and layout: what was asked (``RunMeta``), each encounter's outcome
-(``EncounterRecord``) and ``RunLayout``, the one owner of every file name in a run directory.
+"""A run directory's records and layout.
+
+What was asked (``RunMeta``), each encounter's outcome (``EncounterRecord``) and ``RunLayout``, the one
+owner of every file name in a run directory.
 
 ::
 
@@ -136,14 +138,18 @@ _PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-
 
 
 class ScenarioRef(BaseModel):
+    """One scenario of a run: its id, file path and the sha256 of the file's bytes."""
+
     id: str
     path: str
     sha256: str
 
 
 class JudgeRef(BaseModel):
-    """A judge of the run: enough to rebuild it on resume. The API key is never stored, only the
-    *name* of its environment variable."""
+    """A judge of the run: enough to rebuild it on resume.
+
+    The API key is never stored, only the *name* of its environment variable.
+    """
 
     name: str
     base_url: str | None = None
@@ -152,6 +158,11 @@ class JudgeRef(BaseModel):
 
 
 class RunMeta(BaseModel):
+    """What was asked of a run (run.json): the model, scenarios, K, seed, options, judges, times and versions.
+
+    Never secrets: an endpoint's key is recorded by the *name* of its environment variable only.
+    """
+
     run_id: str
     harness_version: str
     model: str
@@ -182,6 +193,8 @@ class RunMeta(BaseModel):
 
 
 class EncounterRecord(BaseModel):
+    """One line of results.jsonl: an encounter's status, its result and score card, or its error."""
+
     scenario_id: str
     k: int
     status: Literal["ok", "error", "not_applicable"]

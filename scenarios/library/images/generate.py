@@ -82,6 +82,7 @@ _GLYPHS = {
 
 def draw_text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, scale: int,
               fill: int | tuple[int, ...]) -> None:
+    """Draw ``text`` with the 5x7 bitmap glyphs, each pixel a ``scale`` x ``scale`` square, top left at ``xy``."""
     x0, y0 = xy
     for ch in text:
         for r, row in enumerate(_GLYPHS[ch]):
@@ -102,7 +103,7 @@ def smooth_noise(size: tuple[int, int], cell: int, amp: float, seed: int) -> Ima
 
 
 def add_signed(img: Image.Image, noise: Image.Image) -> Image.Image:
-    """img + (noise - 128), clipped, per band (noise is L, img is L or RGB)."""
+    """Add signed noise: img + (noise - 128), clipped, per band (noise is L, img is L or RGB)."""
     if img.mode == "RGB":
         noise = Image.merge("RGB", [noise] * 3)
     return ImageChops.add(img, noise, scale=1.0, offset=-128)
@@ -141,6 +142,7 @@ def tint(base: Image.Image, colour: tuple[int, int, int], mask: Image.Image) -> 
 
 
 def png_bytes(img: Image.Image) -> bytes:
+    """The image as PNG bytes, optimised and without metadata."""
     buf = io.BytesIO()
     img.save(buf, format="PNG", optimize=True)
     return buf.getvalue()
@@ -188,6 +190,7 @@ def _lung_markings(size: tuple[int, int], hilum: Point, side: int, seed: int) ->
 
 
 def chest_xray(pneumothorax: bool) -> Image.Image:
+    """The frontal chest X-ray drawing: normal, or with a left pneumothorax (module docstring)."""
     size = (512, 512)
     img = Image.new("L", size, 6)
     d = ImageDraw.Draw(img)
@@ -271,6 +274,7 @@ def chest_xray(pneumothorax: bool) -> Image.Image:
 # ---------------------------------------------------------------------------------------------- forearm X-ray
 
 def forearm_xray() -> Image.Image:
+    """The AP forearm X-ray drawing with a transverse mid-shaft fracture of the radius (module docstring)."""
     w, h = 384, 512
     img = Image.new("L", (w, h), 8)
     d = ImageDraw.Draw(img)
@@ -347,7 +351,7 @@ def _smoothstep(a: float, b: float, t: float) -> float:
 
 
 def _beat(t: float, lead: str, stemi: bool) -> float:
-    """mV at time t (s) relative to the R peak."""
+    """The lead's voltage in mV at time t (s) relative to the R peak."""
     p, q, r, s, tw = _MORPH[lead]
     st = 0.0
     if stemi:
@@ -361,6 +365,7 @@ def _beat(t: float, lead: str, stemi: bool) -> float:
 
 
 def ecg(stemi: bool) -> Image.Image:
+    """The three-lead ECG strip: anterior STEMI or normal sinus rhythm (module docstring)."""
     w, band = 512, 132
     h = band * 3 + 4
     img = Image.new("RGB", (w, h), (255, 244, 244))
@@ -407,6 +412,7 @@ def _skin(size: tuple[int, int], seed: int, colour: tuple[int, int, int] = (222,
 
 
 def erythema_migrans() -> Image.Image:
+    """The skin photo of erythema migrans, a bull's-eye lesion (module docstring)."""
     size = (384, 384)
     img = _skin(size, seed=41)
     cx, cy = 196, 188
@@ -428,6 +434,7 @@ def erythema_migrans() -> Image.Image:
 
 
 def cellulitis() -> Image.Image:
+    """The skin photo of spreading cellulitis past an earlier pen line (module docstring)."""
     size = (384, 384)
     img = _skin(size, seed=51, colour=(226, 178, 148))
     red = Image.new("L", size, 0)
@@ -446,6 +453,7 @@ def cellulitis() -> Image.Image:
 
 
 def wound_heel() -> Image.Image:
+    """The wound photo of a heel ulcer with necrotic eschar (module docstring)."""
     size = (384, 384)
     img = Image.new("RGB", size, (70, 120, 160))  # drape
     img = add_signed(img, smooth_noise(size, 24, 10, seed=61))
@@ -473,6 +481,7 @@ def wound_heel() -> Image.Image:
 # ---------------------------------------------------------------------------------------------- pipeline test
 
 def three_lesions() -> Image.Image:
+    """The pipeline test image: three dark round spots on a light background."""
     size = (256, 256)
     img = Image.new("L", size, 214)
     spots = Image.new("L", size, 0)
@@ -501,6 +510,11 @@ MAX_BYTES = 150 * 1024
 
 
 def main(argv: list[str]) -> int:
+    """Draw every image and write it next to this script, or with ``--check`` compare it with the file.
+
+    Returns:
+        1 if an image is over ``MAX_BYTES`` or (with ``--check``) differs from its file, else 0.
+    """
     check = "--check" in argv
     bad = 0
     for name, make in IMAGES.items():

@@ -1,5 +1,7 @@
-"""What every part of report.html shares: the colours (of the CSS and the SVG plots), escaping, number formats
-and the small elements (a table cell, a badge, a section, an encounter's anchor).
+"""What every part of report.html shares.
+
+The colours (of the CSS and the SVG plots), escaping, number formats and the small elements (a table
+cell, a badge, a section, an encounter's anchor).
 
 Every string that comes from a scenario, a transcript or the model under test is untrusted and goes through
 ``esc``: ``sim.records.clean`` (registered keys and URL userinfo redacted, escape sequences and control characters
@@ -32,8 +34,11 @@ SEVERITY_COLOUR = {"critical": "#82071e", "high": FAIL, "medium": "#bc4c00", "lo
 
 
 def esc(value: object) -> str:
-    """Escape text for HTML element content and attributes. ``://`` becomes entities so a URL in model
-    output renders as written but the page source holds no ``http://`` (nothing can mistake it for a link)."""
+    """Escape text for HTML element content and attributes.
+
+    ``://`` becomes entities so a URL in model output renders as written but the page source holds no
+    ``http://`` (nothing can mistake it for a link).
+    """
     return html.escape(clean(str(value)), quote=True).replace("://", ":&#47;&#47;")
 
 
@@ -43,8 +48,10 @@ def fixed(x: float | None, digits: int = 2) -> str:
 
 
 def value_text(x: float | str | None, digits: int = 3) -> str:
-    """A value of a field that may be missing: floats to ``digits`` decimals (NaN as "n/a"), ints as they are,
-    booleans as yes/no, text escaped."""
+    """A value of a field that may be missing.
+
+    Floats to ``digits`` decimals (NaN as "n/a"), ints as they are, booleans as yes/no, text escaped.
+    """
     if x is None:
         return "n/a"
     if isinstance(x, bool):

@@ -1,5 +1,8 @@
-"""The "Flagged disagreements" section (``Summary.disagreements``): encounters where the deterministic path and
-the judge disagree, as a scatter of the two scores and a table, largest difference first."""
+"""The "Flagged disagreements" section (``Summary.disagreements``).
+
+Encounters where the deterministic path and the judge disagree, as a scatter of the two scores and a
+table, largest difference first.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,10 @@ from sim.reports._html._svg import agreement_scatter
 
 
 def disagreements_section(items: Sequence[Disagreement], *, anchors: set[str], extra: str = "") -> str:
-    """The section; an encounter whose anchor is in ``anchors`` links to its block, and ``extra`` (the flagged
-    encounters' blocks) follows the table. Empty when nothing was flagged."""
+    """The section; an encounter whose anchor is in ``anchors`` links to its block.
+
+    ``extra`` (the flagged encounters' blocks) follows the table. Empty when nothing was flagged.
+    """
     if not items:
         return ""
     rows = sorted(items, key=lambda it: (-abs(finite(it.diff) or 0.0), it.scenario_id, it.k))

@@ -1,5 +1,7 @@
-"""The "Score distributions across K" section: every encounter's composite as a dot, per scenario, with the mean,
-the 95% CI and the pass threshold."""
+"""The "Score distributions across K" section.
+
+Every encounter's composite as a dot, per scenario, with the mean, the 95% CI and the pass threshold.
+"""
 
 from __future__ import annotations
 

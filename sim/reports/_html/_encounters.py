@@ -1,6 +1,8 @@
-"""Encounter blocks: the "Worst encounter per scenario" section and the flagged-disagreement encounters, each a
-collapsed ``<details>`` with the score card (deterministic components, evaluators, parsed assessment, the judge
-path's criteria and trust ratings) beside the speaker-labelled transcript."""
+"""Encounter blocks: the "Worst encounter per scenario" section and the flagged-disagreement encounters.
+
+Each is a collapsed ``<details>`` with the score card (deterministic components, evaluators, parsed
+assessment, the judge path's criteria and trust ratings) beside the speaker-labelled transcript.
+"""
 
 from __future__ import annotations
 
@@ -148,8 +150,10 @@ def worst_encounters_section(summary: Summary, records: Records) -> tuple[str, s
 
 
 def flagged_encounters(items: Sequence[Disagreement], records: Records, anchors: set[str]) -> str:
-    """Transcripts of flagged-disagreement encounters that are not already shown as a worst encounter; adds
-    their anchors to ``anchors``."""
+    """Transcripts of flagged-disagreement encounters that are not already shown as a worst encounter.
+
+    Adds their anchors to ``anchors``.
+    """
     blocks = []
     for it in items:
         rec = records.get((it.scenario_id, it.k))
@@ -167,8 +171,10 @@ def flagged_encounters(items: Sequence[Disagreement], records: Records, anchors:
 
 
 def _judge_card(jc: JudgeCard | None) -> str:
-    """One encounter's judge path: scores, then every rubric criterion's votes and verdict, then the trust
-    ratings; empty when the encounter was not judged."""
+    """One encounter's judge path: scores, then every rubric criterion's votes and verdict, then the trust ratings.
+
+    Empty when the encounter was not judged.
+    """
     if jc is None:
         return ""
     head = [f"rubric {value_text(jc.rubric_score)}", f"trust {value_text(jc.trust_score)}",

@@ -1,5 +1,8 @@
-"""The "Evaluator findings" section: per evaluator, the encounters it ran on, how many passed, its mean score and
-its findings by severity (a table and stacked bars), then every finding, most severe first."""
+"""The "Evaluator findings" section.
+
+Per evaluator, the encounters it ran on, how many passed, its mean score and its findings by severity (a
+table and stacked bars), then every finding, most severe first.
+"""
 
 from __future__ import annotations
 
@@ -27,9 +30,11 @@ class _Tally:
 
 
 def findings_section(cards: Iterable[tuple[str, int, ScoreCard]], *, anchors: set[str]) -> str:
-    """Evaluator findings over every encounter. ``cards`` holds (scenario id, k, score card) of the scored
-    encounters; a finding of an encounter whose anchor is in ``anchors`` links to its block. Empty string when
-    no card carries evaluator results."""
+    """Evaluator findings over every encounter.
+
+    ``cards`` holds (scenario id, k, score card) of the scored encounters; a finding of an encounter whose
+    anchor is in ``anchors`` links to its block. Empty string when no card carries evaluator results.
+    """
     per_eval: dict[str, _Tally] = {}
     findings: list[tuple[int, str, str, str, int, Finding]] = []
     for sid, k, card in cards:

@@ -1,5 +1,8 @@
-"""The "Aggregate and safety gate" panel: the headline number (the aggregate, or a rubric-only run's HealthBench
-score), the gate's verdict and why, triage agreement (QWK, verdicts) and the component means."""
+"""The "Aggregate and safety gate" panel.
+
+The headline number (the aggregate, or a rubric-only run's HealthBench score), the gate's verdict and
+why, triage agreement (QWK, verdicts) and the component means.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""The "Imaging" section: one row per imaging item encounter (the cells of report.md), and the items that did
-not apply to a text-only model."""
+"""The "Imaging" section.
+
+One row per imaging item encounter (the cells of report.md), and the items that did not apply to a
+text-only model.
+"""
 
 from __future__ import annotations
 

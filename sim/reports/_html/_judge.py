@@ -1,6 +1,8 @@
-"""The "Judge agreement" section (``scorers.JudgeSummary``): Fleiss' kappa between judges, rubric and trust
-scores, criteria without a verdict, the judges used and excluded, warnings, and bars of the per-axis, per-theme,
-per-tag and trust-category scores."""
+"""The "Judge agreement" section (``scorers.JudgeSummary``).
+
+Fleiss' kappa between judges, rubric and trust scores, criteria without a verdict, the judges used and
+excluded, warnings, and bars of the per-axis, per-theme, per-tag and trust-category scores.
+"""
 
 from __future__ import annotations
 

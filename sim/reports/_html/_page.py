@@ -1,5 +1,7 @@
-"""The page shell of report.html: the document, its inline CSS and optional script, the nav of the sections
-present, the footer, and the atomic write of ``<run_dir>/report.html``.
+"""The page shell of report.html.
+
+The document, its inline CSS and optional script, the nav of the sections present, the footer, and the
+atomic write of ``<run_dir>/report.html``.
 
 The sections, in page order, each from its own module: header (``_header``), aggregate and safety gate
 (``_gate``), triage accuracy, suites, live call, patient understanding, imaging, score distributions, worst of K,

@@ -1,5 +1,7 @@
-"""The "Scenarios" table: per scenario n, errors, mean, worst, std, CI, escalation safety, pass count, pass^k and
-worst@k; sortable, and each name links to its worst encounter."""
+"""The "Scenarios" table; sortable, and each name links to its worst encounter.
+
+Per scenario: n, errors, mean, worst, std, CI, escalation safety, pass count, pass^k and worst@k.
+"""
 
 from __future__ import annotations
 

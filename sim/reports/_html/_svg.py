@@ -65,8 +65,10 @@ def svg(width: float, height: float, body: Iterable[str], label: str) -> str:
 
 
 def swarm(xs: Sequence[float], r: float) -> list[float]:
-    """Vertical offsets so dots at (nearly) the same x stack instead of hiding each other: three levels,
-    then overlap (the plot adds a count label to a pile of more than three)."""
+    """Vertical offsets so dots at (nearly) the same x stack instead of hiding each other.
+
+    Three levels, then overlap (the plot adds a count label to a pile of more than three).
+    """
     offsets = (0.0, -2 * r, 2 * r)
     placed: list[tuple[float, float]] = []
     out = []
@@ -96,8 +98,11 @@ def component_bars(components: Mapping[str, float | None]) -> str:
 
 
 def score_distributions(summary: Summary, scores: Mapping[str, list[tuple[int, float, bool]]]) -> str:
-    """One row per scenario: a dot per scored encounter (green passed, red failed), the mean, the 95% CI and
-    the pass threshold. ``scores``: per scenario, (k, composite, passed) of its scored encounters."""
+    """The score distributions plot: one row per scenario.
+
+    Each row has a dot per scored encounter (green passed, red failed), the mean, the 95% CI and the pass
+    threshold. ``scores``: per scenario, (k, composite, passed) of its scored encounters.
+    """
     gate = set(summary.safety_gate.scenarios)
     x0, width, right, row, top = 262, 640, 130, 28, 28
     total_w = x0 + width + right
@@ -176,7 +181,9 @@ def worst_of_k_bars(summary: Summary) -> str:
 
 def findings_bars(counts: Mapping[str, Counter[tuple[int, str]]], sevs: Sequence[tuple[int, str]]) -> str:
     """Per evaluator, its findings stacked by severity, with the legend; empty when there is no finding.
-    ``counts``: evaluator -> (severity rank, severity) -> findings; ``sevs``: the severities shown, in order."""
+
+    ``counts``: evaluator -> (severity rank, severity) -> findings; ``sevs``: the severities shown, in order.
+    """
     totals = {name: sum(c.values()) for name, c in counts.items()}
     top = max(totals.values(), default=0)
     if top == 0:
@@ -207,7 +214,9 @@ def findings_bars(counts: Mapping[str, Counter[tuple[int, str]]], sevs: Sequence
 
 def axis_bars(values: Mapping[str, float | None], title: str) -> str:
     """One bar per name from 0 (red below 0.2, amber below 0.6, green above); the axis spans at least 0 to 1.
-    A missing value gets its label and no bar. Needs at least one value."""
+
+    A missing value gets its label and no bar. Needs at least one value.
+    """
     nums = [v for v in values.values() if v is not None]
     lo, hi = min(0.0, *nums), max(1.0, *nums)
     x0, width, row = 150, 300, 22
@@ -228,8 +237,10 @@ def axis_bars(values: Mapping[str, float | None], title: str) -> str:
 
 
 def agreement_scatter(points: Sequence[tuple[str, int, float, float]]) -> str:
-    """Deterministic score (x) against the judge's (y), one point per (scenario id, k, deterministic, judge),
-    with the diagonal of agreement dashed."""
+    """Deterministic score (x) against the judge's (y), with the diagonal of agreement dashed.
+
+    One point per (scenario id, k, deterministic, judge).
+    """
     size, pad = 260, 46
     body = [f'<rect x="{pad}" y="8" width="{size}" height="{size}" fill="{STRIPE}" stroke="{GRID}"/>',
             f'<line x1="{pad}" y1="{8 + size}" x2="{pad + size}" y2="8" stroke="{MUTED}" stroke-dasharray="4 3"/>']

@@ -1,5 +1,7 @@
-"""The "Triage accuracy" section: escalation accuracy as symptom-checker studies report triage, with the same
-tables and notes as report.md."""
+"""The "Triage accuracy" section.
+
+Escalation accuracy as symptom-checker studies report triage, with the same tables and notes as report.md.
+"""
 
 from __future__ import annotations
 

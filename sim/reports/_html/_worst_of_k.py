@@ -1,5 +1,7 @@
-"""The "Worst of K" section: scenarios sorted by their worst encounter, lowest first, as nested bars of the mean,
-worst@2 and the worst of K."""
+"""The "Worst of K" section: scenarios sorted by their worst encounter, lowest first.
+
+As nested bars of the mean, worst@2 and the worst of K.
+"""
 
 from __future__ import annotations
 
