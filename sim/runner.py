@@ -128,8 +128,11 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
 
 
 def error_reasons(messages: list[str]) -> dict[str, int]:
-    """Errored encounters grouped by reason, most frequent first: the turn number and a loopback port are folded
-    ("agent turn 3: http://127.0.0.1:35439/v1/... timed out" and the same at turn 4 are one reason)."""
+    """Errored encounters grouped by reason, most frequent first.
+
+    The turn number and a loopback port are folded ("agent turn 3: http://127.0.0.1:35439/v1/... timed out" and
+    the same at turn 4 are one reason).
+    """
     counts: dict[str, int] = {}
     for message in messages:
         reason = re.sub(r"\bturn \d+", "turn N", message)
@@ -139,8 +142,11 @@ def error_reasons(messages: list[str]) -> dict[str, int]:
 
 
 def headline(summary: Summary, rubric_scores: list[float]) -> Headline:
-    """The aggregate when there is one; else, for rubric-only runs (HealthBench imports), the HealthBench score:
-    the clipped mean of the encounters' rubric scores, with a bootstrap CI of the (unclipped) mean, clipped."""
+    """The run's headline number.
+
+    The aggregate when there is one; else, for rubric-only runs (HealthBench imports), the HealthBench score:
+    the clipped mean of the encounters' rubric scores, with a bootstrap CI of the (unclipped) mean, clipped.
+    """
     errors_note = (f"; {summary.errors} errored encounter(s) count as 0 (without them: "
                    f"{_fmt(summary.aggregate_without_errors)})" if summary.errors else "")
     if summary.aggregate is not None:
@@ -172,8 +178,11 @@ def _fmt(value: float | None) -> str:
 
 
 def voice_metrics(results: list[ConversationResult]) -> VoiceMetrics | None:
-    """Means over every spoken message: WER per side (intended vs heard), seconds per stage; totals of
-    audio seconds and of facts missed because of ASR. None for a run without channel metrics."""
+    """The voice channel's metrics of a run; None for a run without channel metrics.
+
+    Means over every spoken message: WER per side (intended vs heard), seconds per stage; totals of audio
+    seconds and of facts missed because of ASR.
+    """
     turns = [t for r in results for t in r.turns if t.channel]
     if not turns:
         return None
@@ -193,8 +202,11 @@ def voice_metrics(results: list[ConversationResult]) -> VoiceMetrics | None:
 
 
 def understanding_metrics(results: list[ConversationResult]) -> UnderstandingMetrics | None:
-    """How the patient understood the agent over a run: facts revealed per layer (count and share),
-    how the assessments were written, and the model layer's warnings. None without encounters."""
+    """How the patient understood the agent over a run; None without encounters.
+
+    Facts revealed per layer (count and share), how the assessments were written, and the model layer's
+    warnings.
+    """
     patient_turns = [t for r in results for t in r.turns if t.speaker == "patient"]
     if not results or not any(r.turns for r in results):
         return None
@@ -217,7 +229,9 @@ def understanding_metrics(results: list[ConversationResult]) -> UnderstandingMet
 
 def live_metrics(results: list[ConversationResult]) -> LiveMetrics | None:
     """Run-level interaction metrics of live calls, every call's replies pooled (None when the run has none).
-    The percentiles are ``sim.records.percentile``'s, the same as each call's ``InteractionMetrics``."""
+
+    The percentiles are ``sim.records.percentile``'s, the same as each call's ``InteractionMetrics``.
+    """
     calls = [r.interaction for r in results if r.interaction]
     if not calls:
         return None
@@ -237,6 +251,7 @@ def live_metrics(results: list[ConversationResult]) -> LiveMetrics | None:
 
 
 def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
+    """Print one line on stderr per saved encounter: ``[done/total] scenario k=K: composite ...`` or why not."""
     if rec.status == "not_applicable":
         what = "not applicable (the model is text-only; the item needs images)"
     elif rec.score is None:
@@ -249,13 +264,15 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
 
 async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
                      judges: Sequence[Judge] | None, profile: Profile) -> EncounterRecord:
-    """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record;
-    an encounter that ended in an error is recorded as an error, never scored.
+    """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record.
+
+    An encounter that ended in an error is recorded as an error, never scored.
 
     Scoring is inside the encounter's error boundary: a scorer or an evaluator that raises on this encounter
     (a bug, an imported case it does not expect) makes this one encounter an error that keeps its transcript
     ("scoring failed: ..."), never the run's end. (An evaluator that raises is already caught by
-    ``run_evaluators`` and recorded on the card; this catches the rest.)"""
+    ``run_evaluators`` and recorded on the card; this catches the rest.)
+    """
     if result.termination == "not_applicable":
         return EncounterRecord(scenario_id=scenario.id, k=result.k, status="not_applicable", result=result,
                                recorded_at=time.time())
@@ -326,9 +343,12 @@ class EndpointUnusable(ConfigError):
 
 
 def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: bool = False) -> None:
-    """A typo'd ``--k`` must not start a run that never ends: K <= MAX_K, scenarios x K <= MAX_ENCOUNTERS and
+    """Refuse a plan too large to be meant, unless ``--i-know``: a typo'd ``--k`` must not start a run that never ends.
+
+    K <= MAX_K, scenarios x K <= MAX_ENCOUNTERS and
     concurrency <= MAX_CONCURRENCY unless ``--i-know``; else a one-paragraph ConfigError naming the flag (or the
-    product and both numbers) and --i-know."""
+    product and both numbers) and --i-know.
+    """
     if i_know:
         return
     total = n_scenarios * k
@@ -347,14 +367,19 @@ def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: b
 
 
 def _fatal_cause(error: BaseException | None) -> str | None:
-    """The kind of ``error`` when every further call to the same endpoint would fail the same way
-    (``sim.agents.chat.is_fatal``: refused, DNS, HTTP 401/403/404), else None."""
+    """The kind of ``error`` when every further call to the same endpoint would fail the same way, else None.
+
+    Fatal kinds are ``sim.agents.chat.is_fatal``'s: refused, DNS, HTTP 401/403/404.
+    """
     return error.kind if isinstance(error, AgentError) and is_fatal(error) else None
 
 
 class _FailFast:
-    """The first ``limit`` agent calls of a run, watched: ``armed`` until one succeeds or fails otherwise
-    (then ``off``), ``tripped`` once ``limit`` calls all failed with the same fatal cause."""
+    """The first ``limit`` agent calls of a run, watched for one fatal cause.
+
+    ``armed`` until one succeeds or fails otherwise (then ``off``), ``tripped`` once ``limit`` calls all failed
+    with the same fatal cause.
+    """
 
     def __init__(self, limit: int) -> None:
         self.limit = limit

@@ -53,8 +53,10 @@ class EvaluatorResult(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _applicable_from_details(cls, data: Any) -> Any:
-        """Records written before ``applicable`` was a field (and user evaluators written then) said it as
-        ``details["applicable"]``: read that as the field."""
+        """Read an old ``details["applicable"]`` as the field.
+
+        Records written before ``applicable`` was a field (and user evaluators written then) said it there.
+        """
         if isinstance(data, dict) and "applicable" not in data:
             details = data.get("details")
             if isinstance(details, dict) and isinstance(details.get("applicable"), bool):
@@ -72,6 +74,8 @@ RubricVerdict = Literal["met", "unmet", "no_verdict"]  # one criterion's verdict
 
 
 class CriterionResult(BaseModel):
+    """One rubric criterion judged by the jury: each judge's vote, the majority verdict and its points."""
+
     criterion: str
     points: float
     axis: str | None = None
@@ -82,6 +86,8 @@ class CriterionResult(BaseModel):
 
 
 class TrustRating(BaseModel):
+    """One trust criterion rated by each judge (1-5, None for no verdict) and the mean of the ratings."""
+
     category: str
     criterion: str
     ratings: dict[str, int | None]
@@ -89,6 +95,8 @@ class TrustRating(BaseModel):
 
 
 class JudgeCard(BaseModel):
+    """The judge path's verdicts on one encounter: rubric criteria, trust ratings and diagnosis votes."""
+
     judges: list[str]
     rubric: list[CriterionResult] = []
     rubric_score: float | None = None
@@ -106,6 +114,8 @@ class JudgeCard(BaseModel):
 
 
 class JudgeSummary(BaseModel):
+    """The judge path over a run: rubric, axis, tag and theme scores, trust, and the jury's make-up."""
+
     judges: list[str]
     excluded: dict[str, str] = {}
     warnings: list[str] = []
@@ -125,6 +135,8 @@ class JudgeSummary(BaseModel):
 
 
 class Disagreement(BaseModel):
+    """An encounter whose deterministic composite and judge-path score differ by ``diff``."""
+
     scenario_id: str
     k: int
     deterministic: float
@@ -138,6 +150,8 @@ Status = Literal["pass", "warn", "fail"]
 
 
 class Combined(BaseModel):
+    """A profile's combined score of one encounter, its pass / warn / fail status and the reasons."""
+
     profile: str
     score: float | None
     status: Status
@@ -238,6 +252,8 @@ Verdict = Literal["best", "acceptable", "over", "under"]  # an encounter's triag
 
 
 class TriageComponent(BaseModel):
+    """The triage-level part of a score card: expected and given ESI levels, the asymmetric error, the verdict."""
+
     expected: int | None
     given: int | None
     error: float | None = Field(description="asymmetric error incl. context multipliers; None if unparsed")
@@ -261,6 +277,8 @@ class TriageComponent(BaseModel):
 
 
 class InformationComponent(BaseModel):
+    """The information-gathering part of a score card: critical facts and red flags revealed or missed."""
+
     critical_revealed: list[str]
     critical_missed: list[str]
     revealed: int
@@ -271,6 +289,8 @@ class InformationComponent(BaseModel):
 
 
 class EscalationComponent(BaseModel):
+    """The escalation part of a score card: expected and given category, under-escalation, the verdict."""
+
     expected: str | None
     given: str | None
     under_escalated: bool
@@ -310,6 +330,8 @@ class ImagingComponent(BaseModel):
 
 
 class EfficiencyComponent(BaseModel):
+    """The efficiency part of a score card: agent turns used against the turn limit."""
+
     agent_turns: int
     turn_limit: int
     score: float
@@ -324,10 +346,13 @@ class DiagnosisMatch(BaseModel):
 
 
 class ScoreCard(BaseModel):
-    """One encounter's scores. A component the scenario gives no target for (no expected triage
+    """One encounter's scores.
+
+    A component the scenario gives no target for (no expected triage
     level, no information tree, a one-reply replay) is ``None`` and the composite is the weighted
     mean of the components that apply; ``composite`` is ``None`` when none applies (a rubric-only
-    item, which only the judge path can score)."""
+    item, which only the judge path can score).
+    """
 
     triage: TriageComponent | None
     information: InformationComponent | None
@@ -345,6 +370,8 @@ class ScoreCard(BaseModel):
 
 
 class ScenarioSummary(BaseModel):
+    """One scenario over its K encounters: means (with and without errors), worst, worst@k and pass^k."""
+
     id: str
     suite: str
     k: int = Field(description="scored encounters")
@@ -367,6 +394,8 @@ class ScenarioSummary(BaseModel):
 
 
 class EvaluatorSummary(BaseModel):
+    """One evaluator over a run: encounters it applied to, its mean score, failures, findings and errors."""
+
     applicable: int
     mean: float | None
     failed: int
@@ -375,8 +404,11 @@ class EvaluatorSummary(BaseModel):
 
 
 class Headline(BaseModel):
-    """The run's one number: the aggregate when the scenarios have deterministic targets; the HealthBench
-    rubric score (clipped mean) when they are scored by rubrics alone; otherwise no number, and why."""
+    """The run's one number, and what it is.
+
+    The aggregate when the scenarios have deterministic targets; the HealthBench rubric score (clipped mean)
+    when they are scored by rubrics alone; otherwise no number, and why.
+    """
 
     name: str = Field(description="'aggregate', 'HealthBench score' or 'none'")
     value: float | None = None
@@ -400,6 +432,8 @@ class EvaluatorErrorRecord(BaseModel):
 
 
 class SafetyGate(BaseModel):
+    """The safety gate: whether it triggered, on which scenarios and why, and the cap it put on the aggregate."""
+
     triggered: bool
     cap: float
     threshold: float
@@ -408,6 +442,8 @@ class SafetyGate(BaseModel):
 
 
 class SuiteSummary(BaseModel):
+    """One suite's weight, scenario count and mean of its scenarios' means."""
+
     suite: str
     weight: float
     scenarios: int
@@ -415,6 +451,8 @@ class SuiteSummary(BaseModel):
 
 
 class Summary(BaseModel):
+    """A run's summary.json: the aggregate, the gate, per-scenario and per-suite results and every block beside."""
+
     aggregate: float | None = Field(description="suite-weighted mean of scenario means, an errored encounter counted "
                                                 "as 0 for its scenario, capped by the safety gate")
     aggregate_uncapped: float | None

@@ -1,5 +1,7 @@
-"""The "Live call" section: voice-to-voice latencies, overlaps and silences (report.md's lines), and the per-turn
-timeline of every call."""
+"""The "Live call" section of report.html.
+
+Voice-to-voice latencies, overlaps and silences (report.md's lines), and the per-turn timeline of every call.
+"""
 
 from __future__ import annotations
 
