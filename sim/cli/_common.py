@@ -126,7 +126,7 @@ class JudgeOptions:
 
 
 def add_door_args(parser: argparse.ArgumentParser) -> None:
-    """Who may call a websocket the project serves (`live`, `serve-agent`): see audio/live.py.
+    """Who may call a websocket the project serves (`live`, `serve-agent`): see audio/live/_door.py.
 
     Args:
         parser: The command's parser.
