@@ -39,6 +39,7 @@ from scorers._judge import (
     summarise_judges,
     transcript_text,
 )
+from scorers._judge_validation import corrected_failure_rate, judge_validity, rogan_gladen, split_of, wilson_ci
 from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, majority_outcome, rank_models, unswap
 from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
@@ -73,4 +74,5 @@ __all__ = [
     "synonym_problems", "judge_rubrics", "rubric_prompt", "transcript_text",
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",
+    "corrected_failure_rate", "judge_validity", "rogan_gladen", "split_of", "wilson_ci",
 ]

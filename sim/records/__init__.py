@@ -95,8 +95,10 @@ from sim.records._scores import (
     Verdict,
     verdict_text,
 )
+from sim.records._validation import USABLE_MARGIN, CorrectedRate, JudgeValidity
 
 __all__ = [
+    "USABLE_MARGIN", "CorrectedRate", "JudgeValidity",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",
