@@ -205,3 +205,56 @@ def test_report_on_a_bad_taxonomy_file_is_a_config_error(batch_dir: Path, tmp_pa
     with pytest.raises(ConfigError, match="not valid JSON"):
         taxonomy_report(batch_dir, bad)
     assert os.path.exists(bad)
+
+
+# ---------------------------------------------------------------------------------------------- the CLI
+def test_cli_prints_the_modes_by_frequency(reviewed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    save_taxonomy(RunLayout(reviewed).taxonomy, Taxonomy(modes=[
+        FailureMode(name="unused", definition="Never seen."),
+        FailureMode(name="missed_red_flag", definition="Misses a red flag.")]))
+    code(reviewed, "fx_chest_pain:1", "missed_red_flag")
+    code(reviewed, "fx_chest_pain:2", "missed_red_flag")
+    assert main(["annotations", "taxonomy", str(reviewed)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"failure modes of 3 failing trace(s), taxonomy {RunLayout(reviewed).taxonomy} (2 mode(s))"
+    assert lines[2].split() == ["mode", "count", "share", "examples", "definition"]
+    assert lines[3].split() == ["missed_red_flag", "2", "67%", "fx_chest_pain:1,", "fx_chest_pain:2", "Misses", "a",
+                                "red", "flag."]
+    assert lines[4].split()[:4] == ["unused", "0", "0%", "-"]
+    assert lines[-1] == "uncoded: 1 of 3 failing trace(s) (e.g. fx_ankle:2)"
+
+
+def test_cli_json_and_a_project_level_taxonomy(reviewed: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    shared = tmp_path / "project.json"
+    code(reviewed, "fx_ankle:2", "no_decision_rule", taxonomy_path=shared)
+    assert main(["annotations", "taxonomy", str(reviewed), "--json", "--taxonomy", str(shared)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"taxonomy": str(shared), "failing": 3, "uncoded": 2,
+                   "uncoded_examples": ["fx_chest_pain:1", "fx_chest_pain:2"],
+                   "modes": [{"name": "no_decision_rule", "count": 1, "share": 0.3333, "examples": ["fx_ankle:2"],
+                              "definition": "", "in_taxonomy": True}]}
+
+
+def test_cli_without_modes_says_how_to_code(batch_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    assert main(["annotations", "taxonomy", str(batch_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "no failure modes yet" in out and "uncoded: 0 of 0" in out
+
+
+@pytest.mark.parametrize("content", ["{oops", '{"modes": [{"name": "a"}, {"name": "a"}]}'])
+def test_cli_bad_taxonomy_file_is_one_line_and_exit_2(batch_dir: Path, tmp_path: Path, content: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    assert main(["annotations", "taxonomy", str(batch_dir), "--taxonomy", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: ") and err.count("\n") == 1 and "Traceback" not in err
