@@ -144,8 +144,8 @@ def taxonomy_table(report: TaxonomyReport) -> str:
             definition = "(not in the taxonomy file) " + definition
         rows.append((one_line(r.name), str(r.count), f"{r.share:.0%}", ", ".join(r.examples) or "-", definition))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = [head, ""] if report.rows else [head, "", "no failure modes yet: code the failing annotations (with "
-                                                     "tui.code, or in the dashboard)"]
+    lines = [head, ""] if report.rows else [head, "", "no failure modes yet: code the failing annotations in the "
+                                                     "dashboard (encsim watch RUN_DIR, then c)"]
     if report.rows:
         lines += ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)), row[4]]).rstrip()
                   for row in rows]

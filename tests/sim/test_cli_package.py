@@ -19,7 +19,7 @@ COMMAND_LINES = [
     ["scenarios", "validate", "a"], ["scenarios", "lint", "a"], ["import", "healthbench", "f", "--out", "d"],
     ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
     ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
-    ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"],
+    ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"], ["watch", "r", "--taxonomy", "t.json"],
 ]
 
 
