@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
-from sim.records import EncSimError
+from sim.records import EncSimError, FailureMode, load_taxonomy
 from tui._annotations import Annotation, AnnotationStore, next_severity
 from tui._catalog import ScenarioCatalog
 from tui._rundir import check_run_dir
@@ -35,7 +35,15 @@ from tui._screens import (
     _Base,
 )
 from tui._state import Key, PollResult, RunState, parse_trace_id
-from tui._taxonomy import TaxonomyReport, code, merge_modes, rename_mode, taxonomy_file, taxonomy_report
+from tui._taxonomy import (
+    TaxonomyReport,
+    code,
+    describe_mode,
+    merge_modes,
+    rename_mode,
+    taxonomy_file,
+    taxonomy_report,
+)
 from tui._widgets import StatusLine, overview_text
 
 
@@ -289,6 +297,24 @@ class DashboardApp(App[Any]):
         self._recoded(src)
         self.set_status(f"merged {src} into {into}: {n} annotation(s) re-coded")
         return n
+
+    def taxonomy_mode(self, name: str) -> FailureMode | None:
+        """The mode ``name`` of the taxonomy file; None if it has none (or the file is invalid: a status line)."""
+        try:
+            return load_taxonomy(self.taxonomy_path).get(name)
+        except EncSimError as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+
+    def describe_failure_mode(self, name: str, field: str, value: str) -> bool:
+        """Set ``field`` (definition, pass_example, fail_example) of mode ``name``; False (and a status line) if not."""
+        try:
+            describe_mode(self.run_dir, name, taxonomy_path=self.taxonomy_path, **{field: value})
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return False
+        self.set_status(f"{name}: {field.replace('_', ' ')} saved to {self.taxonomy_path.name}")
+        return True
 
     def _recoded(self, old: str) -> None:
         self.saved = self.store.load()

@@ -359,7 +359,8 @@ class CodingScreen(_Base):
     """Open coding: every failing annotation with its notes gets a failure mode; modes are renamed and merged.
 
     Enter on an annotation moves to the mode list, enter on a mode codes the annotation with it; ``n`` types
-    a new mode for the annotation; ``e`` renames and ``m`` merges the mode under the mode list's cursor.
+    a new mode for the annotation; ``e`` renames and ``m`` merges the mode under the mode list's cursor, and
+    ``d``, ``p`` and ``f`` write its definition, pass example and fail example.
     Each change appends to annotations.jsonl and updates the taxonomy file (``tui._taxonomy``).
     """
 
@@ -369,6 +370,9 @@ class CodingScreen(_Base):
         Binding("n", "new_mode", "New mode"),
         Binding("e", "rename", "Rename mode"),
         Binding("m", "merge", "Merge mode"),
+        Binding("d", "describe('definition')", "Define"),
+        Binding("p", "describe('pass_example')", "Pass example", show=False),
+        Binding("f", "describe('fail_example')", "Fail example", show=False),
     ]
     DEFAULT_CSS = """
     CodingScreen #coding-head {
@@ -399,8 +403,9 @@ class CodingScreen(_Base):
         super().__init__()
         self.target: str | None = None
         """The trace being coded: set by enter on the list of failing annotations."""
+        self.definitions: dict[str, str] = {}
         self.pending: tuple[str, str] | None = None
-        """What the input line is for: ("new", trace id), ("rename", mode) or ("merge", mode)."""
+        """What the input line is for: ("new", trace id), ("rename", mode), ("merge", mode) or (field, mode)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -443,6 +448,7 @@ class CodingScreen(_Base):
             codes.upsert(ann.trace_id, ann.severity, ann.failure_mode, ann.notes)
         report = app.failure_modes()
         rows = report.rows if report is not None else []
+        self.definitions = {r.name: r.definition for r in rows}
         modes = self.modes
         names = {r.name for r in rows}
         for name in modes.keys():
@@ -469,6 +475,10 @@ class CodingScreen(_Base):
         text = Text(f"{ann.trace_id}", style="bold")
         text.append(f"  {ann.severity or 'no severity'}  ", style="dim")
         text.append(ann.notes or "(no notes)")
+        if ann.failure_mode:
+            text.append(f"\n{ann.failure_mode}: ", style="bold")
+            text.append(self.definitions.get(ann.failure_mode) or "no definition yet (d writes one)",
+                        style="" if self.definitions.get(ann.failure_mode) else "dim")
         note.update(text)
 
     def _trace(self) -> str | None:
@@ -542,6 +552,18 @@ class CodingScreen(_Base):
             return
         self._ask(("merge", mode), f"merge {mode} into which mode? type its name; enter merges, escape cancels")
 
+    def action_describe(self, field: str) -> None:
+        mode = self.modes.highlighted_key()
+        if mode is None:
+            self.dash.set_status("no failure mode to describe yet: code an annotation first (n)")
+            return
+        found = self.dash.taxonomy_mode(mode)
+        current = str(getattr(found, field)) if found is not None else ""
+        what = {"definition": "one sentence: what a trace with this failure shows",
+                "pass_example": "a trace id or quote that does not show it",
+                "fail_example": "a trace id or quote that shows it"}[field]
+        self._ask((field, mode), f"{mode} {field.replace('_', ' ')}: {what}; enter saves, escape cancels", current)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "mode-input" or self.pending is None:
             return
@@ -550,7 +572,10 @@ class CodingScreen(_Base):
         value = event.value.strip()
         self._close_input()
         app = self.dash
-        if not value:
+        if kind in ("definition", "pass_example", "fail_example"):
+            if app.describe_failure_mode(subject, kind, value):
+                self.render_all()
+        elif not value:
             app.set_status("nothing typed: nothing changed")
         elif kind == "new":
             self._code(subject, value)
@@ -801,6 +826,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("encounter", "] / [", "next / previous encounter of the list"),
     ("reliability", "enter", "open the worst encounter of the scenario"),
     ("coding", "enter · n · e · m", "pick / assign a mode · type a new one · rename · merge into another"),
+    ("coding", "d · p · f", "the mode's definition · pass example · fail example"),
 )
 
 

@@ -232,3 +232,24 @@ def test_watch_taxonomy_flag_reaches_the_app(reviewed: Path, tmp_path: Path,
     assert main(["watch", str(reviewed), "--taxonomy", str(tmp_path / "shared.json")]) == 0
     assert main(["watch", str(reviewed)]) == 0
     assert seen == [tmp_path / "shared.json", RunLayout(reviewed).taxonomy]
+
+
+async def test_d_p_f_describe_the_mode_under_the_cursor(reviewed: Path) -> None:
+    app = _app(reviewed)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c", "down", "n", *"missed_red_flag", "enter")  # fx_chest_pain:1
+        await pilot.press("tab", "d", *"Never asks about a red-flag symptom.", "enter")
+        await pilot.press("p", *"fx_chest_pain:0", "enter")
+        await pilot.press("f", *"fx_chest_pain:1", "enter")
+        await pilot.pause()
+        assert "missed_red_flag: fail example saved to taxonomy.json" in app.status_text
+        assert app.screen.modes.get_row("missed_red_flag")[2].plain == "Never asks about a red-flag symptom."
+        await pilot.press("d")  # the input opens with the current text
+        await pilot.pause()
+        assert app.screen.query_one("#mode-input").value == "Never asks about a red-flag symptom."  # type: ignore[attr-defined]
+        await pilot.press("escape", "up")  # escape returns to the annotations
+        await pilot.pause()
+        assert "missed_red_flag: Never asks about a red-flag symptom." in screen_text(app)  # the notes box
+    assert load_taxonomy(RunLayout(reviewed).taxonomy).modes == [FailureMode(
+        name="missed_red_flag", definition="Never asks about a red-flag symptom.", pass_example="fx_chest_pain:0",
+        fail_example="fx_chest_pain:1")]

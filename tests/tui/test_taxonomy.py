@@ -258,3 +258,21 @@ def test_cli_bad_taxonomy_file_is_one_line_and_exit_2(batch_dir: Path, tmp_path:
     assert main(["annotations", "taxonomy", str(batch_dir), "--taxonomy", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {bad}: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_describe_mode_sets_definition_and_examples(reviewed: Path) -> None:
+    from tui import describe_mode
+
+    code(reviewed, "fx_chest_pain:1", "missed_red_flag")
+    mode = describe_mode(reviewed, "missed_red_flag", definition="  Never asks\nabout a red flag. ",
+                         fail_example="fx_chest_pain:1")
+    assert mode == FailureMode(name="missed_red_flag", definition="Never asks about a red flag.",
+                               fail_example="fx_chest_pain:1")
+    assert load_taxonomy(RunLayout(reviewed).taxonomy).modes == [mode]
+    with pytest.raises(TaxonomyError, match="no failure mode 'nope' to describe"):
+        describe_mode(reviewed, "nope", definition="x")
+    with pytest.raises(TaxonomyError, match="has no field colour"):
+        describe_mode(reviewed, "missed_red_flag", colour="red")
+    RunLayout(reviewed).taxonomy.unlink()  # coded in annotations only: describing adds it back
+    assert describe_mode(reviewed, "missed_red_flag", definition="d").definition == "d"
+    assert load_taxonomy(RunLayout(reviewed).taxonomy).names == ["missed_red_flag"]
