@@ -436,6 +436,10 @@ class CodingScreen(_Base):
         if res.reset:
             self.render_all()
 
+    def on_screen_resume(self) -> None:
+        if self.is_mounted:  # back from another screen, where annotations may have been saved
+            self.render_all()
+
     def render_all(self) -> None:
         app = self.dash
         failing = app.failing_annotations()

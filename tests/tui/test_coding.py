@@ -253,3 +253,17 @@ async def test_d_p_f_describe_the_mode_under_the_cursor(reviewed: Path) -> None:
     assert load_taxonomy(RunLayout(reviewed).taxonomy).modes == [FailureMode(
         name="missed_red_flag", definition="Never asks about a red-flag symptom.", pass_example="fx_chest_pain:0",
         fail_example="fx_chest_pain:1")]
+
+
+async def test_coming_back_shows_annotations_saved_meanwhile(reviewed: Path) -> None:
+    app = _app(reviewed)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c", "r")  # the reliability screen opens above the coding screen
+        await pilot.pause()
+        app.open_encounter(("fx_headache", 1))
+        await pilot.pause()
+        await pilot.press("2", "n", *"missed thunderclap check", "enter", "s", "c")  # back down to coding
+        await pilot.pause()
+        assert isinstance(app.screen, CodingScreen)
+        assert "fx_headache:1" in app.screen.codes.keys()
+        assert "4 failing annotation(s), 4 uncoded" in screen_text(app)
