@@ -28,6 +28,15 @@ from scorers._compare import (
 )
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, score_encounter
 from scorers._diagnosis import match_diagnoses, synonym_problems
+from scorers._failure_judges import (
+    FailureJudgeSpec,
+    JudgeExample,
+    build_failure_judge,
+    failure_prompt,
+    load_failure_judges,
+    run_failure_judge,
+    write_failure_judge,
+)
 from scorers._imaging import judge_rubrics
 from scorers._judge import (
     Judge,
@@ -76,5 +85,7 @@ __all__ = [
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",
     "GENERATOR", "generate_rubrics",
+    "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
+    "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "judge_validity", "rogan_gladen", "split_of", "wilson_ci",
 ]
