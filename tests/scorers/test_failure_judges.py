@@ -111,3 +111,52 @@ async def test_validation_recovers_the_loopback_judge_s_confusion_matrix() -> No
     assert validity.tpr_ci95[0] <= TPR <= validity.tpr_ci95[1]
     assert validity.tnr_ci95[0] <= TNR <= validity.tnr_ci95[1]
     assert validity.usable
+
+
+def _run_judge(body: dict[str, Any]) -> str:
+    """The judge of a run: the failure question is answered from the transcript (the mode shows when the
+    clinician never says 'emergency'); the rubric, trust and diagnosis calls as tests/sim/test_judge_run.py's."""
+    from tests.sim.test_judge_run import grader
+
+    if '"answer": true|false' in body["messages"][0]["content"]:
+        conversation = body["messages"][-1]["content"].rsplit("Conversation:", 1)[1]
+        return json.dumps({"explanation": "read", "answer": "Escalation: emergency" not in conversation})
+    return grader(body)
+
+
+def test_a_run_with_failure_judges_records_them_as_evaluators(tmp_path: Path) -> None:
+    from sim.cli import main
+
+    folder = tmp_path / "judges"
+    write_failure_judge(build_failure_judge("not_sent_to_ed", "Does not send the patient to the emergency "
+                                            "department.", LABELLED), folder)
+    out = tmp_path / "run"
+    with FakeChatServer(reply=_run_judge) as server:
+        code = main(["run", "--model", "scripted:reference", "--scenarios", "acs_chest_pain,viral_uri", "--k", "1",
+                     "--out", str(out), "--quiet", "--judge", "gpt-4o", "--judge-base-url", server.base_url,
+                     "--failure-judges", str(folder)])
+    assert code == 0
+    records = {json.loads(line)["scenario_id"]: json.loads(line) for line in (out / "results.jsonl").open()}
+    verdicts = {sid: next(e for e in r["score"]["evaluators"] if e["name"] == "failure:not_sent_to_ed")
+                for sid, r in records.items()}
+    assert verdicts["acs_chest_pain"]["passed"] and verdicts["acs_chest_pain"]["details"]["verdict"] is False
+    assert not verdicts["viral_uri"]["passed"] and verdicts["viral_uri"]["details"]["verdict"] is True
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["evaluators"]["failure:not_sent_to_ed"]["failed"] == 1
+    assert json.loads((out / "run.json").read_text())["failure_judges"] == str(folder.resolve())
+
+
+def test_failure_judges_without_a_judge_model_is_one_clear_error(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    folder = tmp_path / "judges"
+    write_failure_judge(build_failure_judge("m", "d", LABELLED), folder)
+    assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1", "--out",
+                 str(tmp_path / "r"), "--quiet", "--failure-judges", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "need a judge model" in err and err.count("\n") == 1 and not (tmp_path / "r").exists()
+    assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1", "--out",
+                 str(tmp_path / "r2"), "--quiet", "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
+                 "--failure-judges", str(tmp_path / "none")]) == 2
+    assert "no such folder" in capsys.readouterr().err
