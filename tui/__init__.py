@@ -3,8 +3,9 @@
 ``DashboardApp(run_dir)`` watches a run another process writes (``encsim watch``), or runs a job
 (a coroutine factory: ``encsim run --tui`` / ``encsim live --tui``) in its own event loop and
 follows the run directory the job writes. ``newest_run`` finds the run to watch by default;
-``export_annotations`` writes the reviewers' notes for open coding. The data layer (``RunState``)
-has no Textual in it and reads only what was appended since the last poll.
+``export_annotations`` writes the reviewers' notes for open coding; ``code``, ``rename_mode``,
+``merge_modes`` and ``taxonomy_report`` code the failing ones into a taxonomy of failure modes.
+The data layer (``RunState``) has no Textual in it and reads only what was appended since the last poll.
 
 May import sim.records (types, events, the run layout), scorers and scenarios only: never the code that
 drives an encounter, nor audio (checked by import-linter, see pyproject.toml).
@@ -16,8 +17,10 @@ from tui._annotations import SEVERITIES, Annotation, AnnotationStore, export_ann
 from tui._app import DashboardApp
 from tui._rundir import RunWatchError, newest_run
 from tui._state import RunState
+from tui._taxonomy import ModeRow, TaxonomyReport, code, merge_modes, rename_mode, taxonomy_file, taxonomy_report
 
 __all__ = [
-    "SEVERITIES", "Annotation", "AnnotationStore", "DashboardApp", "RunState", "RunWatchError",
-    "export_annotations", "newest_run",
+    "SEVERITIES", "Annotation", "AnnotationStore", "DashboardApp", "ModeRow", "RunState", "RunWatchError",
+    "TaxonomyReport", "code", "export_annotations", "merge_modes", "newest_run", "rename_mode", "taxonomy_file",
+    "taxonomy_report",
 ]

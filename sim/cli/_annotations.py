@@ -1,16 +1,21 @@
-"""``encsim annotations export RUN_DIR``: the annotations made in the dashboard, for coding into failure modes."""
+"""``encsim annotations export|taxonomy RUN_DIR``: the annotations made in the dashboard, and their failure modes."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sim.cli._common import CliParser
+from sim.records import one_line
+
+if TYPE_CHECKING:
+    from tui import TaxonomyReport
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
-    """Add the ``annotations`` parser and its ``export`` action.
+    """Add the ``annotations`` parser and its ``export`` and ``taxonomy`` actions.
 
     Args:
         subparsers: The ``encsim`` parser's subparsers.
@@ -24,6 +29,12 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     exp.add_argument("--all", action="store_true", help="every annotated encounter, not only the failing ones")
     exp.add_argument("--format", choices=["csv", "jsonl"], default="csv")
     exp.set_defaults(handler=cmd_export)
+    tax = anns.add_parser("taxonomy", help="the failure modes of the failing annotations, by frequency")
+    tax.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    tax.add_argument("--taxonomy", type=Path, metavar="FILE",
+                     help="a project-level taxonomy file shared by runs (default RUN_DIR/taxonomy.json)")
+    tax.add_argument("--json", action="store_true", help="print the report as JSON")
+    tax.set_defaults(handler=cmd_taxonomy)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -59,3 +70,86 @@ def export(run_dir: Path, *, out: Path | None, every: bool, fmt: Literal["csv", 
     n = export_annotations(run_dir, out, only="all" if every else "fail", fmt=fmt)
     print(f"{n} annotation(s) written to {out}")
     return 0
+
+
+def cmd_taxonomy(args: argparse.Namespace) -> int:
+    """``encsim annotations taxonomy``: see :func:`taxonomy`.
+
+    Args:
+        args: The parsed command line.
+
+    Returns:
+        The exit code (0).
+    """
+    return taxonomy(args.run_dir, taxonomy_path=args.taxonomy, as_json=args.json)
+
+
+def taxonomy(run_dir: Path, *, taxonomy_path: Path | None, as_json: bool) -> int:
+    """Print a run's failure modes by frequency among its failing annotations, and how many are uncoded.
+
+    Args:
+        run_dir: The run directory.
+        taxonomy_path: A project-level taxonomy file (None: ``RUN_DIR/taxonomy.json``).
+        as_json: Print JSON instead of a table.
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        RunWatchError: ``run_dir`` is not a run directory.
+        TaxonomyError: The taxonomy file cannot be read or is invalid.
+    """
+    from tui import RunWatchError, taxonomy_report
+
+    try:
+        report = taxonomy_report(run_dir, taxonomy_path)
+    except RunWatchError as exc:
+        raise RunWatchError(f"annotations taxonomy: {exc}") from None
+    print(json.dumps(taxonomy_json(report), indent=2, ensure_ascii=False) if as_json else taxonomy_table(report))
+    return 0
+
+
+def taxonomy_json(report: TaxonomyReport) -> dict[str, Any]:
+    """The report as a JSON object: the taxonomy file, failing and uncoded counts, and one entry per mode.
+
+    Args:
+        report: What ``tui.taxonomy_report`` returned.
+
+    Returns:
+        The JSON object.
+    """
+    return {
+        "taxonomy": str(report.taxonomy_path), "failing": report.failing, "uncoded": report.uncoded,
+        "uncoded_examples": report.uncoded_examples,
+        "modes": [{"name": r.name, "count": r.count, "share": round(r.share, 4), "examples": r.examples,
+                   "definition": r.definition, "in_taxonomy": r.in_taxonomy} for r in report.rows],
+    }
+
+
+def taxonomy_table(report: TaxonomyReport) -> str:
+    """The report as a plain-text table: mode, count, share of failing traces, examples, definition.
+
+    Args:
+        report: What ``tui.taxonomy_report`` returned.
+
+    Returns:
+        The lines to print.
+    """
+    head = (f"failure modes of {report.failing} failing trace(s), taxonomy {report.taxonomy_path} "
+            f"({len(report.rows)} mode(s))")
+    rows = [("mode", "count", "share", "examples", "definition")]
+    for r in report.rows:
+        definition = one_line(r.definition) or "(no definition yet)"
+        if not r.in_taxonomy:
+            definition = "(not in the taxonomy file) " + definition
+        rows.append((one_line(r.name), str(r.count), f"{r.share:.0%}", ", ".join(r.examples) or "-", definition))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [head, ""] if report.rows else [head, "", "no failure modes yet: code the failing annotations (with "
+                                                     "tui.code, or in the dashboard)"]
+    if report.rows:
+        lines += ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)), row[4]]).rstrip()
+                  for row in rows]
+    uncoded = f"uncoded: {report.uncoded} of {report.failing} failing trace(s)"
+    if report.uncoded_examples:
+        uncoded += f" (e.g. {', '.join(report.uncoded_examples)})"
+    return "\n".join([*lines, "", uncoded])

@@ -10,8 +10,9 @@
   ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
+- Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``.
 - Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
-  ``ConfigError``, ``AgentError``.
+  ``ConfigError``, ``AgentError``, ``TaxonomyError``.
 - Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
   escape sequences out of every file and terminal (see ``sim.records._redact``).
 
@@ -95,10 +96,19 @@ from sim.records._scores import (
     Verdict,
     verdict_text,
 )
+from sim.records._taxonomy import (
+    FailureMode,
+    Taxonomy,
+    TaxonomyError,
+    load_taxonomy,
+    mode_slug,
+    save_taxonomy,
+)
 from sim.records._validation import USABLE_MARGIN, CorrectedRate, JudgeValidity
 
 __all__ = [
     "USABLE_MARGIN", "CorrectedRate", "JudgeValidity",
+    "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",

@@ -19,6 +19,7 @@ owner of every file name in a run directory.
       report.html     the same as one self-contained page.
       patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
       annotations.jsonl    the reviewers' verdicts and notes (the dashboard).
+      taxonomy.json   the failure modes the failing notes are coded into (sim.records.Taxonomy).
       audio/<scenario>/<k>/<turn>-patient.wav, -agent.wav, call.wav   a voice run's audio
       audio/call.wav  a live call's stereo recording
 
@@ -54,6 +55,7 @@ class RunLayout:
     REPORT_HTML_FILE = "report.html"
     PATIENT_CACHE_FILE = "patient_cache.jsonl"
     ANNOTATIONS_FILE = "annotations.jsonl"
+    TAXONOMY_FILE = "taxonomy.json"
     LOCK_FILE = ".lock"
     TORN_PREFIX = RESULTS_FILE + ".torn-"
     AUDIO_DIR = "audio"
@@ -98,6 +100,11 @@ class RunLayout:
     def annotations(self) -> Path:
         """annotations.jsonl: the reviewers' verdicts."""
         return self.root / self.ANNOTATIONS_FILE
+
+    @property
+    def taxonomy(self) -> Path:
+        """taxonomy.json: the run's failure modes (unless a project-level file is given)."""
+        return self.root / self.TAXONOMY_FILE
 
     @property
     def lock(self) -> Path:

@@ -146,6 +146,8 @@ DASHBOARD_CASES = [
     (["watch"], "runs: no such folder of runs"),
     (["annotations", "export", "/nonexistent/run"], "no such run directory"),
     (["annotations", "export"], "the following arguments are required: RUN_DIR"),
+    (["annotations", "taxonomy", "/nonexistent/run"], "annotations taxonomy: /nonexistent/run: no such run directory"),
+    (["annotations", "taxonomy"], "the following arguments are required: RUN_DIR"),
 ]
 
 

@@ -20,6 +20,7 @@ COMMAND_LINES = [
     ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
     ["rubrics", "generate", "all", "--out", "d"],
     ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
+    ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"],
 ]
 
 

@@ -1,0 +1,158 @@
+"""A failure taxonomy: ``runs/<id>/taxonomy.json``, or one project-level file that several runs share.
+
+The failure modes that open coding of the reviewers' notes settles into (axial coding)::
+
+    {"version": 1, "modes": [
+        {"name": "missed_red_flag", "definition": "The agent never asks about a red-flag symptom.",
+         "pass_example": "Asks whether the pain spreads to the arm.", "fail_example": "fx_chest_pain:1"}]}
+
+A mode's ``name`` is a short slug (lower case letters, digits, ``_`` and ``-``), unique in the file.
+Counts are not stored: they are derived from annotations.jsonl, where each annotation carries its
+``failure_mode`` (the dashboard's ``tui.taxonomy_report``). ``save_taxonomy`` writes a temporary file
+next to the target and renames it over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from sim.records._errors import ConfigError
+
+MODE_NAME_MAX = 64
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class TaxonomyError(ConfigError):
+    """A taxonomy file that cannot be read, or a change to a taxonomy that cannot be made."""
+
+
+def mode_slug(text: str) -> str:
+    """``text`` as a mode name: lower case, other characters as one ``_`` ("Missed red flag": missed_red_flag).
+
+    Args:
+        text: What a reviewer typed.
+
+    Returns:
+        The slug; empty if ``text`` has no letter or digit.
+    """
+    return re.sub(r"[^a-z0-9_-]+", "_", text.strip().lower()).strip("_-")[:MODE_NAME_MAX]
+
+
+class FailureMode(BaseModel):
+    """One failure mode: a slug name, a one-sentence definition and an example of a pass and of a fail."""
+
+    name: str = Field(description="short slug: lower case letters, digits, _ and -; unique in the taxonomy")
+    definition: str = Field(default="", description="one sentence: what a trace shows when it has this failure")
+    pass_example: str = Field(default="", description="a trace id or quote that does not show it")
+    fail_example: str = Field(default="", description="a trace id or quote that shows it")
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, name: str) -> str:
+        if not name:
+            raise ValueError("a failure mode's name must not be empty")
+        if len(name) > MODE_NAME_MAX or not _NAME.match(name):
+            hint = mode_slug(name) or "missed_red_flag"
+            raise ValueError(f"failure mode name {name!r} is not a short slug (lower case letters, digits, _ "
+                             f"and -, at most {MODE_NAME_MAX} characters), e.g. {hint!r}")
+        return name
+
+
+class Taxonomy(BaseModel):
+    """The failure modes of a run or of a project (taxonomy.json)."""
+
+    version: int = 1
+    modes: list[FailureMode] = []
+
+    @model_validator(mode="after")
+    def _unique(self) -> Taxonomy:
+        seen: set[str] = set()
+        for mode in self.modes:
+            if mode.name in seen:
+                raise ValueError(f"failure mode {mode.name!r} appears twice; merge the two entries into one")
+            seen.add(mode.name)
+        return self
+
+    def get(self, name: str) -> FailureMode | None:
+        """The mode called ``name``, or None.
+
+        Args:
+            name: A mode name.
+
+        Returns:
+            The mode, or None if the taxonomy has no mode of that name.
+        """
+        return next((m for m in self.modes if m.name == name), None)
+
+    @property
+    def names(self) -> list[str]:
+        """The mode names in file order."""
+        return [m.name for m in self.modes]
+
+
+def load_taxonomy(path: Path) -> Taxonomy:
+    """Read a taxonomy file; a missing file is an empty taxonomy.
+
+    Args:
+        path: taxonomy.json of a run, or a project-level taxonomy file.
+
+    Returns:
+        The taxonomy.
+
+    Raises:
+        TaxonomyError: The file cannot be read, is not JSON, or is not a valid taxonomy (e.g. a name twice).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Taxonomy()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TaxonomyError(f"{path}: cannot read the taxonomy file ({reason}). Give a readable UTF-8 JSON file, "
+                            "or move it away to start an empty taxonomy.") from None
+    try:
+        return Taxonomy.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
+        msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        if first.get("type") == "json_invalid":
+            raise TaxonomyError(f"{path}: not valid JSON ({first.get('ctx', {}).get('error', msg)}). Fix the file "
+                                '(it holds {"version": 1, "modes": [{"name": ..., "definition": ...}]}), '
+                                "or move it away to start an empty taxonomy.") from None
+        raise TaxonomyError(f"{path}: not a valid taxonomy at {where}: {msg}. Fix that entry (each mode needs a "
+                            "unique slug name and a definition) and try again.") from None
+
+
+def save_taxonomy(path: Path, taxonomy: Taxonomy) -> None:
+    """Write ``taxonomy`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``.
+
+    Args:
+        path: The taxonomy file.
+        taxonomy: What to write.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(taxonomy.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0600 would hide a shared project file from the other reviewers
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
