@@ -35,8 +35,9 @@ applies each criterion literally and mechanically (``literal_verdict``: the esca
 clinician's last message against the criterion's level, a red flag recognised when the patient's quoted
 answer is in the transcript, a diagnosis considered when its name or a listed synonym is in the last
 message, keywords for the generic criteria); ``--judge MODEL --judge-base-url URL [--judge-api-key-env
-VAR]`` puts a real OpenAI-compatible judge in its place. The judge path judges each transcript alone, so
-there is no pairwise "both orders" to run.
+VAR]`` puts a real OpenAI-compatible judge in its place (the whole library is about 6,000 calls: the judge
+path also asks its trust and diagnosis questions, which this bench does not use; try ``--scenarios`` first).
+The judge path judges each transcript alone, so there is no pairwise "both orders" to run.
 
 Figures per method (and per near-miss kind): the mean delta ``mu_delta`` (reference minus candidate), the
 win / tie / loss rates of the reference, and AUROC: ``auroc_pairs``, the probability that a reference

@@ -109,3 +109,25 @@ def test_literal_judge_applies_criteria_as_written(nm: ModuleType) -> None:
                        "acts on it in the advice.")
     assert v(conv, "The clinician considers Stable angina (or: angina) in the assessment.")
     assert not v(conv, "The clinician considers Urinary infection (or: UTI) in the assessment.")
+
+
+def test_judge_flags_replace_the_loopback_judge(nm: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """--judge/--judge-base-url/--judge-api-key-env: any OpenAI-compatible endpoint (here a loopback one) judges."""
+    import json
+
+    from tests.fakeserver import FakeChatServer
+
+    monkeypatch.setenv("NEAR_MISS_KEY", "sk-near-miss-1")
+    out = tmp_path / "figures.json"
+    with FakeChatServer(reply=nm.literal_reply) as server:
+        code = nm.main(["--scenarios", "viral_uri", "--judge", "some-judge", "--judge-base-url", server.base_url,
+                        "--judge-api-key-env", "NEAR_MISS_KEY", "--json", str(out)])
+        assert server.requests and {r["model"] for r in server.requests} == {"some-judge"}
+        assert server.headers_seen[0]["authorization"] == "Bearer sk-near-miss-1"
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "judge some-judge" in printed and "generated rubrics" in printed
+    data = json.loads(out.read_text())
+    assert data["judge"] == "some-judge" and data["pairs"] == 3  # red flag, diagnosis, dose; no escalation
+    assert data["skipped"]["viral_uri"]["escalation"].startswith("no escalation below")
