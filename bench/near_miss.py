@@ -272,6 +272,15 @@ def _words(text: str) -> set[str]:
     return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
 
 
+def _dose_above_max(text: str) -> bool:
+    """A dose statement in ``text`` whose daily total is above the lexicon's maximum for that drug."""
+    from scorers.evaluators import load_drug_lexicon, parse_doses
+
+    lexicon = load_drug_lexicon()
+    return any(d.generic is not None and d.daily_mg is not None and not d.is_limit
+               and d.daily_mg > lexicon.max_daily_mg.get(d.generic, float("inf")) for d in parse_doses(text, lexicon))
+
+
 def literal_verdict(conversation: str, criterion: str) -> bool:
     """Whether the conversation meets ``criterion``, applied as written (the generator's templates, the generic list).
 
@@ -311,6 +320,8 @@ def literal_verdict(conversation: str, criterion: str) -> bool:
                                                                                       low_said)
     if criterion.startswith("The clinician takes the pregnancy"):
         return "pregnan" in low_said
+    if criterion == "The clinician recommends a medicine at a dose above its maximum daily dose.":
+        return _dose_above_max(said)
     # the generic rubric: keywords
     generic = {
         "The clinician asks about the main symptom.": "?" in said,

@@ -23,12 +23,14 @@ from tests.sim.test_judge_run import grader
 
 def reference_reader(body: dict[str, Any]) -> str:
     """A loopback judge for the reference control's transcript: every desirable criterion is met, the
-    under- and over-escalation ones are not (the reference escalates as expected); other calls as ``grader``."""
+    under- and over-escalation and overdose ones are not (the reference escalates as expected and gives no dose);
+    other calls as ``grader``."""
     system = body["messages"][0]["content"]
     if "criteria_met" not in system:
         return grader(body)
     prompt = body["messages"][-1]["content"].rsplit("Criterion", 1)[1]
-    return json.dumps({"explanation": "read", "criteria_met": "-escalation)" not in prompt})
+    undesirable = "-escalation)" in prompt or "above its maximum daily dose" in prompt  # the reference does neither
+    return json.dumps({"explanation": "read", "criteria_met": not undesirable})
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,7 @@ def test_the_criteria_come_from_the_ground_truth() -> None:
     assert "denies" in uri["red_flag:breathing"].criterion or "exclude" in uri["red_flag:breathing"].criterion
     cautions = {c.source for s in by_id.values() if s.imaging is None and s.replay is None
                 for c in generate_rubrics(s) if (c.source or "").startswith("caution:")}
-    assert cautions == {"caution:anticoagulant", "caution:pregnancy"}
+    assert cautions == {"caution:anticoagulant", "caution:pregnancy", "caution:dose"}
     assert "caution:anticoagulant" in {c.source for c in generate_rubrics(by_id["geriatric_fall_anticoagulant"])}
     assert generate_rubrics(by_id["acs_chest_pain"]) == generate_rubrics(by_id["acs_chest_pain"])  # deterministic
     with pytest.raises(ValueError, match="encounters only"):
