@@ -45,11 +45,14 @@ from yaml.events import (
 )
 
 from scenarios.errors import UserError
-from scenarios.schema import Scenario
+from scenarios.schema import RubricFile, Scenario
 
 MAX_SCENARIO_BYTES = 1024 * 1024
 MAX_DEPTH = 50
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed (7x faster)
+
+
+RUBRICS_SUFFIX = ".rubrics.yaml"  # rubric files (RubricFile) beside scenarios; not scenarios themselves
 
 
 class ScenarioError(UserError):
@@ -241,7 +244,7 @@ def parse_scenario(text: str, path: Path) -> Scenario:
             f"information_tree and expected, but it holds {type(data).__name__}. See scenarios/README.md."
         )
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors()[:5]:
@@ -252,6 +255,44 @@ def parse_scenario(text: str, path: Path) -> Scenario:
             f"{path}: invalid scenario: " + "; ".join(problems) + more
             + ". Fix the field(s) named; scenarios/README.md documents every field."
         ) from None
+    if scenario.rubrics_from is None:
+        return scenario
+    rubric_path = path.parent / scenario.rubrics_from
+    extra = load_rubric_file(rubric_path)
+    if extra.scenario_id != scenario.id:
+        raise ScenarioError(f"{path}: rubrics_from {scenario.rubrics_from!r} holds the rubric of scenario "
+                            f"{extra.scenario_id!r}, not {scenario.id!r}. Point rubrics_from to this scenario's "
+                            f"rubric file (`encsim rubrics generate {path} --out DIR` writes it).")
+    return scenario.model_copy(update={"rubrics": [*scenario.rubrics, *extra.rubrics]})
+
+
+def load_rubric_file(path: str | Path) -> RubricFile:
+    """Load and validate a rubric file (``*.rubrics.yaml``, written by ``encsim rubrics generate``).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The rubric file's contents.
+
+    Raises:
+        ScenarioError: The file cannot be read or is not a rubric file; the message names it and the fix.
+    """
+    p = Path(path)
+    raw = _read_scenario_bytes(p)
+    text = _decode(raw, p)
+    node, data = _parse_yaml(text, p)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{p}: a rubric file is a YAML mapping with generated_by, scenario_id, hash and rubrics "
+                            "(a list of criteria). Regenerate it with `encsim rubrics generate`.")
+    try:
+        return RubricFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc, msg = _located(dict(err))
+        raise ScenarioError(f"{p}: invalid rubric file: line {_line_of(node, loc)}, field {_field_path(loc)}: "
+                            f"{_describe(dict(err), msg)}. Fix the field or regenerate the file with "
+                            "`encsim rubrics generate`.") from None
 
 
 def _read_scenario_bytes(p: Path) -> bytes:
@@ -340,13 +381,22 @@ def scenario_files(folder: str | Path) -> list[Path]:
         raise ScenarioError(f"{folder}: no such folder. Give a folder of scenario files (*.yaml) or a file.")
     try:
         files = sorted(p for p in folder.iterdir() if p.name.endswith((".yaml", ".yml")) and
-                       not p.name.startswith("."))
+                       not p.name.startswith(".") and not p.name.endswith(RUBRICS_SUFFIX))
     except OSError as exc:
         raise ScenarioError(f"{folder}: cannot list the folder ({exc.strerror}). Check its permissions.") from None
     if not files:
         raise ScenarioError(f"{folder}: no scenario files (*.yaml or *.yml) in this folder. Give the folder that "
                             "holds them, or a scenario file.")
     return files
+
+
+def rubric_files(folder: str | Path) -> list[Path]:
+    """The rubric files (``*.rubrics.yaml``) of ``folder``, sorted; none when it is not a folder."""
+    folder = Path(folder)
+    try:
+        return sorted(p for p in folder.iterdir() if p.name.endswith(RUBRICS_SUFFIX) and not p.name.startswith("."))
+    except OSError:
+        return []
 
 
 def load_dir_each(folder: str | Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:

@@ -14,6 +14,8 @@ so a scenario with 1 critical fact gets 8 turns, 3 get 12, 5 or more get 15.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from enum import Enum
 from typing import Literal
@@ -366,6 +368,9 @@ class RubricCriterion(_Strict):
     points: float = Field(ge=-10, le=10)
     axis: str | None = Field(default=None, description="e.g. accuracy, completeness, safety")
     tags: list[str] = []
+    source: str | None = Field(default=None, description="what a generated criterion comes from: fact:<id>, "
+                                                         "red_flag:<id>, escalation, diagnosis:<name>, "
+                                                         "safety_netting, caution:<kind>, intent:<name>")
 
     @field_validator("points")
     @classmethod
@@ -373,6 +378,27 @@ class RubricCriterion(_Strict):
         if v == 0:
             raise ValueError("points must be non-zero (positive for desirable, negative for undesirable behaviour)")
         return v
+
+
+class RubricFile(_Strict):
+    """A rubric file written by ``encsim rubrics generate``: criteria for one scenario, and where they come from.
+
+    A scenario uses it with ``rubrics_from: <file>``. ``hash`` is ``rubric_hash(rubrics)`` when written; a file
+    edited by hand keeps working (the loader checks the scenario id, not the hash), and the hash then tells the
+    edited file from the generated one.
+    """
+
+    generated_by: str = Field(min_length=1, description="the generator and its version (and the judge, if any)")
+    scenario_id: str = Field(min_length=1)
+    scenario_sha256: str | None = Field(default=None, description="the scenario file the rubric was generated from")
+    hash: str = Field(min_length=1, description="sha256 of the criteria as generated")
+    rubrics: list[RubricCriterion] = Field(min_length=1)
+
+
+def rubric_hash(rubrics: list[RubricCriterion]) -> str:
+    """The sha256 of a list of criteria (their canonical JSON), for ``RubricFile.hash``."""
+    canonical = json.dumps([r.model_dump(mode="json") for r in rubrics], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 TrustCategory = Literal["clinical_accuracy", "completeness", "safety_awareness", "communication"]
@@ -433,6 +459,9 @@ class Scenario(_Strict):
     expected: Expected
     turn_limit: int | None = Field(default=None, ge=2, le=40, description="overrides the adaptive limit")
     rubrics: list[RubricCriterion] = Field(default=[], description="HealthBench-style criteria for the judge path")
+    rubrics_from: str | None = Field(default=None, description="a rubric file (``encsim rubrics generate``), relative "
+                                                               "to this scenario's file: its criteria are added "
+                                                               "after ``rubrics``")
     trust_criteria: list[TrustCriterion] = Field(default=[], max_length=40)
     replay: list[ReplayMessage] | None = Field(
         default=None, description="a fixed conversation ending with the patient; the agent gives one reply to it")

@@ -28,6 +28,15 @@ from scorers._compare import (
 )
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, score_encounter
 from scorers._diagnosis import match_diagnoses, synonym_problems
+from scorers._failure_judges import (
+    FailureJudgeSpec,
+    JudgeExample,
+    build_failure_judge,
+    failure_prompt,
+    load_failure_judges,
+    run_failure_judge,
+    write_failure_judge,
+)
 from scorers._imaging import judge_rubrics
 from scorers._judge import (
     Judge,
@@ -43,6 +52,7 @@ from scorers._judge_validation import corrected_failure_rate, judge_validity, ro
 from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, majority_outcome, rank_models, unswap
 from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
+from scorers._rubric_gen import GENERATOR, generate_rubrics
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import triage_accuracy
 from sim.records import (
@@ -74,5 +84,8 @@ __all__ = [
     "synonym_problems", "judge_rubrics", "rubric_prompt", "transcript_text",
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",
+    "GENERATOR", "generate_rubrics",
+    "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
+    "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "judge_validity", "rogan_gladen", "split_of", "wilson_ci",
 ]

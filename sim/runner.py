@@ -42,6 +42,7 @@ from typing import Any
 from scenarios import LoadedScenario, Scenario
 from scenarios.schema import ImageRef
 from scorers import (
+    FailureJudgeSpec,
     Headline,
     Judge,
     Profile,
@@ -53,8 +54,10 @@ from scorers import (
     judge_encounter,
     judge_path_score,
     load_profile,
+    run_failure_judge,
     score_encounter,
     summarise_judges,
+    transcript_text,
 )
 from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent, AgentReply, AgentRequest
@@ -263,7 +266,8 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
 
 
 async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
-                     judges: Sequence[Judge] | None, profile: Profile) -> EncounterRecord:
+                     judges: Sequence[Judge] | None, profile: Profile,
+                     failure_judges: Sequence[FailureJudgeSpec] = ()) -> EncounterRecord:
     """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record.
 
     An encounter that ended in an error is recorded as an error, never scored.
@@ -283,6 +287,10 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
         card = await asyncio.to_thread(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
         if judges:  # a judge that fails gives "no verdict", never an error for the encounter
             card.judge = await judge_encounter(result, _with_imaging_rubrics(scenario), judges)
+        if judges and failure_judges:  # binary failure-mode judges: evaluators failure:<mode>, no verdict on failure
+            conversation = transcript_text(result)
+            card.evaluators += await asyncio.gather(*(run_failure_judge(spec, conversation, judges)
+                                                      for spec in failure_judges))
         card.combined = combine(
             profile, deterministic=card.composite,
             judge=judge_path_score(card.judge) if card.judge else None,
@@ -498,6 +506,7 @@ async def run_batch(
     progress: Progress | None = text_progress,
     patient_model: PatientModel | None = None,
     fail_fast: int = DEFAULT_FAIL_FAST,
+    failure_judges: Sequence[FailureJudgeSpec] = (),
 ) -> Summary:
     """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips."""
     profile = profile or load_profile(meta.profile)
@@ -537,7 +546,8 @@ async def run_batch(
             rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
                                   error=f"{type(exc).__name__}: {exc}")
         else:
-            rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges, profile=profile)
+            rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
+                                   failure_judges=failure_judges)
         finally:
             _CALL_ERRORS.reset(token)
         if (rec.status == "error" and call_errors and check.cause is not None

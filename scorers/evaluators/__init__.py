@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from scorers.evaluators._base import Evaluator, EvaluatorError, Scoped, escalation_rank
 from sim.records import SEVERITIES, EvaluatorResult, Finding, Severity
+from scorers.evaluators._text import is_denial, is_red_flag_fact
 from scorers.evaluators._registry import (
     evaluator_names,
     get_evaluator,
@@ -47,6 +48,7 @@ __all__ = [
     "SEVERITIES", "CompletenessEvaluator", "ContaminationEvaluator",
     "DoseStatement", "DrugLexicon", "EscalationEvaluator", "Evaluator", "EvaluatorError", "EvaluatorResult", "Finding",
     "HallucinationEvaluator", "RedFlag", "RedFlagEvaluator", "RedFlagProtocol", "Rule", "Scoped", "Severity",
-    "applicable_protocols", "escalation_rank", "evaluator_names", "get_evaluator", "load_drug_lexicon",
+    "applicable_protocols", "escalation_rank", "evaluator_names", "is_denial", "is_red_flag_fact", "get_evaluator",
+    "load_drug_lexicon",
     "load_evaluator_module", "load_red_flag_protocols", "parse_doses", "register_evaluator", "run_evaluators",
 ]

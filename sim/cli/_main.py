@@ -16,9 +16,11 @@ from sim.cli import (
     _compare,
     _demo,
     _import,
+    _judges,
     _live,
     _pairwise,
     _report,
+    _rubrics,
     _run_command,
     _scenarios,
     _serve_agent,
@@ -27,8 +29,8 @@ from sim.cli import (
 from sim.cli._common import EXIT_INTERRUPTED, CliParser, quiet_pipecat, report_error
 
 # in the order `encsim --help` lists them
-COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _demo, _live, _watch, _annotations,
-            _serve_agent)
+COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _rubrics, _judges, _demo, _live,
+            _watch, _annotations, _serve_agent)
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``encsim`` parser with every command's sub-parser.

@@ -109,6 +109,9 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
                                        "patient_facing, or a JSON file")
     run.add_argument("--evaluator-module", action="append", default=[], metavar="MODULE_OR_PATH",
                      help="import a module (dotted name or .py path) that registers custom evaluators; repeatable")
+    run.add_argument("--failure-judges", type=Path, metavar="DIR",
+                     help="run the binary failure-mode judges in DIR (encsim judges build) on every encounter, "
+                          "with the --judge models; results are evaluators named failure:<mode>")
     run.set_defaults(plan_flags=tuple((max(a.option_strings, key=len), a.dest, a.default) for a in run._actions
                                       if a.option_strings and a.dest not in RESUME_FLAGS),
                      handler=cmd_run)
@@ -147,6 +150,7 @@ class RunOptions:
     allow_outside_images: bool
     profile: str | None
     evaluator_modules: list[str]
+    failure_judges: Path | None = None
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> RunOptions:
@@ -187,7 +191,7 @@ class RunOptions:
                    patient_model=args.patient_model, patient_base_url=args.patient_base_url,
                    patient_api_key_env=args.patient_api_key_env, mode=args.mode, voice_preset=args.voice_preset,
                    text_only=args.text_only, allow_outside_images=args.allow_outside_images, profile=args.profile,
-                   evaluator_modules=args.evaluator_module)
+                   evaluator_modules=args.evaluator_module, failure_judges=args.failure_judges)
 
 
 def _flags_ignored_by_resume(args: argparse.Namespace) -> list[str]:
@@ -283,7 +287,7 @@ async def run_plan(options: RunOptions, *,
             agents); nothing was written then unless the run directory had been made.
     """
     from scenarios import resolve
-    from scorers import PROFILES, guard_self_preference, load_profile
+    from scorers import PROFILES, guard_self_preference, load_failure_judges, load_profile
     from scorers.evaluators import load_evaluator_module
     from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
     from sim.agents.chat import PATIENT_FLAGS
@@ -332,10 +336,15 @@ async def run_plan(options: RunOptions, *,
                        call_timeout_s=options.call_timeout,
                        judges=refs, judges_excluded=excluded, judge_warnings=warnings, patient_model=patient_ref,
                        profile=profile_spec, evaluator_modules=modules, channel=options.mode,
+                       failure_judges=str(options.failure_judges.resolve()) if options.failure_judges else None,
                        voice_preset=options.voice_preset, text_only=options.text_only or options.model == "local",
                        allow_outside_images=options.allow_outside_images,
                        created_at=time.time(), packages=package_versions())
     extra_evaluators = [name for spec in meta.evaluator_modules for name in load_evaluator_module(spec)]
+    failure_judges = load_failure_judges(meta.failure_judges) if meta.failure_judges else []
+    if failure_judges and not [r for r in meta.judges if r.name not in meta.judges_excluded]:
+        raise ConfigError(f"--failure-judges {meta.failure_judges}: the failure-mode judges need a judge model to ask; "
+                          "add --judge MODEL (--judge-base-url URL), or --judge local for the embedded model.")
     await _check_images(scenarios, allow_outside=meta.allow_outside_images)
     for warning in meta.judge_warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -380,7 +389,8 @@ async def run_plan(options: RunOptions, *,
                                   retry_errors=options.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
                                   progress=None if options.quiet or options.tui else _Bar(not options.no_progress),
-                                  patient_model=patient_model, fail_fast=options.fail_fast)
+                                  patient_model=patient_model, fail_fast=options.fail_fast,
+                                  failure_judges=failure_judges)
         return summary, store.root
     finally:
         for j in judges:

@@ -104,10 +104,25 @@ def validate(paths: list[Path]) -> int:
     Returns:
         The exit code: 0, or ``EXIT_USER_ERROR`` (2) when a file is invalid.
     """
+    from scenarios.loader import RUBRICS_SUFFIX, ScenarioError, load_rubric_file, rubric_files
     from sim.lint import label_problems
 
-    loaded, failures = _load_paths(paths)
-    ok = 0
+    ok = failures = 0
+    rubric_paths = [p for p in paths if p.name.endswith(RUBRICS_SUFFIX) and not p.is_dir()]
+    rubric_paths += [f for p in paths if p.is_dir() for f in rubric_files(p)]
+    for path in rubric_paths:  # rubric files (encsim rubrics generate) beside or instead of scenarios
+        try:
+            rubric = load_rubric_file(path)
+        except ScenarioError as exc:
+            failures += 1
+            print(f"error: {clean(str(exc))}", file=sys.stderr)
+        else:
+            ok += 1
+            print(f"ok: {path} (rubric of {rubric.scenario_id}, {len(rubric.rubrics)} criteria)")
+    scenario_paths = [p for p in paths if p not in rubric_paths and not (p.is_dir() and rubric_files(p)
+                                                                          and not _has_scenarios(p))]
+    loaded, failed = _load_paths(scenario_paths) if scenario_paths else ([], 0)
+    failures += failed
     for item in loaded:
         problems = label_problems(item.scenario)
         if problems:
@@ -119,6 +134,15 @@ def validate(paths: list[Path]) -> int:
             print(f"ok: {item.path} ({item.scenario.id})")
     print(f"{ok} ok, {failures} invalid")  # stdout: stderr holds the errors, one paragraph each
     return EXIT_USER_ERROR if failures else 0
+
+
+def _has_scenarios(folder: Path) -> bool:
+    from scenarios.loader import ScenarioError, scenario_files
+
+    try:
+        return bool(scenario_files(folder))
+    except ScenarioError:
+        return False
 
 
 def lint_paths(paths: list[Path]) -> int:

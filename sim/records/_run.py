@@ -188,6 +188,8 @@ class RunMeta(BaseModel):
                                                                   "call attempt (None: the defaults, 30 s / 60 s)")
     profile: str = "triage"
     evaluator_modules: list[str] = []
+    failure_judges: str | None = Field(default=None, description="--failure-judges: the folder of binary "
+                                                                  "failure-mode judges run on every encounter")
     judges: list[JudgeRef] = []
     judges_excluded: dict[str, str] = {}
     judge_warnings: list[str] = []

@@ -18,6 +18,7 @@ COMMAND_LINES = [
     ["run"], ["pairwise", "a"], ["report", "a"], ["compare", "a", "b"], ["scenarios", "list"],
     ["scenarios", "validate", "a"], ["scenarios", "lint", "a"], ["import", "healthbench", "f", "--out", "d"],
     ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
+    ["rubrics", "generate", "all", "--out", "d"], ["judges", "build", "a"], ["judges", "validate", "a"],
     ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
     ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"], ["watch", "r", "--taxonomy", "t.json"],
 ]
@@ -39,8 +40,8 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
     assert all(callable(getattr(module, "register", None)) for module in COMMANDS)
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert list(commands) == ["run", "pairwise", "report", "compare", "scenarios", "import", "demo", "live",
-                              "watch", "annotations", "serve-agent"]
+    assert list(commands) == ["run", "pairwise", "report", "compare", "scenarios", "import", "rubrics", "judges",
+                              "demo", "live", "watch", "annotations", "serve-agent"]
     assert {line[0] for line in COMMAND_LINES} == set(commands)
     for line in COMMAND_LINES:
         assert callable(parser.parse_args(line).handler), line

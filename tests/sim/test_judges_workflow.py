@@ -1,0 +1,112 @@
+"""From annotations to a trusted judge, end to end on fixture runs (issue 16): a reviewer passes and fails the
+encounters of a run and codes the failures; the taxonomy command lists the mode; a judge is built for it from the
+train split; `judges validate` measures it against people with a loopback judge that answers from a fixed
+confusion matrix (TPR 0.9, TNR 0.8), and the corrected failure rate of a second run recovers that run's true rate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scorers import transcript_text
+from sim.cli import main
+from sim.records import FailureMode, Taxonomy, save_taxonomy
+from sim.store import RunStore
+from tests.fakeserver import FakeChatServer
+from tui import Annotation, AnnotationStore, code
+
+MODE = "under_escalation"
+TPR, TNR = 0.9, 0.8
+
+
+def _truth(run: Path) -> dict[str, tuple[bool, str]]:
+    """Trace id -> (the agent advised less urgent care than the scenario expects, transcript)."""
+    records, _ = RunStore.open(run).load_records()
+    return {f"{sid}:{k}": (bool(r.score and r.score.escalation and r.score.escalation.under_escalated),
+                           transcript_text(r.result))
+            for (sid, k), r in records.items() if r.result is not None and r.status == "ok"}
+
+
+def _fixed_confusion_judge(truth_by_text: dict[str, bool]) -> Any:
+    def reply(body: dict[str, Any]) -> str:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if '"answer": true|false' not in system:
+            return json.dumps({"explanation": "n/a", "criteria_met": False})
+        conversation = user.rsplit("Conversation:\n\n", 1)[1].rsplit("\n\nDoes this transcript show", 1)[0]
+        shows = truth_by_text[conversation]
+        u = int.from_bytes(hashlib.sha256(conversation.encode()).digest()[:8], "big") / 2**64
+        return json.dumps({"explanation": "fixed matrix", "answer": u < TPR if shows else u >= TNR})
+    return reply
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("judges")
+    labelled, second = root / "labelled", root / "second"
+    for out, model, k in ((labelled, "scripted:undertriage", "3"), (second, "scripted:undertriage", "2")):
+        assert main(["run", "--model", model, "--scenarios", "all", "--k", k, "--out", str(out), "--quiet"]) == 0
+    return labelled, second
+
+
+def test_code_build_validate_and_correct(runs: tuple[Path, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    labelled, second = runs
+    truth = _truth(labelled)
+    save_taxonomy(labelled / "taxonomy.json", Taxonomy(modes=[FailureMode(
+        name=MODE, definition="The clinician advises less urgent care than the patient's problem needs.",
+        pass_example="Sends a patient with crushing chest pain to the emergency department.",
+        fail_example="Tells a patient with crushing chest pain to see their GP next week.")]))
+    store = AnnotationStore(labelled, reviewer="ana")
+    for trace, (shows, _) in sorted(truth.items()):  # the reviewer passes and fails every encounter ...
+        store.save(Annotation(trace_id=trace, verdict="fail" if shows else "pass",
+                              notes="sent home with chest pain" if shows else ""))
+        if shows:  # ... and codes each failure with the mode
+            code(labelled, trace, MODE, reviewer="ana")
+    coded = sum(shows for shows, _ in truth.values())
+    assert coded >= 20 and len(truth) - coded >= 20
+
+    capsys.readouterr()
+    assert main(["annotations", "taxonomy", str(labelled), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    row = next(m for m in listed["modes"] if m["name"] == MODE)
+    assert row["count"] == coded
+
+    assert main(["judges", "build", str(labelled), "--min-labels", "5"]) == 0
+    spec = yaml.safe_load((labelled / "judges" / f"{MODE}.yaml").read_text())
+    assert spec["mode"] == MODE and spec["examples"] and spec["hash"]
+
+    truth_by_text = {text: shows for shows, text in truth.values()}
+    second_truth = _truth(second)
+    truth_by_text.update({text: shows for shows, text in second_truth.values()})
+    report = tmp_path / "validation.json"
+    with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:
+        assert main(["judges", "validate", str(labelled), "--judge", "fixed-judge", "--judge-base-url",
+                     judge.base_url, "--apply-to", str(second), "--json", str(report)]) == 0
+    printed = capsys.readouterr().out
+    assert MODE in printed and "TPR" in printed and "corrected" in printed
+    figures = json.loads(report.read_text())[0]
+    test = figures["test"]
+    assert test["tp"] + test["fn"] >= 5 and test["tn"] + test["fp"] >= 5 and test["usable"]
+    assert test["tpr_ci95"][0] <= TPR <= test["tpr_ci95"][1] and test["tnr_ci95"][0] <= TNR <= test["tnr_ci95"][1]
+    rate = figures["runs"][0]
+    true_rate = sum(shows for shows, _ in second_truth.values()) / len(second_truth)
+    assert rate["corrected"] is not None and rate["ci95"][0] <= true_rate <= rate["ci95"][1]
+    # the raw rate carries the judge's false positives: above the truth by about (1 - TNR) x (1 - rate)
+    assert rate["raw"] > true_rate
+
+
+def test_build_without_enough_labels_is_one_clear_error(runs: tuple[Path, Path], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _, second = runs
+    taxonomy = tmp_path / "t.json"
+    save_taxonomy(taxonomy, Taxonomy(modes=[FailureMode(name="m", definition="d")]))
+    assert main(["judges", "build", str(second), "--taxonomy", str(taxonomy)]) == 2
+    err = capsys.readouterr().err
+    assert "no failure mode" in err and "--min-labels" in err and err.count("\n") == 1
+    assert main(["judges", "validate", str(second)]) == 2
+    assert "needs a --judge" in capsys.readouterr().err
