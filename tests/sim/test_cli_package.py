@@ -21,6 +21,7 @@ COMMAND_LINES = [
     ["rubrics", "generate", "all", "--out", "d"], ["judges", "build", "a"], ["judges", "validate", "a"],
     ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
     ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"], ["watch", "r", "--taxonomy", "t.json"],
+    ["annotations", "suggest-codes", "a", "--judge", "m", "--judge-base-url", "http://127.0.0.1:9/v1"],
 ]
 
 
