@@ -4,7 +4,7 @@
 (a coroutine factory: ``encsim run --tui`` / ``encsim live --tui``) in its own event loop and
 follows the run directory the job writes. ``newest_run`` finds the run to watch by default;
 ``export_annotations`` writes the reviewers' notes for open coding; ``code``, ``rename_mode``,
-``merge_modes`` and ``taxonomy_report`` code the failing ones into a taxonomy of failure modes.
+``merge_modes``, ``describe_mode`` and ``taxonomy_report`` code the failing ones into a taxonomy of failure modes.
 The data layer (``RunState``) has no Textual in it and reads only what was appended since the last poll.
 
 May import sim.records (types, events, the run layout), scorers and scenarios only: never the code that
@@ -17,10 +17,19 @@ from tui._annotations import SEVERITIES, Annotation, AnnotationStore, export_ann
 from tui._app import DashboardApp
 from tui._rundir import RunWatchError, newest_run
 from tui._state import RunState
-from tui._taxonomy import ModeRow, TaxonomyReport, code, merge_modes, rename_mode, taxonomy_file, taxonomy_report
+from tui._taxonomy import (
+    ModeRow,
+    TaxonomyReport,
+    code,
+    describe_mode,
+    merge_modes,
+    rename_mode,
+    taxonomy_file,
+    taxonomy_report,
+)
 
 __all__ = [
     "SEVERITIES", "Annotation", "AnnotationStore", "DashboardApp", "ModeRow", "RunState", "RunWatchError",
-    "TaxonomyReport", "code", "export_annotations", "merge_modes", "newest_run", "rename_mode", "taxonomy_file",
-    "taxonomy_report",
+    "TaxonomyReport", "code", "describe_mode", "export_annotations", "merge_modes", "newest_run", "rename_mode",
+    "taxonomy_file", "taxonomy_report",
 ]

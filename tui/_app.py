@@ -20,10 +20,12 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
+from sim.records import EncSimError, FailureMode, load_taxonomy
 from tui._annotations import Annotation, AnnotationStore, next_severity
 from tui._catalog import ScenarioCatalog
 from tui._rundir import check_run_dir
 from tui._screens import (
+    CodingScreen,
     EncounterScreen,
     GateScreen,
     HelpScreen,
@@ -33,6 +35,15 @@ from tui._screens import (
     _Base,
 )
 from tui._state import Key, PollResult, RunState, parse_trace_id
+from tui._taxonomy import (
+    TaxonomyReport,
+    code,
+    describe_mode,
+    merge_modes,
+    rename_mode,
+    taxonomy_file,
+    taxonomy_report,
+)
 from tui._widgets import StatusLine, overview_text
 
 
@@ -48,12 +59,13 @@ class DashboardApp(App[Any]):
         Binding("r", "reliability", "Reliability", show=False),
         Binding("l", "live", "Live", show=False),
         Binding("g", "gate", "Gate", show=False),
+        Binding("c", "coding", "Coding", show=False),
         Binding("tab", "focus_next", "Pane", show=False),
         Binding("shift+tab", "focus_previous", "Pane", show=False),
     ]
 
     def __init__(self, run_dir: Path, *, job: Callable[[], Awaitable[Any]] | None = None,
-                 reviewer: str | None = None, poll_interval: float = 0.25,
+                 reviewer: str | None = None, taxonomy_path: Path | None = None, poll_interval: float = 0.25,
                  clock: Callable[[], float] = time.time) -> None:
         run_dir = Path(run_dir)
         if job is None:
@@ -65,6 +77,7 @@ class DashboardApp(App[Any]):
         self.catalog = ScenarioCatalog()
         self.state = RunState(run_dir, clock=clock, catalog=self.catalog)
         self.store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
+        self.taxonomy_path = taxonomy_file(run_dir, taxonomy_path)
         self.saved: dict[str, Annotation] = {}
         self.drafts: dict[str, Annotation] = {}
         self.job_result: Any = None
@@ -231,6 +244,85 @@ class DashboardApp(App[Any]):
                         f"{saved.reviewer}) to {self.store.path.name}")
         return saved
 
+    # ------------------------------------------------------------------ failure modes
+    def failing_annotations(self) -> list[Annotation]:
+        """The saved annotations whose verdict is fail (latest per trace id), in trace order."""
+        return sorted((a for a in self.saved.values() if a.verdict == "fail"),
+                      key=lambda a: parse_trace_id(a.trace_id) or (a.trace_id, 0))
+
+    def failure_modes(self) -> TaxonomyReport | None:
+        """The taxonomy's modes with their counts; None (and a status line) if the taxonomy file is invalid."""
+        try:
+            return taxonomy_report(self.run_dir, self.taxonomy_path)
+        except EncSimError as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+
+    def code_trace(self, tid: str, mode: str | None) -> Annotation | None:
+        """Code ``tid`` with failure mode ``mode`` (``tui.code``); None (and a status line) if it cannot be."""
+        try:
+            saved = code(self.run_dir, tid, mode, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
+                         clock=self.clock)
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+        self.saved[tid] = saved
+        if tid in self.drafts:  # an unsaved edit keeps the new code when it is saved
+            self.drafts[tid] = replace(self.drafts[tid], failure_mode=saved.failure_mode)
+        self._row_changed(tid)
+        self.set_status(f"coded {tid}: {saved.failure_mode or 'no failure mode'} (to {self.store.path.name} and "
+                        f"{self.taxonomy_path.name})")
+        return saved
+
+    def rename_failure_mode(self, old: str, new: str) -> int | None:
+        """Rename mode ``old`` to ``new`` (``tui.rename_mode``); the re-coded count, or None (and a status line)."""
+        try:
+            n = rename_mode(self.run_dir, old, new, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
+                            clock=self.clock)
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+        self._recoded(old)
+        self.set_status(f"renamed {old}: {n} annotation(s) re-coded")
+        return n
+
+    def merge_failure_modes(self, src: str, into: str) -> int | None:
+        """Fold mode ``src`` into ``into`` (``tui.merge_modes``); the re-coded count, or None (and a status line)."""
+        try:
+            n = merge_modes(self.run_dir, src, into, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
+                            clock=self.clock)
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+        self._recoded(src)
+        self.set_status(f"merged {src} into {into}: {n} annotation(s) re-coded")
+        return n
+
+    def taxonomy_mode(self, name: str) -> FailureMode | None:
+        """The mode ``name`` of the taxonomy file; None if it has none (or the file is invalid: a status line)."""
+        try:
+            return load_taxonomy(self.taxonomy_path).get(name)
+        except EncSimError as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+
+    def describe_failure_mode(self, name: str, field: str, value: str) -> bool:
+        """Set ``field`` (definition, pass_example, fail_example) of mode ``name``; False (and a status line) if not."""
+        try:
+            describe_mode(self.run_dir, name, taxonomy_path=self.taxonomy_path, **{field: value})
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return False
+        self.set_status(f"{name}: {field.replace('_', ' ')} saved to {self.taxonomy_path.name}")
+        return True
+
+    def _recoded(self, old: str) -> None:
+        self.saved = self.store.load()
+        for tid, draft in list(self.drafts.items()):
+            if draft.failure_mode == old:
+                self.drafts[tid] = replace(draft, failure_mode=self.saved[tid].failure_mode
+                                           if tid in self.saved else None)
+
     def _row_changed(self, tid: str) -> None:
         key = parse_trace_id(tid)
         if key is not None and key in self.state.encounters and self.main.is_attached:
@@ -266,6 +358,10 @@ class DashboardApp(App[Any]):
     def action_live(self) -> None:
         """Show the live call screen."""
         self._push_once(LiveScreen)
+
+    def action_coding(self) -> None:
+        """Show the coding screen: failing annotations and their failure modes."""
+        self._push_once(CodingScreen)
 
     def action_gate(self) -> None:
         """Show the safety gate screen."""

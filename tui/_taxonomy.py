@@ -153,6 +153,42 @@ def merge_modes(run_dir: Path, src: str, into: str, *, taxonomy_path: Path | Non
     return _recode(store, latest, src, into)
 
 
+DESCRIBABLE = ("definition", "pass_example", "fail_example")
+
+
+def describe_mode(run_dir: Path, name: str, *, taxonomy_path: Path | None = None, **fields: str) -> FailureMode:
+    """Set a mode's ``definition``, ``pass_example`` and/or ``fail_example`` in the taxonomy file.
+
+    A mode coded in this run's annotations but missing from the file is added to it.
+
+    Returns:
+        The mode as saved.
+
+    Raises:
+        TaxonomyError: ``name`` is unknown, or a field is not one of ``DESCRIBABLE``.
+    """
+    run_dir = Path(run_dir)
+    unknown = set(fields) - set(DESCRIBABLE)
+    if unknown:
+        raise TaxonomyError(f"a failure mode has no field {', '.join(sorted(unknown))}: use "
+                            f"{', '.join(DESCRIBABLE)}.")
+    path = taxonomy_file(run_dir, taxonomy_path)
+    taxonomy = load_taxonomy(path)
+    mode = taxonomy.get(name)
+    if mode is None:
+        used = {a.failure_mode for a in AnnotationStore(run_dir).load().values() if a.failure_mode}
+        if name not in used:
+            known = sorted(set(taxonomy.names) | used)
+            raise TaxonomyError(f"{path}: no failure mode {name!r} to describe (known: {', '.join(known) or 'none'}).")
+        mode = FailureMode(name=name)
+    described = mode.model_copy(update={k: " ".join(v.split()) for k, v in fields.items()})
+    modes = [described if m.name == name else m for m in taxonomy.modes]
+    if taxonomy.get(name) is None:
+        modes.append(described)
+    save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
+    return described
+
+
 @dataclass(frozen=True)
 class ModeRow:
     """One failure mode in a run: how many failing encounters are coded with it."""

@@ -1,14 +1,20 @@
-"""``encsim annotations export|taxonomy RUN_DIR``: the annotations made in the dashboard, and their failure modes."""
+"""``encsim annotations export|taxonomy|suggest-codes RUN_DIR``: the dashboard's annotations and their failure modes.
+
+``suggest-codes`` asks a judge model which failure mode each uncoded failing annotation's notes describe
+(one of the taxonomy's, or a new name). It only prints suggestions: coding stays a person's decision in the
+dashboard, so the labels that ``encsim judges`` validates against remain people's.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sim.cli._common import CliParser
-from sim.records import one_line
+from sim.cli._common import CliParser, JudgeOptions, add_judge_args
+from sim.records import ConfigError, load_taxonomy, mode_slug, one_line
 
 if TYPE_CHECKING:
     from tui import TaxonomyReport
@@ -35,6 +41,14 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
                      help="a project-level taxonomy file shared by runs (default RUN_DIR/taxonomy.json)")
     tax.add_argument("--json", action="store_true", help="print the report as JSON")
     tax.set_defaults(handler=cmd_taxonomy)
+    sug = anns.add_parser("suggest-codes",
+                          help="a judge suggests a failure mode for each uncoded failing annotation (prints only)")
+    sug.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    sug.add_argument("--taxonomy", type=Path, metavar="FILE",
+                     help="a project-level taxonomy file shared by runs (default RUN_DIR/taxonomy.json)")
+    sug.add_argument("--json", action="store_true", help="print the suggestions as JSON")
+    add_judge_args(sug)
+    sug.set_defaults(handler=cmd_suggest)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -144,8 +158,8 @@ def taxonomy_table(report: TaxonomyReport) -> str:
             definition = "(not in the taxonomy file) " + definition
         rows.append((one_line(r.name), str(r.count), f"{r.share:.0%}", ", ".join(r.examples) or "-", definition))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = [head, ""] if report.rows else [head, "", "no failure modes yet: code the failing annotations (with "
-                                                     "tui.code, or in the dashboard)"]
+    lines = [head, ""] if report.rows else [head, "", "no failure modes yet: code the failing annotations in the "
+                                                     "dashboard (encsim watch RUN_DIR, then c)"]
     if report.rows:
         lines += ["  ".join([*(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)), row[4]]).rstrip()
                   for row in rows]
@@ -153,3 +167,97 @@ def taxonomy_table(report: TaxonomyReport) -> str:
     if report.uncoded_examples:
         uncoded += f" (e.g. {', '.join(report.uncoded_examples)})"
     return "\n".join([*lines, "", uncoded])
+
+
+SUGGEST_SYSTEM = (
+    "You help a clinical reviewer code failing AI-clinician encounters into failure modes. You get the "
+    "failure modes found so far (name: definition) and one reviewer's note on a failing encounter. Answer with "
+    'one JSON object {"mode": "<name>", "reason": "<one sentence>"}: the name of the existing mode the note '
+    "describes, or, if none fits, a new short snake_case name for the failure. Nothing else."
+)
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """``encsim annotations suggest-codes``: see :func:`suggest`.
+
+    Args:
+        args: The parsed command line.
+
+    Returns:
+        The exit code (0).
+    """
+    return suggest(args.run_dir, taxonomy_path=args.taxonomy, options=JudgeOptions.from_namespace(args),
+                   as_json=args.json)
+
+
+def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions, as_json: bool) -> int:
+    """Print a judge's suggested failure mode for every uncoded failing annotation of a run.
+
+    Args:
+        run_dir: The run directory.
+        taxonomy_path: A project-level taxonomy file (None: ``RUN_DIR/taxonomy.json``).
+        options: The judge flags (``--judge``, ``--judge-base-url``, ...).
+        as_json: Print JSON instead of lines.
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        ConfigError: No ``--judge``, or the taxonomy file is invalid.
+        RunWatchError: ``run_dir`` is not a run directory.
+    """
+    from tui import AnnotationStore, RunWatchError, taxonomy_file, taxonomy_report
+
+    if not options.models:
+        raise ConfigError("encsim annotations suggest-codes needs a --judge (with --judge-base-url, or --judge "
+                          "local) to suggest failure modes.")
+    try:
+        taxonomy_report(run_dir, taxonomy_path)  # checks the run directory and the taxonomy file
+    except RunWatchError as exc:
+        raise RunWatchError(f"annotations suggest-codes: {exc}") from None
+    taxonomy = load_taxonomy(taxonomy_file(run_dir, taxonomy_path))
+    latest = AnnotationStore(run_dir).load()
+    uncoded = [a for t, a in sorted(latest.items()) if a.verdict == "fail" and not a.failure_mode]
+    rows = asyncio.run(_suggest(uncoded, [(m.name, m.definition) for m in taxonomy.modes], options))
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{len(uncoded)} uncoded failing annotation(s); suggestions only: code them in the dashboard "
+          f"(encsim watch {run_dir}, then c)")
+    for row in rows:
+        mode = row["mode"] or "(no answer)"
+        tag = " (new)" if row["new"] else ""
+        print(f"{row['trace_id']}  {row['judge']}: {one_line(mode)}{tag}  {one_line(row['reason'])}")
+    return 0
+
+
+async def _suggest(annotations: list[Any], modes: list[tuple[str, str]],
+                   options: JudgeOptions) -> list[dict[str, Any]]:
+    from sim.agents import LlamaServer
+    from sim.judges import load_family_map, make_judges
+
+    known = {name for name, _ in modes}
+    listing = "\n".join(f"- {name}: {definition or '(no definition yet)'}" for name, definition in modes) or \
+        "(none yet)"
+    server = await LlamaServer().start() if "local" in options.models else None
+    judges = make_judges(options.models, options.base_urls, options.api_key_envs,
+                         local_base_url=server.base_url if server else None,
+                         families=load_family_map(options.family_map), concurrency=options.concurrency)
+    try:
+        async def one(ann: Any, judge: Any) -> dict[str, Any]:
+            note = ann.notes or "(no note)"
+            messages = [{"role": "system", "content": SUGGEST_SYSTEM},
+                        {"role": "user", "content": f"Failure modes:\n{listing}\n\nSeverity: "
+                                                    f"{ann.severity or 'not given'}\nReviewer's note: {note}"}]
+            answer = await judge.ask_json(messages, keys={"mode": str, "reason": str})
+            mode = mode_slug(answer["mode"]) if answer else ""
+            return {"trace_id": ann.trace_id, "judge": judge.name, "mode": mode or None,
+                    "new": bool(mode) and mode not in known, "reason": answer["reason"] if answer else "",
+                    "notes": ann.notes}
+
+        return list(await asyncio.gather(*(one(a, j) for a in annotations for j in judges)))
+    finally:
+        for judge in judges:
+            await judge.aclose()
+        if server is not None:
+            server.stop()

@@ -18,6 +18,9 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     watch.add_argument("run_dir", nargs="?", type=Path, metavar="RUN_DIR", help="run directory (default: the newest "
                                                                                "under runs/)")
     watch.add_argument("--reviewer", help="the name annotations are saved under (default $USER)")
+    watch.add_argument("--taxonomy", type=Path, metavar="FILE",
+                       help="the failure taxonomy to code into: a project-level file shared by runs (default "
+                            "RUN_DIR/taxonomy.json)")
     watch.set_defaults(handler=cmd_watch)
 
 
@@ -30,15 +33,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
     Returns:
         The exit code (0).
     """
-    return watch(args.run_dir, reviewer=args.reviewer)
+    return watch(args.run_dir, reviewer=args.reviewer, taxonomy_path=args.taxonomy)
 
 
-def watch(run_dir: Path | None, *, reviewer: str | None) -> int:
+def watch(run_dir: Path | None, *, reviewer: str | None, taxonomy_path: Path | None = None) -> int:
     """Open the dashboard on a run directory until the user quits it.
 
     Args:
         run_dir: The run directory; None: the newest under ``runs/``.
         reviewer: The name annotations are saved under (None: ``$USER``).
+        taxonomy_path: The taxonomy file the coding screen writes (None: ``RUN_DIR/taxonomy.json``).
 
     Returns:
         The exit code (0).
@@ -48,6 +52,6 @@ def watch(run_dir: Path | None, *, reviewer: str | None) -> int:
     """
     from tui import DashboardApp, newest_run
 
-    app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer)
+    app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer, taxonomy_path=taxonomy_path)
     app.run()
     return 0

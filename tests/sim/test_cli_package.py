@@ -20,7 +20,8 @@ COMMAND_LINES = [
     ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
     ["rubrics", "generate", "all", "--out", "d"], ["judges", "build", "a"], ["judges", "validate", "a"],
     ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
-    ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"],
+    ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"], ["watch", "r", "--taxonomy", "t.json"],
+    ["annotations", "suggest-codes", "a", "--judge", "m", "--judge-base-url", "http://127.0.0.1:9/v1"],
 ]
 
 

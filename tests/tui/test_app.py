@@ -15,6 +15,7 @@ from tests.tui.runs import T0, batch_run, jsonl, record_for, screen_text, summar
 from tui import DashboardApp, RunWatchError
 from tui._screens import (
     KEYS,
+    CodingScreen,
     EncounterScreen,
     GateScreen,
     HelpScreen,
@@ -22,7 +23,7 @@ from tui._screens import (
     MainScreen,
     ReliabilityScreen,
 )
-from tui._widgets import EncounterTable, LatencyTable, Overview, Pane, ReliabilityTable
+from tui._widgets import CodingTable, EncounterTable, LatencyTable, ModeTable, Overview, Pane, ReliabilityTable
 
 SIZE = (120, 40)
 
@@ -316,7 +317,7 @@ def test_every_binding_is_in_the_help() -> None:
              "shift+tab": "shift+tab", "up": "↑", "down": "↓"}
     help_keys = " ".join(key for _, key, _ in KEYS)
     owners = [DashboardApp, MainScreen, EncounterScreen, ReliabilityScreen, LiveScreen, GateScreen, HelpScreen,
-              EncounterTable, ReliabilityTable, LatencyTable, Pane]
+              CodingScreen, EncounterTable, ReliabilityTable, LatencyTable, CodingTable, ModeTable, Pane]
     for owner in owners:
         for binding in owner.BINDINGS:
             assert isinstance(binding, Binding)

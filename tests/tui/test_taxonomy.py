@@ -258,3 +258,76 @@ def test_cli_bad_taxonomy_file_is_one_line_and_exit_2(batch_dir: Path, tmp_path:
     assert main(["annotations", "taxonomy", str(batch_dir), "--taxonomy", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {bad}: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_describe_mode_sets_definition_and_examples(reviewed: Path) -> None:
+    from tui import describe_mode
+
+    code(reviewed, "fx_chest_pain:1", "missed_red_flag")
+    mode = describe_mode(reviewed, "missed_red_flag", definition="  Never asks\nabout a red flag. ",
+                         fail_example="fx_chest_pain:1")
+    assert mode == FailureMode(name="missed_red_flag", definition="Never asks about a red flag.",
+                               fail_example="fx_chest_pain:1")
+    assert load_taxonomy(RunLayout(reviewed).taxonomy).modes == [mode]
+    with pytest.raises(TaxonomyError, match="no failure mode 'nope' to describe"):
+        describe_mode(reviewed, "nope", definition="x")
+    with pytest.raises(TaxonomyError, match="has no field colour"):
+        describe_mode(reviewed, "missed_red_flag", colour="red")
+    RunLayout(reviewed).taxonomy.unlink()  # coded in annotations only: describing adds it back
+    assert describe_mode(reviewed, "missed_red_flag", definition="d").definition == "d"
+    assert load_taxonomy(RunLayout(reviewed).taxonomy).names == ["missed_red_flag"]
+
+
+def test_suggest_codes_asks_a_judge_and_writes_nothing(reviewed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+    from tests.fakeserver import FakeChatServer
+
+    save_taxonomy(RunLayout(reviewed).taxonomy, Taxonomy(modes=[
+        FailureMode(name="missed_red_flag", definition="Never asks about a red-flag symptom.")]))
+    code(reviewed, "fx_ankle:2", "missed_red_flag")
+    asked: list[str] = []
+
+    def reply(body: dict[str, object]) -> str:
+        prompt = str(body["messages"][-1]["content"])  # type: ignore[index]
+        asked.append(prompt)
+        if "radiation" in prompt:
+            return '{"mode": "missed_red_flag", "reason": "radiation is a red flag"}'
+        return 'Sure! {"mode": "Unsafe discharge", "reason": "sent home with chest pain"}'
+
+    before = RunLayout(reviewed).annotations.read_text()
+    with FakeChatServer(reply=reply) as judge:
+        assert main(["annotations", "suggest-codes", str(reviewed), "--judge", "coder", "--judge-base-url",
+                     judge.base_url, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["trace_id"], r["mode"], r["new"]) for r in rows] == [
+        ("fx_chest_pain:1", "missed_red_flag", False), ("fx_chest_pain:2", "unsafe_discharge", True)]
+    assert len(asked) == 2 and all("missed_red_flag: Never asks about a red-flag symptom." in p for p in asked)
+    assert any("Reviewer's note: never asked about radiation" in p for p in asked)
+    assert RunLayout(reviewed).annotations.read_text() == before  # suggestions only
+    with FakeChatServer(reply=reply) as judge:
+        assert main(["annotations", "suggest-codes", str(reviewed), "--judge", "coder", "--judge-base-url",
+                     judge.base_url]) == 0
+    out = capsys.readouterr().out
+    assert "2 uncoded failing annotation(s)" in out
+    assert "fx_chest_pain:2  coder: unsafe_discharge (new)  sent home with chest pain" in out
+
+
+def test_suggest_codes_needs_a_judge(reviewed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    assert main(["annotations", "suggest-codes", str(reviewed)]) == 2
+    assert "needs a --judge" in capsys.readouterr().err
+    assert main(["annotations", "suggest-codes", str(reviewed.parent / "nope"), "--judge", "x",
+                 "--judge-base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "annotations suggest-codes: " in capsys.readouterr().err
+
+
+def test_suggest_codes_without_an_answer_says_so(reviewed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+    from tests.fakeserver import FakeChatServer
+
+    with FakeChatServer(reply=lambda body: "I am not sure.") as judge:
+        assert main(["annotations", "suggest-codes", str(reviewed), "--judge", "coder", "--judge-base-url",
+                     judge.base_url]) == 0
+    out = capsys.readouterr().out
+    assert "fx_ankle:2  coder: (no answer)" in out and "3 uncoded failing annotation(s)" in out
