@@ -74,6 +74,21 @@ def code(run_dir: Path, trace_id: str, mode: str | None, *, taxonomy_path: Path 
     return store.save(replace(current, failure_mode=name))
 
 
+def _open(run_dir: Path, taxonomy_path: Path | None, reviewer: str | None, clock: Callable[[], float]
+          ) -> tuple[Path, Taxonomy, AnnotationStore, dict[str, Annotation], set[str]]:
+    """What a rename or merge works on.
+
+    The taxonomy file and its contents, the annotations (latest per trace) and every mode known to either.
+    """
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir)
+    path = taxonomy_file(run_dir, taxonomy_path)
+    taxonomy = load_taxonomy(path)
+    store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
+    latest = store.load()
+    return path, taxonomy, store, latest, _known(taxonomy, latest)
+
+
 def _recode(store: AnnotationStore, latest: dict[str, Annotation], old: str, new: str) -> int:
     n = 0
     for tid in sorted(latest, key=_trace_order):
@@ -94,13 +109,7 @@ def rename_mode(run_dir: Path, old: str, new: str, *, taxonomy_path: Path | None
         RunWatchError: ``run_dir`` is not a run directory.
         TaxonomyError: ``old`` is unknown, or ``new`` is not a usable name or already exists (merge instead).
     """
-    run_dir = Path(run_dir)
-    check_run_dir(run_dir)
-    path = taxonomy_file(run_dir, taxonomy_path)
-    taxonomy = load_taxonomy(path)
-    store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
-    latest = store.load()
-    known = _known(taxonomy, latest)
+    path, taxonomy, store, latest, known = _open(run_dir, taxonomy_path, reviewer, clock)
     if old not in known:
         raise TaxonomyError(f"{path}: no failure mode {old!r} to rename (known: {', '.join(sorted(known)) or 'none'}).")
     name = _name(new, "new name")
@@ -129,13 +138,7 @@ def merge_modes(run_dir: Path, src: str, into: str, *, taxonomy_path: Path | Non
         RunWatchError: ``run_dir`` is not a run directory.
         TaxonomyError: either name is unknown, or they are the same mode.
     """
-    run_dir = Path(run_dir)
-    check_run_dir(run_dir)
-    path = taxonomy_file(run_dir, taxonomy_path)
-    taxonomy = load_taxonomy(path)
-    store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
-    latest = store.load()
-    known = _known(taxonomy, latest)
+    path, taxonomy, store, latest, known = _open(run_dir, taxonomy_path, reviewer, clock)
     for name in (src, into):
         if name not in known:
             raise TaxonomyError(f"{path}: no failure mode {name!r} to merge (known: "
