@@ -7,7 +7,8 @@
 TNR with Wilson intervals, the confusion matrix and the traces where judge and people disagree are printed.
 With ``--apply-to RUN``, the judge is run on every encounter of that (unlabelled) run too, and its raw
 failure rate is printed beside the Rogan-Gladen corrected rate and its bootstrap CI (or "unusable" when the
-judge's TPR + TNR - 1 <= 0.2 on the test split).
+judge's TPR + TNR - 1 <= 0.2 on the test split). Every validation is also saved as RUN_DIR/judge_validation.json
+(the same figures as ``--json``), which the dashboard reads to show the disagreements beside the traces.
 
 Labels, per mode: a trace people failed and coded with the mode shows it (true); a trace people passed, or
 failed and coded with another mode, does not (false); a failing trace not coded yet is left out.
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli._common import CliParser, JudgeOptions, add_judge_args
-from sim.records import ConfigError, redact_json
+from sim.records import ConfigError, RunLayout, redact_json
 
 SPLIT_HELP = "train/dev/test shares of the labelled traces, e.g. 0.2/0.4/0.4 (the default)"
 
@@ -159,8 +160,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     specs = load_failure_judges(args.judges or args.run_dir / "judges")
     report = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to))
     print(render_validation(report))
+    text = redact_json(json.dumps(report, indent=2))
     if args.json_path:
-        args.json_path.write_text(redact_json(json.dumps(report, indent=2)), encoding="utf-8")
+        args.json_path.write_text(text, encoding="utf-8")
+    saved = RunLayout(args.run_dir).judge_validation  # the dashboard shows its disagreements beside the traces
+    tmp = saved.with_name(saved.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(saved)
     return 0
 
 

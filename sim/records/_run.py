@@ -56,6 +56,8 @@ class RunLayout:
     PATIENT_CACHE_FILE = "patient_cache.jsonl"
     ANNOTATIONS_FILE = "annotations.jsonl"
     TAXONOMY_FILE = "taxonomy.json"
+    CODE_SUGGESTIONS_FILE = "code_suggestions.jsonl"
+    JUDGE_VALIDATION_FILE = "judge_validation.json"
     LOCK_FILE = ".lock"
     TORN_PREFIX = RESULTS_FILE + ".torn-"
     AUDIO_DIR = "audio"
@@ -105,6 +107,16 @@ class RunLayout:
     def taxonomy(self) -> Path:
         """taxonomy.json: the run's failure modes (unless a project-level file is given)."""
         return self.root / self.TAXONOMY_FILE
+
+    @property
+    def code_suggestions(self) -> Path:
+        """code_suggestions.jsonl: failure modes a judge suggested (``annotations suggest-codes --save``)."""
+        return self.root / self.CODE_SUGGESTIONS_FILE
+
+    @property
+    def judge_validation(self) -> Path:
+        """judge_validation.json: the last ``judges validate`` of this labelled run (figures and disagreements)."""
+        return self.root / self.JUDGE_VALIDATION_FILE
 
     @property
     def lock(self) -> Path:

@@ -90,6 +90,8 @@ def test_code_build_validate_and_correct(runs: tuple[Path, Path], tmp_path: Path
     printed = capsys.readouterr().out
     assert MODE in printed and "TPR" in printed and "corrected" in printed
     figures = json.loads(report.read_text())[0]
+    # the same figures are saved in the labelled run for the dashboard's disagreements
+    assert json.loads((labelled / "judge_validation.json").read_text()) == json.loads(report.read_text())
     test = figures["test"]
     assert test["tp"] + test["fn"] >= 5 and test["tn"] + test["fp"] >= 5 and test["usable"]
     assert test["tpr_ci95"][0] <= TPR <= test["tpr_ci95"][1] and test["tnr_ci95"][0] <= TNR <= test["tnr_ci95"][1]
