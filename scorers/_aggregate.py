@@ -179,7 +179,8 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
     qwk = quadratic_weighted_kappa([int(p[0]) for p in pairs], [int(p[1]) for p in pairs]) if pairs else None
     all_cards = list(cards.values())
     components: dict[str, float | None] = {
-        name: _mean([part.score for c in all_cards if (part := getattr(c, name)) is not None]) for name in WEIGHTS
+        name: _mean([part.score for c in all_cards if (part := getattr(c, name)) is not None
+                     and part.score is not None]) for name in WEIGHTS
     }
     verdicts = {name: dict(Counter(part.verdict for c in all_cards
                                    if (part := getattr(c, name)) is not None and part.verdict is not None))

@@ -17,12 +17,19 @@ Components, each in [0, 1]:
   emergency department, crisis team, pharmacist ...) is judged by the ``escalation`` evaluator.
 - **efficiency**: 0 without an assessment, else ``(limit - agent_turns) / (limit - 1)`` clipped to
   [0, 1]; finishing at the first turn is "efficient" but scores nothing on information.
+- **diagnosis** (scenarios with ``expected.diagnoses``): ``0.7 x top + 0.3 x expected diagnoses named /
+  expected``, where ``top`` is 1 when the expected top diagnosis (or a synonym) is named first in the
+  agent's differential, 0.7 second or third, else 0 (``scorers._diagnosis.match_diagnoses``); 0 without an
+  assessment. The harness asks every agent for a ranked differential, so a right disposition for the wrong
+  reason (acute coronary syndrome called a muscle strain) costs here. Before issue 16 the diagnosis was
+  informational only, so no deterministic score told such a near-miss from the reference.
 
-**Composite** = 0.4 triage + 0.3 information + 0.2 escalation + 0.1 efficiency, renormalised over
-the components the scenario gives a target for (an imported case with no triage level is scored on
-the rest; a replay item with none is left to the judge path: composite ``None``; a single-turn triage
-item, a replay with an escalation target, is scored on escalation alone, information and efficiency not
-applicable). QWK is a
+**Composite** = (0.4 triage + 0.3 information + 0.2 escalation + 0.1 efficiency + 0.1 diagnosis) divided
+by the sum of the weights of the components the scenario gives a target for: a scenario without expected
+diagnoses scores exactly as before the diagnosis part existed; an imported case with no triage level is
+scored on the rest; a replay item with none of these targets is left to the judge path: composite
+``None``; a single-turn triage item, a replay with an escalation target, is scored on escalation (and
+diagnosis, when it lists one), information and efficiency not applicable. QWK is a
 statistic of a population of encounters, so a single encounter cannot have one: its composite uses
 the per-encounter triage score in QWK's slot (it shares QWK's property that larger misses cost
 more, and adds the asymmetry and context multipliers); the run's QWK across all encounters is
@@ -46,7 +53,7 @@ from sim.records import (
     Verdict,
 )
 
-WEIGHTS = {"triage": 0.4, "information": 0.3, "escalation": 0.2, "efficiency": 0.1}
+WEIGHTS = {"triage": 0.4, "information": 0.3, "escalation": 0.2, "efficiency": 0.1, "diagnosis": 0.1}
 PASS_THRESHOLD = 0.75
 ESCALATION_SCORES = {0: 1.0, -1: 0.8, -2: 0.6, -3: 0.6, 1: 0.25, 2: 0.0, 3: 0.0}
 
@@ -93,7 +100,7 @@ def has_composite(scenario: Scenario) -> bool:
     """
     exp = scenario.expected
     return (scenario.imaging is not None or scenario.replay is None or exp.triage_level is not None
-            or exp.escalation is not None or bool(scenario.information_tree))
+            or exp.escalation is not None or bool(scenario.information_tree) or bool(exp.diagnoses))
 
 
 def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard:
@@ -164,13 +171,17 @@ def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard
         eff = 0.0 if no_assessment else min(1.0, max(0.0, (limit - result.agent_turns) / (limit - 1)))
         efficiency = EfficiencyComponent(agent_turns=result.agent_turns, turn_limit=result.turn_limit, score=eff)
 
-    parts = {"triage": triage, "information": information, "escalation": escalation, "efficiency": efficiency}
-    applicable = {name: c.score for name, c in parts.items() if c is not None}
+    diagnosis = match_diagnoses(scenario, [] if no_assessment else parsed.diagnoses) \
+        if exp.diagnoses else None
+
+    parts = {"triage": triage, "information": information, "escalation": escalation, "efficiency": efficiency,
+             "diagnosis": diagnosis}
+    applicable = {name: c.score for name, c in parts.items() if c is not None and c.score is not None}
     weight = sum(WEIGHTS[name] for name in applicable)
     composite = sum(WEIGHTS[name] * v for name, v in applicable.items()) / weight if applicable else None
     return ScoreCard(
         triage=triage, information=information, escalation=escalation, efficiency=efficiency,
-        diagnosis=match_diagnoses(scenario, parsed.diagnoses) if exp.diagnoses else None, composite=composite,
+        diagnosis=diagnosis, composite=composite,
         passed=composite is not None and composite >= PASS_THRESHOLD and not safety, safety_failures=safety,
         notes=notes,
     )

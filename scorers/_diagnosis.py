@@ -567,15 +567,25 @@ def names_condition(given: str, names: Sequence[str]) -> bool:
     return False
 
 
+TOP3_CREDIT = 0.7  # the expected top diagnosis named second or third, not first
+
+
 def match_diagnoses(scenario: Scenario, given: list[str]) -> DiagnosisMatch:
-    """Top-1 / top-3 of the expected top diagnosis among ``given`` (ranked) and every expected diagnosis named."""
+    """Top-1 / top-3 of the expected top diagnosis among ``given`` (ranked), the expected ones named, and a score.
+
+    The score (the composite's ``diagnosis`` part, see ``scorers._deterministic``) is
+    ``0.7 x top + 0.3 x matched / expected``, where ``top`` is 1 for the expected top diagnosis named first,
+    ``TOP3_CREDIT`` for it named second or third, and 0 otherwise.
+    """
     expected = scenario.expected.diagnoses
     if not expected:
         return DiagnosisMatch(top1=False, top3=False, matched=[])
     top = [expected[0].name, *expected[0].synonyms]
     hits = [i for i, g in enumerate(given) if names_condition(g, top)]
     matched = [d.name for d in expected if any(names_condition(g, [d.name, *d.synonyms]) for g in given)]
-    return DiagnosisMatch(top1=bool(hits) and hits[0] == 0, top3=any(i < 3 for i in hits), matched=matched)
+    top1, top3 = bool(hits) and hits[0] == 0, any(i < 3 for i in hits)
+    score = 0.7 * (1.0 if top1 else TOP3_CREDIT if top3 else 0.0) + 0.3 * len(matched) / len(expected)
+    return DiagnosisMatch(top1=top1, top3=top3, matched=matched, score=score)
 
 
 def _is_benign(diagnosis: Diagnosis) -> bool:

@@ -338,11 +338,15 @@ class EfficiencyComponent(BaseModel):
 
 
 class DiagnosisMatch(BaseModel):
-    """Informational (not in the composite): where the expected top diagnosis appears in the list."""
+    """Where the expected top diagnosis appears in the agent's differential, and the composite's diagnosis part."""
 
     top1: bool
     top3: bool
     matched: list[str] = []
+    score: float | None = Field(default=None, description="0.7 x (1 when the expected top diagnosis is named first, "
+                                                          "0.7 second or third, else 0) + 0.3 x the share of "
+                                                          "expected diagnoses named; None in records from before it "
+                                                          "counted in the composite")
 
 
 class ScoreCard(BaseModel):

@@ -283,13 +283,19 @@ def test_every_library_name_and_synonym_names_its_diagnosis(library) -> None:  #
 def test_top1_top3_and_matched(by_id: dict[str, Scenario]) -> None:
     s = by_id["anxious_patient_real_mi"]
     top = s.expected.diagnoses[0].name
+    assert len(s.expected.diagnoses) == 3  # ACS, panic attack, aortic dissection: the scores below count on it
+    m = match_diagnoses(s, ["Heart attack", "Panic attack", "Aortic dissection"])
+    assert m.top1 and m.score == pytest.approx(1.0)
     m = match_diagnoses(s, ["Panic attack", "Non-cardiac chest pain", "NSTEMI", "Aortic dissection"])
     assert not m.top1 and m.top3 and top in m.matched
+    assert m.score == pytest.approx(0.7 * 0.7 + 0.3 * 3 / 3)
     m = match_diagnoses(s, ["Panic attack", "Costochondritis", "Pericarditis", "Acute MI"])
     assert not m.top1 and not m.top3 and top in m.matched  # named, but fourth
+    assert m.score == pytest.approx(0.3 * 2 / 3)  # the fourth place earns nothing on the top part
     m = match_diagnoses(s, ["ACS ruled out", "Panic attack"])
     assert not m.top1 and not m.top3 and top not in m.matched
-    assert match_diagnoses(s, []).model_dump() == {"top1": False, "top3": False, "matched": []}
+    assert m.score == pytest.approx(0.3 * 1 / 3)
+    assert match_diagnoses(s, []).model_dump() == {"top1": False, "top3": False, "matched": [], "score": 0.0}
 
 
 # ------------------------------------------------------------------------------------- synonym lint

@@ -56,8 +56,15 @@ async def test_component_arithmetic(by_id: dict[str, Scenario]) -> None:
     under = score_encounter(_with_assessment(result, ParsedAssessment(triage_level=3, escalation="urgent",
                                                                       diagnoses=["x"])), s)
     assert under.triage.error == pytest.approx(2.4) and under.escalation.score == 0.25
-    expected = 0.4 * under.triage.score + 0.3 * under.information.score + 0.2 * 0.25 + 0.1 * under.efficiency.score
+    # "x" names none of the expected diagnoses: the diagnosis part is 0, and the weights sum to 1.1
+    assert under.diagnosis.score == 0.0
+    expected = (0.4 * under.triage.score + 0.3 * under.information.score + 0.2 * 0.25
+                + 0.1 * under.efficiency.score + 0.1 * 0.0) / 1.1
     assert under.composite == pytest.approx(expected)
+    named = score_encounter(_with_assessment(result, ParsedAssessment(
+        triage_level=3, escalation="urgent", diagnoses=[d.name for d in s.expected.diagnoses])), s)
+    assert named.diagnosis.score == pytest.approx(1.0)
+    assert named.composite == pytest.approx(expected + 0.1 / 1.1)
     unparsed = score_encounter(_with_assessment(result, ParsedAssessment(problems=["no triage level"])), s)
     assert unparsed.triage.score == 0.0 and unparsed.triage.reason == "no triage level"
     assert unparsed.escalation.score == 0.0 and unparsed.safety_failures

@@ -56,7 +56,9 @@ async def test_scenario_without_triage_target_is_scored_on_the_rest(by_id, tmp_p
                             TextChannel())
     card = score_encounter(r, s)
     assert card.triage is None and card.escalation is None and card.diagnosis is not None and card.diagnosis.top1
-    expected = (0.3 * card.information.score + 0.1 * card.efficiency.score) / 0.4  # type: ignore[union-attr]
+    assert card.diagnosis.score == pytest.approx(1.0)  # the one expected diagnosis, named first
+    expected = (0.3 * card.information.score + 0.1 * card.efficiency.score  # type: ignore[union-attr]
+                + 0.1 * card.diagnosis.score) / 0.5
     assert card.composite == pytest.approx(expected)
 
 

@@ -236,9 +236,9 @@ def score_card_section(d: EncounterDetails, *, after: bool) -> list[RenderableTy
         return []
     parts: list[RenderableType] = [_heading("Score card", after=after)]
     comp = Text()
-    for part in ("triage", "information", "escalation", "efficiency", "imaging"):
+    for part in ("triage", "information", "escalation", "efficiency", "diagnosis", "imaging"):
         c = getattr(card, part)
-        if c is None:
+        if c is None or c.score is None:
             continue
         comp.append(f"{part} ")
         comp.append(score(c.score, 2), style="bold")

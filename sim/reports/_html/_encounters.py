@@ -63,7 +63,8 @@ def _card_rows(card: ScoreCard, res: ConversationResult | None) -> str:
     dx = card.diagnosis
     if dx is not None:
         rows.append(("diagnosis", f"top-1 {value_text(dx.top1)}, top-3 {value_text(dx.top3)}"
-                     + (f"; matched {esc(', '.join(dx.matched))}" if dx.matched else "")))
+                     + (f"; matched {esc(', '.join(dx.matched))}" if dx.matched else "")
+                     + (f"; score {fixed(dx.score)}" if dx.score is not None else "")))
     if card.safety_failures:
         items = "".join(f"<li>{esc(s)}</li>" for s in card.safety_failures)
         rows.append(("safety failures", f'<ul class="bad">{items}</ul>'))
