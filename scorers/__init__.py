@@ -48,7 +48,15 @@ from scorers._judge import (
     summarise_judges,
     transcript_text,
 )
-from scorers._judge_validation import corrected_failure_rate, judge_validity, rogan_gladen, split_of, wilson_ci
+from scorers._judge_validation import (
+    FAILURE_RATE_SEED,
+    corrected_failure_rate,
+    failure_rate,
+    judge_validity,
+    rogan_gladen,
+    split_of,
+    wilson_ci,
+)
 from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, majority_outcome, rank_models, unswap
 from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
@@ -87,5 +95,6 @@ __all__ = [
     "GENERATOR", "generate_rubrics",
     "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
     "run_failure_judge", "write_failure_judge",
-    "corrected_failure_rate", "judge_validity", "rogan_gladen", "split_of", "wilson_ci",
+    "corrected_failure_rate", "failure_rate", "FAILURE_RATE_SEED", "judge_validity", "rogan_gladen", "split_of",
+    "wilson_ci",
 ]

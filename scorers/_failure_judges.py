@@ -10,7 +10,9 @@ Run on an encounter (``run_failure_judge``), each judge model is asked "Does thi
 Answer true or false." under the same strict-JSON rules as the rubric judges (``Judge.ask_json``, keys
 ``explanation`` and ``answer``); several judges vote (a tie is no verdict). The result is an
 ``EvaluatorResult`` named ``failure:<mode>``: passed when the mode is absent; a judge that fails gives no
-verdict (not applicable, never a pass or a fail).
+verdict (not applicable, never a pass or a fail). Its details carry ``verdict``, the ``votes`` per judge model,
+``judge_hash`` (as built) and ``prompt_hash`` (``computed_hash()`` of the prompt actually asked), which a run's
+summary matches against the judge's validation record.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ async def run_failure_judge(spec: FailureJudgeSpec, conversation: str, judges: S
     votes = {j.name: (a["answer"] if a is not None else None) for j, a in zip(judges, answers, strict=True)}
     shows = sum(v is True for v in votes.values())
     absent = sum(v is False for v in votes.values())
-    details = {"votes": votes, "judge_hash": spec.hash}
+    details = {"votes": votes, "judge_hash": spec.hash, "prompt_hash": spec.computed_hash()}
     if shows == absent:  # no answer at all, or a tie
         return EvaluatorResult(name=spec.evaluator_name, score=0.0, passed=False, applicable=False,
                                details={**details, "verdict": None})

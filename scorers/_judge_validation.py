@@ -12,6 +12,16 @@ with a percentile bootstrap CI that resamples the test labels (so TPR and TNR ar
 run's verdicts (``corrected_failure_rate``). When TPR + TNR - 1 <= 0.2 the judge barely beats chance, the
 division amplifies noise without bound, and no number is given: the judge is unusable.
 
+In a run's own summary (``failure_rate``): per failure judge, the raw rate over the encounters with a
+verdict, and the corrected rate with its CI only when the judges folder's validation record
+(``sim.records.JudgeValidationRecord``) is of the very prompt the run's verdicts came from (its hash) and of
+the judge models that gave them; "stale" otherwise (the judge was edited, or other models judged), "not
+validated" without a record, "unusable" when TPR + TNR - 1 <= 0.2. The bootstrap is seeded
+(``FAILURE_RATE_SEED``) so regenerating a report gives the same CI.
+
+The run's side of the bootstrap draws the number of failing verdicts from a binomial with the run's raw rate:
+the same distribution as redrawing the verdicts with replacement, in O(resamples) memory for a run of any size.
+
 Labels and verdicts are booleans: True = "the trace shows the failure mode". A verdict of None (the judge
 failed or answered off-format) is left out and counted.
 """
@@ -20,15 +30,17 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from sim.records import USABLE_MARGIN, CorrectedRate, JudgeValidity
+from sim.records import USABLE_MARGIN, CorrectedRate, FailureRate, JudgeValidity, ModeValidation
 
 DEFAULT_SPLIT = (0.2, 0.4, 0.4)  # train, dev, test
 SPLITS = ("train", "dev", "test")
 Z95 = 1.959963984540054
+FAILURE_RATE_SEED = 0  # the bootstrap of a run's corrected failure rate: the same CI every time it is summarised
+FAILURE_RATE_RESAMPLES = 2000
 
 
 def wilson_ci(successes: int, n: int, *, z: float = Z95) -> list[float] | None:
@@ -140,7 +152,8 @@ def corrected_failure_rate(test_labels: Sequence[bool], test_verdicts: Sequence[
         test_labels: The people's labels of the test split's traces (True: shows the failure mode).
         test_verdicts: The judge's verdicts on the same traces, in the same order (no-verdicts left out).
         run_verdicts: The judge's verdicts on the run to correct (no-verdicts left out).
-        n_resamples: Bootstrap resamples; each redraws the test pairs and the run's verdicts with replacement.
+        n_resamples: Bootstrap resamples; each redraws the test pairs and the run's verdicts with replacement
+            (the run's as a binomial count: the same distribution).
         seed: Seeds the bootstrap.
 
     Returns:
@@ -171,15 +184,61 @@ def corrected_failure_rate(test_labels: Sequence[bool], test_verdicts: Sequence[
                                              f"{USABLE_MARGIN} on the test split")
     rng = np.random.default_rng(seed)
     t_idx = rng.integers(0, labels.size, size=(n_resamples, labels.size))
-    r_idx = rng.integers(0, run.size, size=(n_resamples, run.size))
     lab, sai = labels[t_idx], said[t_idx]
     n_pos, n_neg = lab.sum(axis=1), (~lab).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         b_tpr = (sai & lab).sum(axis=1) / n_pos
         b_tnr = (~sai & ~lab).sum(axis=1) / n_neg
-        b_obs = run[r_idx].mean(axis=1)
+        b_obs = rng.binomial(run.size, raw, size=n_resamples) / run.size
         youden = b_tpr + b_tnr - 1
         theta = np.clip((b_obs + b_tnr - 1) / youden, 0.0, 1.0)
     ok = (n_pos > 0) & (n_neg > 0) & (youden > USABLE_MARGIN)
     ci = [float(v) for v in np.quantile(theta[ok], [0.025, 0.975])] if ok.any() else None
     return CorrectedRate(n=int(run.size), raw=raw, corrected=corrected, ci95=ci)
+
+
+def failure_rate(verdicts: Sequence[bool | None], record: ModeValidation | None, *,
+                 judge_hashes: Collection[str], judge_models: Collection[str],
+                 n_resamples: int = FAILURE_RATE_RESAMPLES, seed: int = FAILURE_RATE_SEED) -> FailureRate:
+    """One failure judge over a run: the raw rate, and the corrected rate when the validation applies.
+
+    Args:
+        verdicts: The judge's verdict on each judged encounter of the run (None: no verdict).
+        record: The judge's validation (``<judges DIR>/validation.json``), or None when it has none.
+        judge_hashes: The prompt hashes the run's verdicts came from (one, unless the judge changed mid-run).
+        judge_models: The judge models that gave the run's verdicts.
+        n_resamples: Bootstrap resamples of the corrected rate's CI.
+        seed: Seeds the bootstrap.
+
+    Returns:
+        The ``FailureRate``; its ``status`` says whether the corrected number is there and, if not, why.
+    """
+    said = [v for v in verdicts if v is not None]
+    base = FailureRate(judged=len(said), no_verdict=len(verdicts) - len(said),
+                       raw=sum(said) / len(said) if said else None, status="not validated")
+    if record is None:
+        return base.model_copy(update={
+            "note": "no validation of this judge in its folder's validation.json: run `encsim judges validate "
+                    "LABELLED_RUN --judges DIR --judge ...` to correct the rate"})
+    base = base.model_copy(update={"tpr": record.test.tpr, "tnr": record.test.tnr})
+    hashes = sorted(set(judge_hashes))
+    if hashes != [record.judge_hash]:
+        seen = ", ".join(h[:12] for h in hashes) or "unknown"
+        return base.model_copy(update={
+            "status": "stale", "note": f"the judge was validated as version {record.judge_hash[:12]} but this run's "
+                                       f"verdicts came from version {seen} (edited since): validate it again"})
+    models, validated = sorted(set(judge_models)), sorted(set(record.judge_models))
+    if validated and models != validated:
+        return base.model_copy(update={
+            "status": "stale", "note": f"validated with judge model(s) {', '.join(validated)} but this run was "
+                                       f"judged by {', '.join(models) or 'none'}: validate it with these"})
+    if not said:
+        return base.model_copy(update={"status": "no verdicts", "note": "the judge gave no verdict on this run"})
+    rate = corrected_failure_rate(record.test_labels, record.test_verdicts, said, n_resamples=n_resamples,
+                                  seed=seed)
+    if rate.corrected is None:
+        return base.model_copy(update={"status": "unusable", "note": rate.unusable_reason or "judge unusable"})
+    test = record.test
+    return base.model_copy(update={
+        "status": "corrected", "corrected": rate.corrected, "ci95": rate.ci95,
+        "note": f"validated on {test.tp + test.fn + test.tn + test.fp} test trace(s) of {record.labelled_run}"})

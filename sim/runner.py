@@ -11,6 +11,9 @@ When an encounter finishes it is scored and appended to results.jsonl at once (o
 killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
 are recorded, never scored. The summary and report are recomputed from every record at the end (also
 after Ctrl-C, SIGTERM or a fail-fast stop), so they always describe exactly what results.jsonl holds.
+With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
+DIR/validation.json validates the very judge and models that ran, the Rogan-Gladen corrected rate with its
+bootstrap CI (``failure_rates``; ``Summary.failure_rates``); they stay out of the profile's score.
 
 Fail fast (``--fail-fast N``, default ``DEFAULT_FAIL_FAST``; 0 turns it off): the runner watches the
 agent's calls from the start of the run. If the first N calls all fail with the same fatal cause
@@ -51,6 +54,7 @@ from scorers import (
     bootstrap_ci,
     combine,
     disagreements,
+    failure_rate,
     judge_encounter,
     judge_path_score,
     load_profile,
@@ -67,17 +71,22 @@ from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
 from sim.patient_model import PatientModel
 from sim.records import (
+    VALIDATION_FILE,
     AgentError,
     Channel,
     ConfigError,
     ConversationResult,
     EncounterRecord,
+    EvaluatorResult,
+    FailureRate,
+    JudgeValidationRecord,
     LiveMetrics,
     RecordingChannel,
     RunMeta,
     ScoreCard,
     UnderstandingMetrics,
     VoiceMetrics,
+    load_judge_validation,
     one_line,
     percentile,
 )
@@ -90,6 +99,7 @@ Progress = Callable[[int, int, EncounterRecord], None]
 MAX_K = 1000  # runs per scenario without --i-know
 MAX_ENCOUNTERS = 100_000  # scenarios x K without --i-know
 MAX_CONCURRENCY = 1000  # encounters at once without --i-know
+FAILURE_PREFIX = "failure:"  # the evaluators of the binary failure-mode judges (--failure-judges)
 DEFAULT_FAIL_FAST = 5  # --fail-fast: stop when the first N agent calls all fail with the same fatal cause
 
 
@@ -124,10 +134,48 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     summary.live = live_metrics([r.result for r in records.values() if r.result is not None])
     summary.patient = understanding_metrics([r.result for r in records.values()
                                              if r.result is not None and r.status == "ok"])
+    summary.failure_rates = failure_rates(list(cards.values()), meta.failure_judges)
     store.write_summary(summary)
     store.write_report(render_report(meta, summary, records))
     write_html_report(store.root, meta, summary, records)
     return summary
+
+
+def failure_rates(cards: list[ScoreCard], judges_dir: str | None) -> dict[str, FailureRate]:
+    """Per failure mode judged in the run (evaluators ``failure:<mode>``): raw and corrected failure rates.
+
+    The judges' validation record is ``judges_dir/validation.json`` (``encsim judges validate`` writes it); the
+    run's verdicts are matched to it by the hash of the prompt they came from (``prompt_hash``; results written
+    before it was recorded fall back to ``judge_hash``) and by the judge models that voted. A record that cannot
+    be read leaves every mode "not validated", saying why: the summary is still written.
+
+    Args:
+        cards: The score cards of the run's scored encounters.
+        judges_dir: ``RunMeta.failure_judges``, the folder given to ``--failure-judges`` (None: none).
+
+    Returns:
+        Mode -> its ``FailureRate`` (empty when no failure judge ran).
+    """
+    results: dict[str, list[EvaluatorResult]] = {}
+    for card in cards:
+        for e in card.evaluators:
+            if e.name.startswith(FAILURE_PREFIX):
+                results.setdefault(e.name.removeprefix(FAILURE_PREFIX), []).append(e)
+    if not results:
+        return {}
+    problem = None
+    try:
+        record = load_judge_validation(Path(judges_dir) / VALIDATION_FILE) if judges_dir else JudgeValidationRecord()
+    except ConfigError as exc:
+        record, problem = JudgeValidationRecord(), str(exc)
+    out = {}
+    for mode, rs in sorted(results.items()):
+        hashes = {str(h) for e in rs if (h := e.details.get("prompt_hash") or e.details.get("judge_hash"))}
+        models = {str(m) for e in rs for m in (e.details.get("votes") or {})}
+        rate = failure_rate([e.details.get("verdict") for e in rs], record.judges.get(mode), judge_hashes=hashes,
+                            judge_models=models)
+        out[mode] = rate.model_copy(update={"note": problem}) if problem else rate
+    return out
 
 
 def error_reasons(messages: list[str]) -> dict[str, int]:

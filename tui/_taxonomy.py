@@ -8,6 +8,10 @@ annotations.jsonl stays an append-only history and the latest line per trace id 
 A rename or a merge changes the taxonomy file and re-codes the annotations of the one run it is given;
 with a shared file, other runs keep the old name until they are re-coded too (their report lists the
 name as "not in the taxonomy").
+
+Every operation that saves the taxonomy file (code with a new mode, rename, merge, describe) holds
+``sim.records.taxonomy_lock`` on it from reading the file to saving it, so reviewers sharing one project-level
+file never lose each other's changes; a lock held too long by another process is a TaxonomyError.
 """
 
 from __future__ import annotations
@@ -17,7 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sim.records import FailureMode, RunLayout, Taxonomy, TaxonomyError, load_taxonomy, mode_slug, save_taxonomy
+from sim.records import (
+    TAXONOMY_LOCK_TIMEOUT_S,
+    FailureMode,
+    RunLayout,
+    Taxonomy,
+    TaxonomyError,
+    load_taxonomy,
+    mode_slug,
+    save_taxonomy,
+    taxonomy_lock,
+)
 from tui._annotations import Annotation, AnnotationStore
 from tui._rundir import check_run_dir
 from tui._state import parse_trace_id
@@ -46,7 +60,8 @@ def _known(taxonomy: Taxonomy, latest: dict[str, Annotation]) -> set[str]:
 
 
 def code(run_dir: Path, trace_id: str, mode: str | None, *, taxonomy_path: Path | None = None,
-         reviewer: str | None = None, clock: Callable[[], float] = time.time) -> Annotation:
+         reviewer: str | None = None, clock: Callable[[], float] = time.time,
+         lock_timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> Annotation:
     """Code one encounter with a failure mode: append its annotation again with ``failure_mode`` set.
 
     The verdict, notes and severity of the latest annotation are kept (an encounter not annotated yet
@@ -65,28 +80,27 @@ def code(run_dir: Path, trace_id: str, mode: str | None, *, taxonomy_path: Path 
     if parse_trace_id(trace_id) is None:
         raise TaxonomyError(f"{trace_id!r} is not a trace id: give '<scenario_id>:<k>', e.g. fx_chest_pain:1.")
     path = taxonomy_file(run_dir, taxonomy_path)
-    taxonomy = load_taxonomy(path)
     name = _name(mode, "failure mode") if mode is not None else None
-    if name is not None and taxonomy.get(name) is None:
-        save_taxonomy(path, taxonomy.model_copy(update={"modes": [*taxonomy.modes, FailureMode(name=name)]}))
+    if name is not None and load_taxonomy(path).get(name) is None:
+        with taxonomy_lock(path, timeout=lock_timeout):  # read again under the lock: another may have added it
+            taxonomy = load_taxonomy(path)
+            if taxonomy.get(name) is None:
+                save_taxonomy(path, taxonomy.model_copy(update={"modes": [*taxonomy.modes, FailureMode(name=name)]}))
     store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
     current = store.load().get(trace_id) or Annotation(trace_id=trace_id, verdict="fail")
     return store.save(replace(current, failure_mode=name))
 
 
-def _open(run_dir: Path, taxonomy_path: Path | None, reviewer: str | None, clock: Callable[[], float]
-          ) -> tuple[Path, Taxonomy, AnnotationStore, dict[str, Annotation], set[str]]:
-    """What a rename or merge works on.
+def _open(run_dir: Path, path: Path, reviewer: str | None, clock: Callable[[], float]
+          ) -> tuple[Taxonomy, AnnotationStore, dict[str, Annotation], set[str]]:
+    """What a rename or merge works on (read under the taxonomy's lock).
 
-    The taxonomy file and its contents, the annotations (latest per trace) and every mode known to either.
+    The taxonomy file's contents, the annotations (latest per trace) and every mode known to either.
     """
-    run_dir = Path(run_dir)
-    check_run_dir(run_dir)
-    path = taxonomy_file(run_dir, taxonomy_path)
     taxonomy = load_taxonomy(path)
     store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
     latest = store.load()
-    return path, taxonomy, store, latest, _known(taxonomy, latest)
+    return taxonomy, store, latest, _known(taxonomy, latest)
 
 
 def _recode(store: AnnotationStore, latest: dict[str, Annotation], old: str, new: str) -> int:
@@ -99,7 +113,8 @@ def _recode(store: AnnotationStore, latest: dict[str, Annotation], old: str, new
 
 
 def rename_mode(run_dir: Path, old: str, new: str, *, taxonomy_path: Path | None = None,
-                reviewer: str | None = None, clock: Callable[[], float] = time.time) -> int:
+                reviewer: str | None = None, clock: Callable[[], float] = time.time,
+                lock_timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> int:
     """Rename mode ``old`` to ``new`` in the taxonomy and re-code this run's annotations that have it.
 
     Returns:
@@ -109,24 +124,30 @@ def rename_mode(run_dir: Path, old: str, new: str, *, taxonomy_path: Path | None
         RunWatchError: ``run_dir`` is not a run directory.
         TaxonomyError: ``old`` is unknown, or ``new`` is not a usable name or already exists (merge instead).
     """
-    path, taxonomy, store, latest, known = _open(run_dir, taxonomy_path, reviewer, clock)
-    if old not in known:
-        raise TaxonomyError(f"{path}: no failure mode {old!r} to rename (known: {', '.join(sorted(known)) or 'none'}).")
-    name = _name(new, "new name")
-    if name == old:
-        return 0
-    if name in known:
-        raise TaxonomyError(f"{path}: failure mode {name!r} already exists; to fold {old!r} into it, merge "
-                            f"them instead of renaming.")
-    modes = [m.model_copy(update={"name": name}) if m.name == old else m for m in taxonomy.modes]
-    if taxonomy.get(old) is None:
-        modes.append(FailureMode(name=name))
-    save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
-    return _recode(store, latest, old, name)
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir)
+    path = taxonomy_file(run_dir, taxonomy_path)
+    with taxonomy_lock(path, timeout=lock_timeout):
+        taxonomy, store, latest, known = _open(run_dir, path, reviewer, clock)
+        if old not in known:
+            raise TaxonomyError(f"{path}: no failure mode {old!r} to rename (known: "
+                                f"{', '.join(sorted(known)) or 'none'}).")
+        name = _name(new, "new name")
+        if name == old:
+            return 0
+        if name in known:
+            raise TaxonomyError(f"{path}: failure mode {name!r} already exists; to fold {old!r} into it, merge "
+                                f"them instead of renaming.")
+        modes = [m.model_copy(update={"name": name}) if m.name == old else m for m in taxonomy.modes]
+        if taxonomy.get(old) is None:
+            modes.append(FailureMode(name=name))
+        save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
+        return _recode(store, latest, old, name)
 
 
 def merge_modes(run_dir: Path, src: str, into: str, *, taxonomy_path: Path | None = None,
-                reviewer: str | None = None, clock: Callable[[], float] = time.time) -> int:
+                reviewer: str | None = None, clock: Callable[[], float] = time.time,
+                lock_timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> int:
     """Fold mode ``src`` into ``into``: ``src`` leaves the taxonomy and its annotations are re-coded.
 
     ``into`` keeps its definition and examples; the ones it lacks are taken from ``src``.
@@ -138,22 +159,26 @@ def merge_modes(run_dir: Path, src: str, into: str, *, taxonomy_path: Path | Non
         RunWatchError: ``run_dir`` is not a run directory.
         TaxonomyError: either name is unknown, or they are the same mode.
     """
-    path, taxonomy, store, latest, known = _open(run_dir, taxonomy_path, reviewer, clock)
-    for name in (src, into):
-        if name not in known:
-            raise TaxonomyError(f"{path}: no failure mode {name!r} to merge (known: "
-                                f"{', '.join(sorted(known)) or 'none'}).")
-    if src == into:
-        raise TaxonomyError(f"{path}: cannot merge {src!r} into itself; pick two different modes.")
-    source = taxonomy.get(src) or FailureMode(name=src)
-    target = taxonomy.get(into) or FailureMode(name=into)
-    merged = target.model_copy(update={
-        f: getattr(target, f) or getattr(source, f) for f in ("definition", "pass_example", "fail_example")})
-    modes = [merged if m.name == into else m for m in taxonomy.modes if m.name != src]
-    if taxonomy.get(into) is None:
-        modes.append(merged)
-    save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
-    return _recode(store, latest, src, into)
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir)
+    path = taxonomy_file(run_dir, taxonomy_path)
+    with taxonomy_lock(path, timeout=lock_timeout):
+        taxonomy, store, latest, known = _open(run_dir, path, reviewer, clock)
+        for name in (src, into):
+            if name not in known:
+                raise TaxonomyError(f"{path}: no failure mode {name!r} to merge (known: "
+                                    f"{', '.join(sorted(known)) or 'none'}).")
+        if src == into:
+            raise TaxonomyError(f"{path}: cannot merge {src!r} into itself; pick two different modes.")
+        source = taxonomy.get(src) or FailureMode(name=src)
+        target = taxonomy.get(into) or FailureMode(name=into)
+        merged = target.model_copy(update={
+            f: getattr(target, f) or getattr(source, f) for f in ("definition", "pass_example", "fail_example")})
+        modes = [merged if m.name == into else m for m in taxonomy.modes if m.name != src]
+        if taxonomy.get(into) is None:
+            modes.append(merged)
+        save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
+        return _recode(store, latest, src, into)
 
 
 DESCRIBABLE = ("definition", "pass_example", "fail_example")
@@ -161,6 +186,8 @@ DESCRIBABLE = ("definition", "pass_example", "fail_example")
 
 def describe_mode(run_dir: Path, name: str, *, taxonomy_path: Path | None = None, **fields: str) -> FailureMode:
     """Set a mode's ``definition``, ``pass_example`` and/or ``fail_example`` in the taxonomy file.
+
+    It waits up to ``TAXONOMY_LOCK_TIMEOUT_S`` for the file's lock (the keyword arguments are the fields).
 
     A mode coded in this run's annotations but missing from the file is added to it.
 
@@ -176,20 +203,22 @@ def describe_mode(run_dir: Path, name: str, *, taxonomy_path: Path | None = None
         raise TaxonomyError(f"a failure mode has no field {', '.join(sorted(unknown))}: use "
                             f"{', '.join(DESCRIBABLE)}.")
     path = taxonomy_file(run_dir, taxonomy_path)
-    taxonomy = load_taxonomy(path)
-    mode = taxonomy.get(name)
-    if mode is None:
-        used = {a.failure_mode for a in AnnotationStore(run_dir).load().values() if a.failure_mode}
-        if name not in used:
-            known = sorted(set(taxonomy.names) | used)
-            raise TaxonomyError(f"{path}: no failure mode {name!r} to describe (known: {', '.join(known) or 'none'}).")
-        mode = FailureMode(name=name)
-    described = mode.model_copy(update={k: " ".join(v.split()) for k, v in fields.items()})
-    modes = [described if m.name == name else m for m in taxonomy.modes]
-    if taxonomy.get(name) is None:
-        modes.append(described)
-    save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
-    return described
+    with taxonomy_lock(path):
+        taxonomy = load_taxonomy(path)
+        mode = taxonomy.get(name)
+        if mode is None:
+            used = {a.failure_mode for a in AnnotationStore(run_dir).load().values() if a.failure_mode}
+            if name not in used:
+                known = sorted(set(taxonomy.names) | used)
+                raise TaxonomyError(f"{path}: no failure mode {name!r} to describe (known: "
+                                    f"{', '.join(known) or 'none'}).")
+            mode = FailureMode(name=name)
+        described = mode.model_copy(update={k: " ".join(v.split()) for k, v in fields.items()})
+        modes = [described if m.name == name else m for m in taxonomy.modes]
+        if taxonomy.get(name) is None:
+            modes.append(described)
+        save_taxonomy(path, taxonomy.model_copy(update={"modes": modes}))
+        return described
 
 
 @dataclass(frozen=True)

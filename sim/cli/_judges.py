@@ -8,7 +8,11 @@ TNR with Wilson intervals, the confusion matrix and the traces where judge and p
 With ``--apply-to RUN``, the judge is run on every encounter of that (unlabelled) run too, and its raw
 failure rate is printed beside the Rogan-Gladen corrected rate and its bootstrap CI (or "unusable" when the
 judge's TPR + TNR - 1 <= 0.2 on the test split). Every validation is also saved as RUN_DIR/judge_validation.json
-(the same figures as ``--json``), which the dashboard reads to show the disagreements beside the traces.
+(the same figures as ``--json``), which the dashboard reads to show the disagreements beside the traces, and
+recorded beside the judges as ``<judges DIR>/validation.json`` (``sim.records.JudgeValidationRecord``: per mode
+the validated prompt's hash, the judge models, the test split's confusion matrix and its labels and verdicts;
+modes validated before and not now are kept). A run judged with ``--failure-judges DIR`` reads it to give its
+own corrected failure rates in summary.json and report.md.
 
 Labels, per mode: a trace people failed and coded with the mode shows it (true); a trace people passed, or
 failed and coded with another mode, does not (false); a failing trace not coded yet is left out.
@@ -19,11 +23,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from sim.cli._common import CliParser, JudgeOptions, add_judge_args
-from sim.records import ConfigError, RunLayout, redact_json
+from sim.records import (
+    VALIDATION_FILE,
+    ConfigError,
+    JudgeValidity,
+    ModeValidation,
+    RunLayout,
+    load_judge_validation,
+    redact_json,
+    save_judge_validation,
+)
 
 SPLIT_HELP = "train/dev/test shares of the labelled traces, e.g. 0.2/0.4/0.4 (the default)"
 
@@ -157,8 +171,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not options.models:
         raise ConfigError("encsim judges validate needs a --judge (with --judge-base-url, or --judge local) to run "
                           "the failure-mode judges.")
-    specs = load_failure_judges(args.judges or args.run_dir / "judges")
-    report = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to))
+    folder = args.judges or args.run_dir / "judges"
+    specs = load_failure_judges(folder)
+    report, validated = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to))
     print(render_validation(report))
     text = redact_json(json.dumps(report, indent=2))
     if args.json_path:
@@ -167,11 +182,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     tmp = saved.with_name(saved.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(saved)
+    record_path = folder / VALIDATION_FILE  # a run judged by these judges corrects its rates with it
+    record = load_judge_validation(record_path)
+    record.judges.update({v.mode: v for v in validated})
+    save_judge_validation(record_path, record)
     return 0
 
 
 async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
-                    apply_to: list[Path]) -> list[dict[str, Any]]:
+                    apply_to: list[Path]) -> tuple[list[dict[str, Any]], list[ModeValidation]]:
     from scorers import corrected_failure_rate, judge_validity, run_failure_judge, split_of, transcript_text
     from sim.agents import LlamaServer
     from sim.judges import load_family_map, make_judges
@@ -182,6 +201,7 @@ async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
                          local_base_url=server.base_url if server else None,
                          families=load_family_map(options.family_map), concurrency=options.concurrency)
     out = []
+    validated = []
     try:
         for spec in specs:
             labelled = labelled_traces(run_dir, spec.mode)
@@ -196,6 +216,11 @@ async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
                 labels = {t: labelled[t][0] for t in unseen if splits[t] == name}
                 row[name] = judge_validity(labels, verdicts, split=name).model_dump()
             test = [t for t in unseen if splits[t] == "test" and verdicts[t] is not None]
+            validated.append(ModeValidation(
+                mode=spec.mode, judge_hash=spec.computed_hash(), judge_models=[j.name for j in judges],
+                labelled_run=str(run_dir.resolve()), split=list(fractions), seed=spec.seed, validated_at=time.time(),
+                test=JudgeValidity.model_validate(row["test"]), test_labels=[labelled[t][0] for t in test],
+                test_verdicts=[bool(verdicts[t]) for t in test]))
             row["runs"] = []
             for run in apply_to:
                 records, _ = RunStore.open(run).load_records()
@@ -212,7 +237,7 @@ async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
             await j.aclose()
         if server is not None:
             server.stop()
-    return out
+    return out, validated
 
 
 def _rate(value: float | None, ci: list[float] | None) -> str:

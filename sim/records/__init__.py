@@ -10,7 +10,10 @@
   ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
-- Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``.
+- Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``,
+  ``taxonomy_lock`` (held across every read-modify-write of a taxonomy file).
+- Judge validation: ``JudgeValidity``, ``CorrectedRate``, ``JudgeValidationRecord`` (``<judges DIR>/validation.json``,
+  ``load_judge_validation``, ``save_judge_validation``) and ``FailureRate`` (``Summary.failure_rates``).
 - Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
   ``ConfigError``, ``AgentError``, ``TaxonomyError``.
 - Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
@@ -97,18 +100,33 @@ from sim.records._scores import (
     verdict_text,
 )
 from sim.records._taxonomy import (
+    TAXONOMY_LOCK_TIMEOUT_S,
     FailureMode,
     Taxonomy,
     TaxonomyError,
     load_taxonomy,
     mode_slug,
     save_taxonomy,
+    taxonomy_lock,
 )
-from sim.records._validation import USABLE_MARGIN, CorrectedRate, JudgeValidity
+from sim.records._validation import (
+    USABLE_MARGIN,
+    VALIDATION_FILE,
+    CorrectedRate,
+    FailureRate,
+    FailureRateStatus,
+    JudgeValidationRecord,
+    JudgeValidity,
+    ModeValidation,
+    load_judge_validation,
+    save_judge_validation,
+)
 
 __all__ = [
-    "USABLE_MARGIN", "CorrectedRate", "JudgeValidity",
+    "USABLE_MARGIN", "CorrectedRate", "JudgeValidity", "VALIDATION_FILE", "FailureRate", "FailureRateStatus",
+    "JudgeValidationRecord", "ModeValidation", "load_judge_validation", "save_judge_validation",
     "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
+    "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics
+from sim.records._validation import FailureRate
 
 # ------------------------------------------------------------------ evaluators (scorers.evaluators)
 
@@ -484,6 +485,9 @@ class Summary(BaseModel):
     combined: float | None = Field(default=None, description="suite-weighted mean of scenarios' combined means")
     status_counts: dict[str, int] = Field(default={}, description="encounters per pass / warn / fail")
     evaluators: dict[str, EvaluatorSummary] = {}
+    failure_rates: dict[str, FailureRate] = Field(default={}, description="per failure mode judged by --failure-"
+                                                                        "judges: raw failure rate, and corrected "
+                                                                        "for the judge's errors when validated")
     error_reasons: dict[str, int] = Field(default={}, description="encounters that ended in an error, grouped by "
                                                                  "reason (turn numbers and ports folded), most "
                                                                  "frequent first")

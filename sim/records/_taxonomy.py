@@ -10,6 +10,14 @@ A mode's ``name`` is a short slug (lower case letters, digits, ``_`` and ``-``),
 Counts are not stored: they are derived from annotations.jsonl, where each annotation carries its
 ``failure_mode`` (the dashboard's ``tui.taxonomy_report``). ``save_taxonomy`` writes a temporary file
 next to the target and renames it over the target, so a reader never sees half a file.
+
+Several writers (a project-level ``--taxonomy FILE`` shared by reviewers): every read-modify-write of the file
+(``tui``'s code, rename, merge and describe) holds ``taxonomy_lock(FILE)``, an exclusive ``fcntl.flock`` on
+``FILE.lock`` next to it, from the read to the save. The atomic rename alone keeps the file whole but not the
+changes: two writers that both read before either saves would each write their own change over the same old
+modes, and the first save would be lost. The lock file is left in place (removing it could let two writers
+lock two different files). A writer waits for the lock up to ``TAXONOMY_LOCK_TIMEOUT_S`` (then a TaxonomyError naming
+the file); where there is no ``fcntl`` or the file system cannot lock, the change goes ahead unlocked.
 """
 
 from __future__ import annotations
@@ -18,13 +26,24 @@ import json
 import os
 import re
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no locking
+    fcntl = None  # type: ignore[assignment]
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from sim.records._errors import ConfigError
 
 MODE_NAME_MAX = 64
+TAXONOMY_LOCK_TIMEOUT_S = 10.0
+"""How long a change waits for another process's lock on the taxonomy file before giving up."""
+LOCK_POLL_S = 0.05
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -156,3 +175,58 @@ def save_taxonomy(path: Path, taxonomy: Taxonomy) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def lock_file(path: Path) -> Path:
+    """The lock file of a taxonomy file: ``<path>.lock`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+@contextmanager
+def taxonomy_lock(path: Path, *, timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the exclusive lock of the taxonomy file ``path`` (on ``<path>.lock``) for a read-modify-write.
+
+    Waits for another holder up to ``timeout`` seconds, trying again every ``LOCK_POLL_S``. Not re-entrant: a
+    process that takes it twice for one file waits for itself (flock locks belong to the open file).
+
+    Args:
+        path: The taxonomy file (it need not exist yet).
+        timeout: Seconds to wait for another process's lock.
+
+    Yields:
+        Nothing; the lock is held until the block ends.
+
+    Raises:
+        TaxonomyError: Another process held the lock longer than ``timeout``, or the lock file cannot be made.
+    """
+    lock = lock_file(path)
+    if fcntl is None:  # pragma: no cover - not on POSIX
+        yield
+        return
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)  # the umask decides; other reviewers must open it too
+    except OSError as exc:
+        raise TaxonomyError(f"{path}: cannot open the taxonomy's lock file {lock} ({exc.strerror}); changes to "
+                            "the taxonomy are made under it. Check the folder's permissions (every reviewer "
+                            "sharing the file needs to write there).") from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TaxonomyError(
+                        f"{path}: another process has held the taxonomy's lock ({lock}) for more than "
+                        f"{timeout:g} s, so this change was not made. Another reviewer's change may be stuck: "
+                        "wait and retry, or stop the process that holds it (the lock is released when it "
+                        "exits).") from None
+                time.sleep(LOCK_POLL_S)
+            except OSError:  # the file system offers no locks (some network mounts): go on unlocked
+                break
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock

@@ -5,16 +5,40 @@ true-negative rates with Wilson intervals, and whether the judge is usable at al
 judged run's failure rate, raw and corrected for the judge's errors (Rogan-Gladen), with a bootstrap CI.
 ``scorers`` computes them (``scorers.judge_validity``, ``scorers.corrected_failure_rate``).
 
+``JudgeValidationRecord`` is ``<judges DIR>/validation.json`` (``VALIDATION_FILE``), written by ``encsim judges
+validate`` beside the judges it validated (atomically, redacted; ``save_judge_validation``) and read when a run
+judged by them is summarised (``load_judge_validation``)::
+
+    {"version": 1, "judges": {"under_escalation": {
+        "mode": "under_escalation", "judge_hash": "<sha256 of the prompt as validated>",
+        "judge_models": ["fixed-judge"], "labelled_run": "/runs/labelled", "split": [0.2, 0.4, 0.4], "seed": 0,
+        "validated_at": 1764000000.0, "test": {<JudgeValidity of the test split>},
+        "test_labels": [true, false, ...], "test_verdicts": [true, true, ...]}}}
+
+``test_labels`` and ``test_verdicts`` pair up (traces without a verdict left out): the bootstrap of the corrected
+rate resamples them. ``FailureRate`` is one failure judge over one run, in ``Summary.failure_rates``: the raw
+rate, and the corrected rate with its CI only when the record's ``judge_hash`` is the hash of the prompt the
+run's verdicts came from and its models judged the run; otherwise a status says why not.
+
 "Positive" is "the trace shows the failure mode" throughout: TPR is P(judge says true | people say true),
 TNR is P(judge says false | people say false).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from sim.records._errors import ConfigError
+from sim.records._redact import redact_json
 
 USABLE_MARGIN = 0.2
 """A judge with TPR + TNR - 1 at or below this is unusable: the correction divides by it."""
+VALIDATION_FILE = "validation.json"
+"""The validity of the judges of a judges folder, beside them."""
 
 
 class JudgeValidity(BaseModel):
@@ -45,3 +69,85 @@ class CorrectedRate(BaseModel):
     ci95: list[float] | None = Field(default=None, description="bootstrap CI resampling the test labels and the "
                                                                "run; None when the judge is unusable")
     unusable_reason: str | None = Field(default=None, description="why there is no corrected number")
+
+
+class ModeValidation(BaseModel):
+    """One failure-mode judge as ``judges validate`` measured it: enough to correct a run it judges."""
+
+    mode: str
+    judge_hash: str = Field(description="sha256 of the judge's prompt as validated (FailureJudgeSpec.computed_hash)")
+    judge_models: list[str] = Field(default=[], description="the judge models that answered (their names)")
+    labelled_run: str = Field(description="the run directory whose people's labels it was measured against")
+    split: list[float] = Field(description="train, dev, test shares")
+    seed: int = 0
+    validated_at: float | None = None
+    test: JudgeValidity = Field(description="the test split's confusion matrix, TPR and TNR")
+    test_labels: list[bool] = Field(default=[], description="people's labels of the test traces with a verdict")
+    test_verdicts: list[bool] = Field(default=[], description="the judge's verdicts on them, in the same order")
+
+
+class JudgeValidationRecord(BaseModel):
+    """``<judges DIR>/validation.json``: per failure mode, the judge's latest validation."""
+
+    version: int = 1
+    judges: dict[str, ModeValidation] = {}
+
+
+FailureRateStatus = Literal["corrected", "unusable", "not validated", "stale", "no verdicts"]
+
+
+class FailureRate(BaseModel):
+    """One binary failure-mode judge over a run: the raw failure rate and, when it can be trusted, corrected."""
+
+    judged: int = Field(description="encounters the judge gave a verdict on")
+    no_verdict: int = Field(default=0, description="encounters it gave none on (judge failed or tied)")
+    raw: float | None = Field(default=None, description="share of the judged encounters it said show the mode")
+    status: FailureRateStatus = Field(description="corrected; unusable (TPR + TNR - 1 <= 0.2 on the test split); "
+                                                  "not validated (no record); stale (the record is of another "
+                                                  "version of the judge or other models); no verdicts")
+    corrected: float | None = Field(default=None, description="Rogan-Gladen corrected rate (status corrected)")
+    ci95: list[float] | None = Field(default=None, description="bootstrap 95% CI resampling the test labels and "
+                                                               "the run")
+    tpr: float | None = Field(default=None, description="the judge's TPR on the test split, from the record")
+    tnr: float | None = Field(default=None, description="the judge's TNR on the test split, from the record")
+    note: str = Field(default="", description="why there is no corrected number, or what it rests on")
+
+
+def load_judge_validation(path: Path) -> JudgeValidationRecord:
+    """Read ``validation.json`` of a judges folder; a missing file is an empty record.
+
+    Args:
+        path: The file (``<judges DIR>/validation.json``).
+
+    Returns:
+        The record.
+
+    Raises:
+        ConfigError: The file cannot be read or is not a validation record.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return JudgeValidationRecord()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the judges' validation record ({exc}). Run `encsim judges validate` "
+                          "again to rewrite it.") from None
+    try:
+        return JudgeValidationRecord.model_validate_json(text)
+    except ValidationError as exc:
+        first = str(exc).splitlines()[0][:200]
+        raise ConfigError(f"{path}: not a judges' validation record ({first}). Delete it and run `encsim judges "
+                          "validate` again.") from None
+
+
+def save_judge_validation(path: Path, record: JudgeValidationRecord) -> None:
+    """Write ``record`` to ``path`` redacted and atomically (a temporary file renamed over it).
+
+    Args:
+        path: ``<judges DIR>/validation.json``.
+        record: What to write.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(redact_json(record.model_dump_json(indent=2)) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -108,6 +108,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
                 found = ", ".join(f"{n} {sev}" for sev, n in e.findings.items()) or "none"
                 lines.append(f"| {name} | {e.applicable} | {_f(e.mean)} | {e.failed} | {found} |")
             lines.append("")
+    lines += failure_rate_lines(summary)
     judge = summary.judge
     if judge is not None:
         lines += ["## Judge path", "",
@@ -179,6 +180,26 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         if len(errs) > 50:
             lines.append(f"- ... and {len(errs) - 50} more in results.jsonl")
     return "\n".join(lines) + "\n"
+
+
+def failure_rate_lines(summary: Summary) -> list[str]:
+    """The failure modes judged by ``--failure-judges``: raw rate, corrected rate and CI, or why there is none."""
+    if not summary.failure_rates:
+        return []
+    lines = ["## Failure modes (binary judges)", "",
+             "Raw: the share of judged encounters the judge said show the mode. Corrected: Rogan-Gladen, for the "
+             "judge's TPR and TNR on the test split of its validation, with a bootstrap 95% CI (test labels and "
+             "this run resampled).", "",
+             "| failure mode | judged | no verdict | raw | corrected (95% CI) | TPR / TNR | status |",
+             "|---|---|---|---|---|---|---|"]
+    for mode, r in summary.failure_rates.items():
+        corrected = (_f(r.corrected) + (f" ({r.ci95[0]:.2f}-{r.ci95[1]:.2f})" if r.ci95 else "")
+                     if r.corrected is not None else "-")
+        measured = f"{_f(r.tpr)} / {_f(r.tnr)}" if r.tpr is not None or r.tnr is not None else "-"
+        status = r.status + (f": {one_line(r.note)}" if r.status != "corrected" and r.note else "")
+        lines.append(f"| {mode} | {r.judged} | {r.no_verdict} | {_f(r.raw)} | {corrected} | {measured} | "
+                     f"{status.replace('|', '/')} |")
+    return [*lines, ""]
 
 
 def imaging_lines(summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> list[str]:

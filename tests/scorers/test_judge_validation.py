@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from scorers import corrected_failure_rate, judge_validity, rogan_gladen, split_of, wilson_ci
+from scorers import corrected_failure_rate, failure_rate, judge_validity, rogan_gladen, split_of, wilson_ci
+from sim.records import ModeValidation
 
 TPR, TNR = 0.9, 0.8
 
@@ -115,3 +116,41 @@ def test_a_test_split_without_both_labels_gives_no_number() -> None:
     assert out.corrected is None and out.raw == pytest.approx(1 / 3) and out.unusable_reason
     with pytest.raises(ValueError, match="pair up"):
         corrected_failure_rate([True], [True, False], [True])
+
+
+def _record(labels: np.ndarray, said: np.ndarray, *, judge_hash: str = "a" * 64) -> ModeValidation:
+    test = judge_validity({str(i): bool(v) for i, v in enumerate(labels)},
+                          {str(i): bool(v) for i, v in enumerate(said)}, split="test")
+    return ModeValidation(mode="under_escalation", judge_hash=judge_hash, judge_models=["gpt-4o"],
+                          labelled_run="/runs/labelled", split=[0.2, 0.4, 0.4], test=test,
+                          test_labels=[bool(v) for v in labels], test_verdicts=[bool(v) for v in said])
+
+
+def test_a_run_s_failure_rate_is_corrected_only_by_the_validation_of_the_judge_that_ran() -> None:
+    rng = np.random.default_rng(11)
+    labels = rng.random(200) < 0.4
+    record = _record(labels, _judge(labels, rng))
+    truth = rng.random(800) < 0.3
+    verdicts: list[bool | None] = [bool(v) for v in _judge(truth, rng)] + [None] * 5
+    ran, models = {"a" * 64}, {"gpt-4o"}
+
+    rate = failure_rate(verdicts, record, judge_hashes=ran, judge_models=models)
+    assert rate.status == "corrected" and rate.judged == 800 and rate.no_verdict == 5
+    assert rate.ci95 is not None and rate.ci95[0] <= truth.mean() <= rate.ci95[1]
+    assert rate == failure_rate(verdicts, record, judge_hashes=ran, judge_models=models)  # seeded: the same CI again
+    assert rate.tpr == record.test.tpr and "/runs/labelled" in rate.note
+
+    missing = failure_rate(verdicts, None, judge_hashes=ran, judge_models=models)
+    assert missing.status == "not validated" and missing.corrected is None and missing.raw == rate.raw
+    edited = failure_rate(verdicts, record, judge_hashes={"b" * 64}, judge_models={"gpt-4o"})
+    assert edited.status == "stale" and edited.corrected is None and "bbbbbbbbbbbb" in edited.note
+    mixed = failure_rate(verdicts, record, judge_hashes={"a" * 64, "b" * 64}, judge_models={"gpt-4o"})
+    assert mixed.status == "stale"
+    other_model = failure_rate(verdicts, record, judge_hashes={"a" * 64}, judge_models={"llama-3-8b"})
+    assert other_model.status == "stale" and "gpt-4o" in other_model.note and "llama-3-8b" in other_model.note
+    chance = _record(labels, rng.random(200) < 0.5)
+    assert chance.test.youden is not None and chance.test.youden <= 0.2
+    unusable = failure_rate(verdicts, chance, judge_hashes=ran, judge_models=models)
+    assert unusable.status == "unusable" and unusable.corrected is None and "TPR + TNR - 1" in unusable.note
+    silent = failure_rate([None, None], record, judge_hashes=ran, judge_models=models)
+    assert silent.status == "no verdicts" and silent.judged == 0 and silent.no_verdict == 2 and silent.raw is None
