@@ -173,20 +173,48 @@ def cmd_validate(args: argparse.Namespace) -> int:
                           "the failure-mode judges.")
     folder = args.judges or args.run_dir / "judges"
     specs = load_failure_judges(folder)
+    saved = RunLayout(args.run_dir).judge_validation  # the dashboard shows its disagreements beside the traces
+    record_path = folder / VALIDATION_FILE  # a run judged by these judges corrects its rates with it
+    targets = [(saved, "RUN_DIR"), (record_path, "--judges"), *([(args.json_path, "--json")] if args.json_path else [])]
+    for path, flag in targets:  # before any judge call is paid for
+        _check_writable(path, flag)
     report, validated = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to))
     print(render_validation(report))
     text = redact_json(json.dumps(report, indent=2))
-    if args.json_path:
-        args.json_path.write_text(text, encoding="utf-8")
-    saved = RunLayout(args.run_dir).judge_validation  # the dashboard shows its disagreements beside the traces
-    tmp = saved.with_name(saved.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(saved)
-    record_path = folder / VALIDATION_FILE  # a run judged by these judges corrects its rates with it
-    record = load_judge_validation(record_path)
-    record.judges.update({v.mode: v for v in validated})
-    save_judge_validation(record_path, record)
+    try:
+        if args.json_path:
+            args.json_path.write_text(text, encoding="utf-8")
+        tmp = saved.with_name(saved.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(saved)
+        record = load_judge_validation(record_path)
+        record.judges.update({v.mode: v for v in validated})
+        save_judge_validation(record_path, record)
+    except OSError as exc:
+        raise ConfigError(f"judges validate measured the judges (printed above) but could not save the figures: "
+                          f"{exc}. Make the folder writable and run it again.") from None
     return 0
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """A one-paragraph error, before the judges run, when ``path`` cannot be written (no folder, or read-only).
+
+    Args:
+        path: A file ``judges validate`` will write.
+        flag: The argument that names it.
+
+    Raises:
+        ConfigError: The file cannot be written.
+    """
+    import os
+
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(f"judges validate cannot write {path} ({flag}): the folder {folder} does not exist. "
+                          "Create it or give another path.")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ConfigError(f"judges validate cannot write {path} ({flag}): it is read-only. Make it writable or give "
+                          "another path.")
 
 
 async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,

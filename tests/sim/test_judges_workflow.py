@@ -101,6 +101,15 @@ def test_code_build_validate_and_correct(runs: tuple[Path, Path], tmp_path: Path
     # the raw rate carries the judge's false positives: above the truth by about (1 - TNR) x (1 - rate)
     assert rate["raw"] > true_rate
 
+    # a --json path that cannot be written is one clear error before any judge call is paid for
+    capsys.readouterr()
+    with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:
+        assert main(["judges", "validate", str(labelled), "--judge", "fixed-judge", "--judge-base-url",
+                     judge.base_url, "--json", str(tmp_path / "no-such-folder" / "v.json")]) == 2
+        assert not judge.requests
+    err = capsys.readouterr().err
+    assert "--json" in err and "no-such-folder" in err and err.count("\n") == 1 and "Traceback" not in err
+
 
 def test_build_without_enough_labels_is_one_clear_error(runs: tuple[Path, Path], tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
