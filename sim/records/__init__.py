@@ -10,7 +10,11 @@
   ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
-- Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``.
+- Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``;
+  a judge's suggested codes: ``CodeSuggestion``, ``append_code_suggestions``, ``load_code_suggestions``
+  (code_suggestions.jsonl).
+- Judge validation: ``JudgeValidity``, ``CorrectedRate``, ``JudgeValidation`` and ``load_judge_validation``
+  (judge_validation.json).
 - Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
   ``ConfigError``, ``AgentError``, ``TaxonomyError``.
 - Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
@@ -97,17 +101,27 @@ from sim.records._scores import (
     verdict_text,
 )
 from sim.records._taxonomy import (
+    CodeSuggestion,
     FailureMode,
     Taxonomy,
     TaxonomyError,
+    append_code_suggestions,
+    load_code_suggestions,
     load_taxonomy,
     mode_slug,
     save_taxonomy,
 )
-from sim.records._validation import USABLE_MARGIN, CorrectedRate, JudgeValidity
+from sim.records._validation import (
+    USABLE_MARGIN,
+    CorrectedRate,
+    JudgeValidation,
+    JudgeValidity,
+    load_judge_validation,
+)
 
 __all__ = [
-    "USABLE_MARGIN", "CorrectedRate", "JudgeValidity",
+    "USABLE_MARGIN", "CorrectedRate", "JudgeValidation", "JudgeValidity", "load_judge_validation",
+    "CodeSuggestion", "append_code_suggestions", "load_code_suggestions",
     "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",

@@ -7,11 +7,21 @@ judged run's failure rate, raw and corrected for the judge's errors (Rogan-Glade
 
 "Positive" is "the trace shows the failure mode" throughout: TPR is P(judge says true | people say true),
 TNR is P(judge says false | people say false).
+
+``JudgeValidation`` is one judge's entry of ``runs/<id>/judge_validation.json``, the list that
+``encsim judges validate RUN_DIR`` saves: ``[{"mode", "judge_hash", "edited", "dev": JudgeValidity,
+"test": JudgeValidity, "runs": [CorrectedRate and the run's path, ...]}, ...]``; ``load_judge_validation``
+reads it (the dashboard's disagreements view).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from sim.records._errors import ConfigError
 
 USABLE_MARGIN = 0.2
 """A judge with TPR + TNR - 1 at or below this is unusable: the correction divides by it."""
@@ -45,3 +55,49 @@ class CorrectedRate(BaseModel):
     ci95: list[float] | None = Field(default=None, description="bootstrap CI resampling the test labels and the "
                                                                "run; None when the judge is unusable")
     unusable_reason: str | None = Field(default=None, description="why there is no corrected number")
+
+
+class JudgeValidation(BaseModel):
+    """One failure-mode judge measured against people on the dev and test splits (judge_validation.json)."""
+
+    mode: str = Field(description="the failure mode the judge decides")
+    judge_hash: str = Field(default="", description="the judge file's hash")
+    edited: bool = Field(default=False, description="the judge file was edited since it was built")
+    dev: JudgeValidity
+    test: JudgeValidity
+    runs: list[dict[str, Any]] = Field(default=[], description="corrected failure rates of --apply-to runs")
+
+
+_VALIDATIONS = TypeAdapter(list[JudgeValidation])
+
+
+def load_judge_validation(path: Path) -> list[JudgeValidation]:
+    """Read judge_validation.json.
+
+    Args:
+        path: The run's judge_validation.json.
+
+    Returns:
+        One entry per judge, in file order.
+
+    Raises:
+        FileNotFoundError: There is no such file (no judge was validated on this run).
+        ConfigError: The file cannot be read or is not what ``encsim judges validate`` writes.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the judge validation ({reason}). Run `encsim judges validate "
+                          "RUN_DIR --judge ...` again to rewrite it.") from None
+    try:
+        return _VALIDATIONS.validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
+        what = "not valid JSON" if first.get("type") == "json_invalid" else f"not a judge validation at {where}"
+        raise ConfigError(f"{path}: {what} ({str(first.get('msg', 'invalid'))[:120]}). Run `encsim judges "
+                          "validate RUN_DIR --judge ...` again to rewrite it, or move the file away.") from None
