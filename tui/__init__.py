@@ -4,7 +4,9 @@
 (a coroutine factory: ``encsim run --tui`` / ``encsim live --tui``) in its own event loop and
 follows the run directory the job writes. ``newest_run`` finds the run to watch by default;
 ``export_annotations`` writes the reviewers' notes for open coding; ``code``, ``rename_mode``,
-``merge_modes``, ``describe_mode`` and ``taxonomy_report`` code the failing ones into a taxonomy of failure modes.
+``merge_modes``, ``describe_mode`` and ``taxonomy_report`` code the failing ones into a taxonomy of failure modes;
+``current_suggestions`` are a judge's suggested codes still to accept; ``mode_label`` is people's label of a
+trace for one mode (what ``encsim judges`` validates against, and the disagreements view shows).
 The data layer (``RunState``) has no Textual in it and reads only what was appended since the last poll.
 
 May import sim.records (types, events, the run layout), scorers and scenarios only: never the code that
@@ -21,8 +23,10 @@ from tui._taxonomy import (
     ModeRow,
     TaxonomyReport,
     code,
+    current_suggestions,
     describe_mode,
     merge_modes,
+    mode_label,
     rename_mode,
     taxonomy_file,
     taxonomy_report,
@@ -30,6 +34,6 @@ from tui._taxonomy import (
 
 __all__ = [
     "SEVERITIES", "Annotation", "AnnotationStore", "DashboardApp", "ModeRow", "RunState", "RunWatchError",
-    "TaxonomyReport", "code", "describe_mode", "export_annotations", "merge_modes", "newest_run", "rename_mode",
-    "taxonomy_file", "taxonomy_report",
+    "TaxonomyReport", "code", "current_suggestions", "describe_mode", "export_annotations", "merge_modes",
+    "mode_label", "newest_run", "rename_mode", "taxonomy_file", "taxonomy_report",
 ]

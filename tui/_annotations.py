@@ -7,8 +7,10 @@ One JSON object per line::
 
 ``verdict`` is "pass", "fail" or null; ``severity`` one of ``SEVERITIES`` or null; ``failure_mode``
 stays null until the notes are open-coded into failure modes (``export_annotations`` writes the
-failing ones for that). Each save appends one line, flushed and fsync'd; when reading, the latest
-line per trace id wins and malformed lines are skipped. ``review_pass`` is the highest pass the
+failing ones for that). ``code_source`` says who chose the ``failure_mode``: "person" (typed or picked in
+the coding screen) or "accepted_suggestion" (a judge's suggestion a person accepted with ``a``); it is left
+out of lines without one (older lines, uncoded ones). Each save appends one line, flushed and fsync'd;
+when reading, the latest line per trace id wins and malformed lines are skipped. ``review_pass`` is the highest pass the
 reviewer already has in the file, or 1.
 """
 
@@ -29,6 +31,7 @@ from tui._state import RunState, parse_trace_id
 
 SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
 VERDICTS: tuple[str, ...] = ("pass", "fail")
+CODE_SOURCES: tuple[str, ...] = ("person", "accepted_suggestion")
 
 
 def default_reviewer() -> str:
@@ -45,10 +48,14 @@ class Annotation:
     reviewer: str = "reviewer"
     timestamp: float = 0.0
     review_pass: int = 1
+    code_source: Literal["person", "accepted_suggestion"] | None = None
 
     def to_json(self) -> str:
-        """The annotation as one line of annotations.jsonl (JSON, non-ASCII kept)."""
-        return json.dumps(asdict(self), ensure_ascii=False)
+        """The annotation as one line of annotations.jsonl (JSON, non-ASCII kept; no ``code_source`` if None)."""
+        data = asdict(self)
+        if data["code_source"] is None:
+            del data["code_source"]
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_obj(cls, obj: Any) -> Annotation:
@@ -74,8 +81,11 @@ class Annotation:
             raise ValueError("notes, failure_mode and reviewer must be strings")
         if not isinstance(timestamp, int | float) or not isinstance(review_pass, int):
             raise ValueError("timestamp must be a number and review_pass an integer")
+        code_source = obj.get("code_source")
+        if code_source not in (None, *CODE_SOURCES):
+            raise ValueError(f"code_source {code_source!r} is not one of {', '.join(CODE_SOURCES)} or null")
         return cls(trace_id=tid, verdict=verdict, notes=notes, failure_mode=failure_mode, severity=severity,
-                   reviewer=reviewer, timestamp=float(timestamp), review_pass=review_pass)
+                   reviewer=reviewer, timestamp=float(timestamp), review_pass=review_pass, code_source=code_source)
 
 
 def next_severity(current: str | None) -> str | None:

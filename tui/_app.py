@@ -20,12 +20,21 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
-from sim.records import EncSimError, FailureMode, load_taxonomy
+from sim.records import (
+    CodeSuggestion,
+    EncSimError,
+    FailureMode,
+    JudgeValidation,
+    RunLayout,
+    load_run_validation,
+    load_taxonomy,
+)
 from tui._annotations import Annotation, AnnotationStore, next_severity
 from tui._catalog import ScenarioCatalog
 from tui._rundir import check_run_dir
 from tui._screens import (
     CodingScreen,
+    DisagreementScreen,
     EncounterScreen,
     GateScreen,
     HelpScreen,
@@ -38,6 +47,7 @@ from tui._state import Key, PollResult, RunState, parse_trace_id
 from tui._taxonomy import (
     TaxonomyReport,
     code,
+    current_suggestions,
     describe_mode,
     merge_modes,
     rename_mode,
@@ -60,6 +70,7 @@ class DashboardApp(App[Any]):
         Binding("l", "live", "Live", show=False),
         Binding("g", "gate", "Gate", show=False),
         Binding("c", "coding", "Coding", show=False),
+        Binding("v", "disagreements", "Judge disagreements", show=False),
         Binding("tab", "focus_next", "Pane", show=False),
         Binding("shift+tab", "focus_previous", "Pane", show=False),
     ]
@@ -266,13 +277,61 @@ class DashboardApp(App[Any]):
         except (EncSimError, OSError) as exc:
             self.set_status(f"✖ {exc}")
             return None
-        self.saved[tid] = saved
-        if tid in self.drafts:  # an unsaved edit keeps the new code when it is saved
-            self.drafts[tid] = replace(self.drafts[tid], failure_mode=saved.failure_mode)
-        self._row_changed(tid)
+        self._coded(tid, saved)
         self.set_status(f"coded {tid}: {saved.failure_mode or 'no failure mode'} (to {self.store.path.name} and "
                         f"{self.taxonomy_path.name})")
         return saved
+
+    def code_suggestions(self) -> tuple[dict[str, CodeSuggestion], int]:
+        """The judge's suggestions still to accept (``tui.current_suggestions``) and how many are stale."""
+        try:
+            return current_suggestions(self.run_dir, self.saved)
+        except OSError as exc:
+            self.set_status(f"✖ could not read {RunLayout.CODE_SUGGESTIONS_FILE}: {exc.strerror or exc}")
+            return {}, 0
+
+    def accept_suggestion(self, tid: str) -> Annotation | None:
+        """Code ``tid`` with its suggested mode, recorded as an accepted suggestion; None (and a status line) if not.
+
+        A new mode is added to the taxonomy with the judge's definition.
+        """
+        suggestion = self.code_suggestions()[0].get(tid)
+        if suggestion is None:
+            self.set_status(f"{tid}: no current suggestion to accept (none, already coded, or made for an "
+                            "earlier note); enter or n codes it")
+            return None
+        try:
+            saved = code(self.run_dir, tid, suggestion.mode, taxonomy_path=self.taxonomy_path,
+                         reviewer=self.store.reviewer, clock=self.clock, definition=suggestion.definition,
+                         source="accepted_suggestion")
+        except (EncSimError, OSError) as exc:
+            self.set_status(f"✖ {exc}")
+            return None
+        self._coded(tid, saved)
+        self.set_status(f"accepted the suggestion for {tid}: {saved.failure_mode} (to {self.store.path.name} and "
+                        f"{self.taxonomy_path.name})")
+        return saved
+
+    def _coded(self, tid: str, saved: Annotation) -> None:
+        self.saved[tid] = saved
+        if tid in self.drafts:  # an unsaved edit keeps the new code when it is saved
+            self.drafts[tid] = replace(self.drafts[tid], failure_mode=saved.failure_mode,
+                                       code_source=saved.code_source)
+        self._row_changed(tid)
+
+    def judge_validation(self) -> list[JudgeValidation] | None:
+        """judge_validation.json of the run; None (and a notification) when it is missing or malformed."""
+        path = RunLayout(self.run_dir).judge_validation
+        try:
+            return load_run_validation(path)
+        except FileNotFoundError:
+            message = (f"no judge validation in this run ({path.name}): run `encsim judges validate "
+                       f"{self.run_dir} --judge ...` first")
+        except EncSimError as exc:
+            message = f"✖ {exc}"
+        self.set_status(message)
+        self.notify(message, severity="warning", timeout=8)
+        return None
 
     def rename_failure_mode(self, old: str, new: str) -> int | None:
         """Rename mode ``old`` to ``new`` (``tui.rename_mode``); the re-coded count, or None (and a status line)."""
@@ -362,6 +421,16 @@ class DashboardApp(App[Any]):
     def action_coding(self) -> None:
         """Show the coding screen: failing annotations and their failure modes."""
         self._push_once(CodingScreen)
+
+    def action_disagreements(self) -> None:
+        """Show where each failure-mode judge and people disagree (judge_validation.json), if the run has it."""
+        if isinstance(self.screen, DisagreementScreen) or any(
+                isinstance(s, DisagreementScreen) for s in self.screen_stack):
+            self._push_once(DisagreementScreen)
+            return
+        validations = self.judge_validation()
+        if validations is not None:
+            self.push_screen(DisagreementScreen(validations))
 
     def action_gate(self) -> None:
         """Show the safety gate screen."""

@@ -1,4 +1,4 @@
-"""The dashboard's screens: main (overview + encounter list), encounter, coding, reliability, live, gate, help.
+"""The dashboard's screens: main, encounter, coding, judge disagreements, reliability, live, gate, help.
 
 Screens read the app's ``RunState`` and annotation drafts; the app calls ``refresh_state(res)``
 on every screen in its stack after each poll that changed something.
@@ -17,12 +17,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static
 
+from sim.records import CodeSuggestion, JudgeValidation
 from tui._format import MARKER_LEGEND, MARKER_STYLE, EncounterFilter, marker_text, score
 from tui._state import Key, PollResult, parse_trace_id
 from tui._widgets import (
+    SUGGESTED_STYLE,
     AnnotationBar,
     CodingTable,
     DetailsView,
+    DisagreementTable,
     EncounterTable,
     LatencyTable,
     ModeTable,
@@ -32,10 +35,12 @@ from tui._widgets import (
     StatusLine,
     TranscriptView,
     annotation_text,
+    disagreement_rows,
     gate_badge,
     reliability_detail,
     reliability_row,
     speaking_text,
+    validation_summary,
 )
 
 if TYPE_CHECKING:
@@ -361,12 +366,15 @@ class CodingScreen(_Base):
     Enter on an annotation moves to the mode list, enter on a mode codes the annotation with it; ``n`` types
     a new mode for the annotation; ``e`` renames and ``m`` merges the mode under the mode list's cursor, and
     ``d``, ``p`` and ``f`` write its definition, pass example and fail example.
-    Each change appends to annotations.jsonl and updates the taxonomy file (``tui._taxonomy``).
+    A judge's suggestion (code_suggestions.jsonl) shows as "suggested: <mode>" on an uncoded annotation, never
+    as a code; ``a`` accepts it (the annotation records ``code_source`` accepted_suggestion), enter or ``n``
+    codes it otherwise. Each change appends to annotations.jsonl and updates the taxonomy file (``tui._taxonomy``).
     """
 
     AUTO_FOCUS = "#coding-list"
     BINDINGS = [
         Binding("escape", "back", "Back"),
+        Binding("a", "accept", "Accept suggestion"),
         Binding("n", "new_mode", "New mode"),
         Binding("e", "rename", "Rename mode"),
         Binding("m", "merge", "Merge mode"),
@@ -404,6 +412,9 @@ class CodingScreen(_Base):
         self.target: str | None = None
         """The trace being coded: set by enter on the list of failing annotations."""
         self.definitions: dict[str, str] = {}
+        self.suggestions: dict[str, CodeSuggestion] = {}
+        """The judge's current suggestions by trace id (uncoded failing traces whose note is unchanged)."""
+        self.stale_suggestions = 0
         self.pending: tuple[str, str] | None = None
         """What the input line is for: ("new", trace id), ("rename", mode), ("merge", mode) or (field, mode)."""
 
@@ -445,11 +456,14 @@ class CodingScreen(_Base):
         failing = app.failing_annotations()
         codes = self.codes
         keep = {a.trace_id for a in failing}
+        self.suggestions, self.stale_suggestions = app.code_suggestions()
         for tid in codes.keys():
             if tid not in keep:
                 codes.drop(tid)
         for ann in failing:
-            codes.upsert(ann.trace_id, ann.severity, ann.failure_mode, ann.notes)
+            suggestion = self.suggestions.get(ann.trace_id)
+            codes.upsert(ann.trace_id, ann.severity, ann.failure_mode, ann.notes,
+                         suggested=suggestion.mode if suggestion is not None else None)
         report = app.failure_modes()
         rows = report.rows if report is not None else []
         self.definitions = {r.name: r.definition for r in rows}
@@ -463,6 +477,8 @@ class CodingScreen(_Base):
         head = Text(f"{len(failing)} failing annotation(s), ", style="bold", no_wrap=True, overflow="ellipsis")
         uncoded = sum(1 for a in failing if not a.failure_mode)
         head.append(f"{uncoded} uncoded", style="bold yellow" if uncoded else "bold green")
+        if self.suggestions:
+            head.append(f" ({len(self.suggestions)} with a suggestion: a accepts)", style=SUGGESTED_STYLE)
         head.append(f" · taxonomy {app.taxonomy_path}", style="dim")
         self.query_one("#coding-head", Static).update(head)
         codes.border_title = f"Failing annotations {len(failing)}"
@@ -483,6 +499,14 @@ class CodingScreen(_Base):
             text.append(f"\n{ann.failure_mode}: ", style="bold")
             text.append(self.definitions.get(ann.failure_mode) or "no definition yet (d writes one)",
                         style="" if self.definitions.get(ann.failure_mode) else "dim")
+            if ann.code_source == "accepted_suggestion":
+                text.append("  (accepted suggestion)", style="dim")
+        elif (suggestion := self.suggestions.get(ann.trace_id)) is not None:
+            text.append(f"\nsuggested: {suggestion.mode} (judge {', '.join(suggestion.judges) or '?'})",
+                        style=SUGGESTED_STYLE)
+            if suggestion.new_mode and suggestion.mode not in self.definitions:
+                text.append(f" new mode: {suggestion.definition or '(no definition given)'}", style=SUGGESTED_STYLE)
+            text.append("  a accepts, enter or n codes it otherwise", style="dim")
         note.update(text)
 
     def _trace(self) -> str | None:
@@ -525,6 +549,20 @@ class CodingScreen(_Base):
 
     def _code(self, tid: str, mode: str) -> None:
         if self.dash.code_trace(tid, mode) is None:
+            return
+        self.target = None
+        self.render_all()
+        codes = self.codes
+        codes.focus()
+        if codes.move_to(tid) and codes.cursor_row + 1 < codes.row_count:
+            codes.move_cursor(row=codes.cursor_row + 1)
+
+    def action_accept(self) -> None:
+        tid = self._trace()
+        if tid is None:
+            self.dash.set_status("no failing annotation to code: mark encounters fail (2) and save (s) first")
+            return
+        if self.dash.accept_suggestion(tid) is None:
             return
         self.target = None
         self.render_all()
@@ -605,6 +643,64 @@ class CodingScreen(_Base):
             self.dash.set_status("")
             return
         self.app.pop_screen()
+
+
+# ---------------------------------------------------------------------------------------------- disagreements
+class DisagreementScreen(_Base):
+    """Per failure-mode judge (judge_validation.json), the dev and test traces where judge and people disagree.
+
+    People's label is derived from the annotations now (``tui.mode_label``); the judge said the opposite.
+    Enter opens the trace's transcript (the encounter screen).
+    """
+
+    AUTO_FOCUS = "#disagreements"
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    DEFAULT_CSS = """
+    DisagreementScreen #dis-summary {
+        height: auto;
+        max-height: 8;
+        padding: 0 1;
+        border: round $secondary;
+    }
+    """
+
+    def __init__(self, validations: list[JudgeValidation]) -> None:
+        super().__init__()
+        self.validations = validations
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="dis-summary")
+        yield DisagreementTable(id="disagreements")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def table(self) -> DisagreementTable:
+        return self.query_one(DisagreementTable)
+
+    def on_mount(self) -> None:
+        self.query_one("#dis-summary", Static).border_title = "Judges against people (judge_validation.json)"
+        self.render_all()
+
+    def on_screen_resume(self) -> None:
+        if self.is_mounted:  # labels may have changed in the encounter screen
+            self.render_all()
+
+    def render_all(self) -> None:
+        self.query_one("#dis-summary", Static).update(validation_summary(self.validations))
+        rows = disagreement_rows(self.validations, self.dash.saved)
+        table = self.table
+        for row in rows:
+            table.upsert(row)
+        table.border_title = f"Disagreements {len(rows)}: enter opens the transcript"
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        key = parse_trace_id(str(event.row_key.value).rsplit("|", 1)[-1])
+        if key is None or key not in self.dash.state.encounters:
+            self.dash.set_status(f"{event.row_key.value}: not an encounter of this run")
+            return
+        self.dash.open_encounter(key)
 
 
 # ---------------------------------------------------------------------------------------------- reliability
@@ -819,6 +915,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("everywhere", "l", "live call: who is speaking, latencies, transcript"),
     ("everywhere", "g", "safety gate details: why it triggered"),
     ("everywhere", "c", "coding: failing annotations get failure modes (taxonomy.json)"),
+    ("everywhere", "v", "judges vs people: where they disagree; enter opens the transcript"),
     ("everywhere", "escape", "back (or: clear the filter, cancel the note)"),
     ("encounter list", "enter", "open the encounter"),
     ("encounter list", "/", "filter: words of the scenario id, status:error, gate (⚠ gate), safety (any safety "
@@ -829,8 +926,8 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("encounter", "s", "save the annotation to annotations.jsonl"),
     ("encounter", "] / [", "next / previous encounter of the list"),
     ("reliability", "enter", "open the worst encounter of the scenario"),
-    ("coding", "enter · n · e · m", "pick / assign a mode · type a new one · rename · merge into another"),
-    ("coding", "d · p · f", "the mode's definition · pass example · fail example"),
+    ("coding", "enter · n · a", "pick / assign a mode · type a new one · accept the judge's suggestion"),
+    ("coding", "e · m · d · p · f", "rename · merge into another · definition · pass example · fail example"),
 )
 
 

@@ -5,6 +5,14 @@ or a project-level file that several runs share. Which mode an encounter shows i
 of its latest annotation; every change here appends annotation lines (``AnnotationStore.save``), so
 annotations.jsonl stays an append-only history and the latest line per trace id still wins.
 
+A judge's suggested codes (code_suggestions.jsonl, ``sim.records.CodeSuggestion``) are never codes:
+``current_suggestions`` offers the latest one per uncoded failing trace, unless stale (made for an earlier note),
+and accepting one is ``code(..., source="accepted_suggestion")``, a person's act like any other code.
+
+People's label of a trace for one mode (``mode_label``, what ``encsim judges`` validates against): a trace
+people failed and coded with the mode shows it; one they passed, or failed and coded with another mode,
+does not; a failing trace not coded yet has no label.
+
 A rename or a merge changes the taxonomy file and re-codes the annotations of the one run it is given;
 with a shared file, other runs keep the old name until they are re-coded too (their report lists the
 name as "not in the taxonomy").
@@ -20,13 +28,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from sim.records import (
     TAXONOMY_LOCK_TIMEOUT_S,
+    CodeSuggestion,
     FailureMode,
     RunLayout,
     Taxonomy,
     TaxonomyError,
+    load_code_suggestions,
     load_taxonomy,
     mode_slug,
     save_taxonomy,
@@ -59,14 +70,54 @@ def _known(taxonomy: Taxonomy, latest: dict[str, Annotation]) -> set[str]:
     return set(taxonomy.names) | {a.failure_mode for a in latest.values() if a.failure_mode}
 
 
+def mode_label(annotation: Annotation, mode: str) -> bool | None:
+    """People's label of an annotated trace for ``mode`` (see the module docstring); None: no label.
+
+    Args:
+        annotation: The trace's latest annotation.
+        mode: The failure mode.
+
+    Returns:
+        True (shows the mode), False (does not), or None (no verdict, or failing but not coded yet).
+    """
+    if annotation.verdict is None or (annotation.verdict == "fail" and annotation.failure_mode is None):
+        return None
+    return annotation.verdict == "fail" and annotation.failure_mode == mode
+
+
+def current_suggestions(run_dir: Path, latest: dict[str, Annotation]) -> tuple[dict[str, CodeSuggestion], int]:
+    """The suggestions to offer: the latest per trace id, for failing uncoded traces whose note is unchanged.
+
+    Args:
+        run_dir: The run directory (its code_suggestions.jsonl).
+        latest: The latest annotation per trace id.
+
+    Returns:
+        The suggestions by trace id, and how many were left out as stale (made for an earlier note).
+    """
+    suggestions, _ = load_code_suggestions(RunLayout(Path(run_dir)).code_suggestions)
+    out: dict[str, CodeSuggestion] = {}
+    stale = 0
+    for tid, suggestion in suggestions.items():
+        ann = latest.get(tid)
+        if ann is None or ann.verdict != "fail" or ann.failure_mode:
+            continue
+        if suggestion.matches(ann.notes, ann.timestamp):
+            out[tid] = suggestion
+        else:
+            stale += 1
+    return out, stale
+
+
 def code(run_dir: Path, trace_id: str, mode: str | None, *, taxonomy_path: Path | None = None,
-         reviewer: str | None = None, clock: Callable[[], float] = time.time,
+         reviewer: str | None = None, clock: Callable[[], float] = time.time, definition: str = "",
+         source: Literal["person", "accepted_suggestion"] = "person",
          lock_timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> Annotation:
     """Code one encounter with a failure mode: append its annotation again with ``failure_mode`` set.
 
     The verdict, notes and severity of the latest annotation are kept (an encounter not annotated yet
-    is coded as a fail). A mode not in the taxonomy is added to it with an empty definition. ``None``
-    removes the code.
+    is coded as a fail). A mode not in the taxonomy is added to it with ``definition`` (empty by default).
+    ``None`` removes the code. ``source`` is recorded as the annotation's ``code_source``.
 
     Returns:
         The annotation appended.
@@ -85,10 +136,11 @@ def code(run_dir: Path, trace_id: str, mode: str | None, *, taxonomy_path: Path 
         with taxonomy_lock(path, timeout=lock_timeout):  # read again under the lock: another may have added it
             taxonomy = load_taxonomy(path)
             if taxonomy.get(name) is None:
-                save_taxonomy(path, taxonomy.model_copy(update={"modes": [*taxonomy.modes, FailureMode(name=name)]}))
+                new = FailureMode(name=name, definition=" ".join(definition.split()))
+                save_taxonomy(path, taxonomy.model_copy(update={"modes": [*taxonomy.modes, new]}))
     store = AnnotationStore(run_dir, reviewer=reviewer, clock=clock)
     current = store.load().get(trace_id) or Annotation(trace_id=trace_id, verdict="fail")
-    return store.save(replace(current, failure_mode=name))
+    return store.save(replace(current, failure_mode=name, code_source=source if name is not None else None))
 
 
 def _open(run_dir: Path, path: Path, reviewer: str | None, clock: Callable[[], float]

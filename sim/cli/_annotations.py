@@ -1,8 +1,11 @@
 """``encsim annotations export|taxonomy|suggest-codes RUN_DIR``: the dashboard's annotations and their failure modes.
 
 ``suggest-codes`` asks a judge model which failure mode each uncoded failing annotation's notes describe
-(one of the taxonomy's, or a new name). It only prints suggestions: coding stays a person's decision in the
-dashboard, so the labels that ``encsim judges`` validates against remain people's.
+(one of the taxonomy's, or a new name with a definition). It prints suggestions; with ``--save`` it also
+appends them to RUN_DIR/code_suggestions.jsonl (``sim.records.CodeSuggestion``, one line per annotation: the
+mode most judges named, and which judges named it), where the dashboard's coding screen shows them marked as
+suggestions for a person to accept (``a``) or change. It never writes annotations.jsonl nor the taxonomy:
+coding stays a person's decision, so the labels that ``encsim judges`` validates against remain people's.
 """
 
 from __future__ import annotations
@@ -10,11 +13,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sim.cli._common import CliParser, JudgeOptions, add_judge_args
-from sim.records import ConfigError, load_taxonomy, mode_slug, one_line
+from sim.records import (
+    CodeSuggestion,
+    ConfigError,
+    RunLayout,
+    append_code_suggestions,
+    load_taxonomy,
+    mode_slug,
+    one_line,
+)
 
 if TYPE_CHECKING:
     from tui import TaxonomyReport
@@ -42,11 +55,15 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     tax.add_argument("--json", action="store_true", help="print the report as JSON")
     tax.set_defaults(handler=cmd_taxonomy)
     sug = anns.add_parser("suggest-codes",
-                          help="a judge suggests a failure mode for each uncoded failing annotation (prints only)")
+                          help="a judge suggests a failure mode for each uncoded failing annotation (prints them; "
+                               "--save keeps them for the dashboard)")
     sug.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     sug.add_argument("--taxonomy", type=Path, metavar="FILE",
                      help="a project-level taxonomy file shared by runs (default RUN_DIR/taxonomy.json)")
     sug.add_argument("--json", action="store_true", help="print the suggestions as JSON")
+    sug.add_argument("--save", action="store_true",
+                     help="also append them to RUN_DIR/code_suggestions.jsonl, where the dashboard's coding screen "
+                          "(c) offers them to accept (a) or change; annotations and taxonomy are not touched")
     add_judge_args(sug)
     sug.set_defaults(handler=cmd_suggest)
 
@@ -172,8 +189,9 @@ def taxonomy_table(report: TaxonomyReport) -> str:
 SUGGEST_SYSTEM = (
     "You help a clinical reviewer code failing AI-clinician encounters into failure modes. You get the "
     "failure modes found so far (name: definition) and one reviewer's note on a failing encounter. Answer with "
-    'one JSON object {"mode": "<name>", "reason": "<one sentence>"}: the name of the existing mode the note '
-    "describes, or, if none fits, a new short snake_case name for the failure. Nothing else."
+    'one JSON object {"mode": "<name>", "reason": "<one sentence>", "definition": "<one sentence>"}: the name '
+    "of the existing mode the note describes, or, if none fits, a new short snake_case name for the failure and "
+    "its definition (what a trace with this failure shows; empty for an existing mode). Nothing else."
 )
 
 
@@ -187,10 +205,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         The exit code (0).
     """
     return suggest(args.run_dir, taxonomy_path=args.taxonomy, options=JudgeOptions.from_namespace(args),
-                   as_json=args.json)
+                   as_json=args.json, save=args.save)
 
 
-def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions, as_json: bool) -> int:
+def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions, as_json: bool,
+            save: bool = False) -> int:
     """Print a judge's suggested failure mode for every uncoded failing annotation of a run.
 
     Args:
@@ -198,6 +217,7 @@ def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions,
         taxonomy_path: A project-level taxonomy file (None: ``RUN_DIR/taxonomy.json``).
         options: The judge flags (``--judge``, ``--judge-base-url``, ...).
         as_json: Print JSON instead of lines.
+        save: Also append the suggestions to RUN_DIR/code_suggestions.jsonl (``saved_suggestions``).
 
     Returns:
         The exit code (0).
@@ -219,6 +239,9 @@ def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions,
     latest = AnnotationStore(run_dir).load()
     uncoded = [a for t, a in sorted(latest.items()) if a.verdict == "fail" and not a.failure_mode]
     rows = asyncio.run(_suggest(uncoded, [(m.name, m.definition) for m in taxonomy.modes], options))
+    saved = saved_suggestions(uncoded, rows, now=time.time()) if save else []
+    if saved:
+        append_code_suggestions(RunLayout(run_dir).code_suggestions, saved)
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
@@ -228,7 +251,37 @@ def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions,
         mode = row["mode"] or "(no answer)"
         tag = " (new)" if row["new"] else ""
         print(f"{row['trace_id']}  {row['judge']}: {one_line(mode)}{tag}  {one_line(row['reason'])}")
+    if save:
+        print(f"{len(saved)} suggestion(s) saved to {RunLayout(run_dir).code_suggestions}: accept (a) or change "
+              "them in the dashboard's coding screen")
     return 0
+
+
+def saved_suggestions(annotations: list[Any], rows: list[dict[str, Any]], *, now: float) -> list[CodeSuggestion]:
+    """One suggestion per annotation the judges answered for: the mode most of them named (ties: the first named).
+
+    Args:
+        annotations: The uncoded failing annotations the judges were asked about.
+        rows: The judges' answers (one per annotation and judge, as printed by ``--json``).
+        now: The time to stamp them with.
+
+    Returns:
+        The suggestions to save, in the order of ``annotations``.
+    """
+    out = []
+    for ann in annotations:
+        answered = [r for r in rows if r["trace_id"] == ann.trace_id and r["mode"]]
+        if not answered:
+            continue
+        mode = Counter(r["mode"] for r in answered).most_common(1)[0][0]
+        chosen = [r for r in answered if r["mode"] == mode]
+        new = chosen[0]["new"]
+        out.append(CodeSuggestion(
+            trace_id=ann.trace_id, mode=mode, new_mode=new,
+            definition=next((r["definition"] for r in chosen if r["definition"]), "") if new else "",
+            judges=[r["judge"] for r in chosen], reason=chosen[0]["reason"], notes=ann.notes,
+            annotation_timestamp=ann.timestamp, time=now))
+    return out
 
 
 async def _suggest(annotations: list[Any], modes: list[tuple[str, str]],
@@ -251,8 +304,10 @@ async def _suggest(annotations: list[Any], modes: list[tuple[str, str]],
                                                     f"{ann.severity or 'not given'}\nReviewer's note: {note}"}]
             answer = await judge.ask_json(messages, keys={"mode": str, "reason": str})
             mode = mode_slug(answer["mode"]) if answer else ""
+            definition = answer.get("definition") if answer else None
             return {"trace_id": ann.trace_id, "judge": judge.name, "mode": mode or None,
                     "new": bool(mode) and mode not in known, "reason": answer["reason"] if answer else "",
+                    "definition": " ".join(definition.split()) if isinstance(definition, str) else "",
                     "notes": ann.notes}
 
         return list(await asyncio.gather(*(one(a, j) for a in annotations for j in judges)))

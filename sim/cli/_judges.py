@@ -93,18 +93,17 @@ def labelled_traces(run_dir: Path, mode: str) -> dict[str, tuple[bool, str]]:
     """
     from scorers import transcript_text
     from sim.store import RunStore
-    from tui import AnnotationStore
+    from tui import AnnotationStore, mode_label
 
     records, _ = RunStore.open(run_dir).load_records()
     out: dict[str, tuple[bool, str]] = {}
     for trace, note in AnnotationStore(run_dir).load().items():
         sid, _, k = trace.rpartition(":")
         rec = records.get((sid, int(k))) if k.isdigit() else None
-        if rec is None or rec.result is None or note.verdict is None:
+        label = mode_label(note, mode)  # None: no verdict, or failing and not coded yet
+        if rec is None or rec.result is None or label is None:
             continue
-        if note.verdict == "fail" and note.failure_mode is None:
-            continue  # not coded yet: no label for any mode
-        out[trace] = (note.verdict == "fail" and note.failure_mode == mode, transcript_text(rec.result))
+        out[trace] = (label, transcript_text(rec.result))
     return out
 
 

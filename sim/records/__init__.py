@@ -11,9 +11,11 @@
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
   directory.
 - Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``,
-  ``taxonomy_lock`` (held across every read-modify-write of a taxonomy file).
+  ``taxonomy_lock`` (held across every read-modify-write of a taxonomy file); a judge's suggested codes:
+  ``CodeSuggestion``, ``append_code_suggestions``, ``load_code_suggestions`` (code_suggestions.jsonl).
 - Judge validation: ``JudgeValidity``, ``CorrectedRate``, ``JudgeValidationRecord`` (``<judges DIR>/validation.json``,
-  ``load_judge_validation``, ``save_judge_validation``) and ``FailureRate`` (``Summary.failure_rates``).
+  ``load_judge_validation``, ``save_judge_validation``), ``FailureRate`` (``Summary.failure_rates``), and
+  ``JudgeValidation`` with ``load_run_validation`` (a labelled run's judge_validation.json).
 - Errors: ``EncSimError`` (under ``scenarios.errors.UserError``, the root of every error a user can cause),
   ``ConfigError``, ``AgentError``, ``TaxonomyError``.
 - Redaction: ``redact``, ``redact_json``, ``neutralise``, ``clean``, ... the one layer that keeps keys and
@@ -101,9 +103,12 @@ from sim.records._scores import (
 )
 from sim.records._taxonomy import (
     TAXONOMY_LOCK_TIMEOUT_S,
+    CodeSuggestion,
     FailureMode,
     Taxonomy,
     TaxonomyError,
+    append_code_suggestions,
+    load_code_suggestions,
     load_taxonomy,
     mode_slug,
     save_taxonomy,
@@ -115,16 +120,19 @@ from sim.records._validation import (
     CorrectedRate,
     FailureRate,
     FailureRateStatus,
+    JudgeValidation,
     JudgeValidationRecord,
     JudgeValidity,
     ModeValidation,
     load_judge_validation,
+    load_run_validation,
     save_judge_validation,
 )
 
 __all__ = [
     "USABLE_MARGIN", "CorrectedRate", "JudgeValidity", "VALIDATION_FILE", "FailureRate", "FailureRateStatus",
     "JudgeValidationRecord", "ModeValidation", "load_judge_validation", "save_judge_validation",
+    "JudgeValidation", "load_run_validation", "CodeSuggestion", "append_code_suggestions", "load_code_suggestions",
     "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
     "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",

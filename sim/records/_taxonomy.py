@@ -18,6 +18,18 @@ changes: two writers that both read before either saves would each write their o
 modes, and the first save would be lost. The lock file is left in place (removing it could let two writers
 lock two different files). A writer waits for the lock up to ``TAXONOMY_LOCK_TIMEOUT_S`` (then a TaxonomyError naming
 the file); where there is no ``fcntl`` or the file system cannot lock, the change goes ahead unlocked.
+
+A judge's suggested codes (``encsim annotations suggest-codes RUN_DIR --save``) go to
+``runs/<id>/code_suggestions.jsonl``, one ``CodeSuggestion`` per line, appended and redacted::
+
+    {"trace_id": "fx_chest_pain:2", "mode": "unsafe_discharge", "new_mode": true,
+     "definition": "Sends home a patient who needs urgent care.", "judges": ["qwen2.5-7b"],
+     "reason": "...", "notes": "sent home with chest pain", "annotation_timestamp": 1795311108.2,
+     "time": 1795311200.0}
+
+A suggestion is never a code: it never touches annotations.jsonl nor taxonomy.json, and no count includes
+it. The latest line per trace id wins (``load_code_suggestions``); a suggestion made for another annotation
+line than the trace's current one, with another note, is stale (``CodeSuggestion.matches``).
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ except ImportError:  # pragma: no cover - not on POSIX: no locking
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from sim.records._errors import ConfigError
+from sim.records._redact import redact, redact_json
 
 MODE_NAME_MAX = 64
 TAXONOMY_LOCK_TIMEOUT_S = 10.0
@@ -230,3 +243,80 @@ def taxonomy_lock(path: Path, *, timeout: float = TAXONOMY_LOCK_TIMEOUT_S) -> It
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+class CodeSuggestion(BaseModel):
+    """A judge's suggested failure mode for one uncoded failing annotation (a line of code_suggestions.jsonl).
+
+    Only a suggestion: a person accepts or changes it in the dashboard's coding screen.
+    """
+
+    trace_id: str = Field(description="'<scenario_id>:<k>' of the annotated encounter")
+    mode: str = Field(description="the suggested mode's slug name")
+    new_mode: bool = Field(default=False, description="the mode was not in the taxonomy when it was suggested")
+    definition: str = Field(default="", description="the judge's one-sentence definition of a new mode")
+    judges: list[str] = Field(default=[], description="the judge models that suggested this mode")
+    reason: str = Field(default="", description="the judge's one-sentence reason")
+    notes: str = Field(default="", description="the reviewer's note the suggestion was based on (redacted)")
+    annotation_timestamp: float = Field(default=0.0, description="timestamp of the annotation line it was based on")
+    time: float = Field(default=0.0, description="when it was suggested (seconds since the epoch)")
+
+    @field_validator("mode")
+    @classmethod
+    def _slug(cls, mode: str) -> str:
+        return FailureMode(name=mode).name
+
+    def matches(self, notes: str, timestamp: float) -> bool:
+        """Whether this suggestion was made for the trace's current annotation, i.e. is not stale.
+
+        Args:
+            notes: The current annotation's note, as annotations.jsonl holds it.
+            timestamp: The current annotation's timestamp.
+
+        Returns:
+            True when the judge read this very annotation line, or the same note (compared as written:
+            redacted; a note holding a secret the reader does not know matches by its line only).
+        """
+        return timestamp == self.annotation_timestamp or redact(notes) == self.notes
+
+
+def append_code_suggestions(path: Path, suggestions: list[CodeSuggestion]) -> None:
+    """Append ``suggestions`` to code_suggestions.jsonl, one redacted JSON object per line, flushed and fsync'd.
+
+    Args:
+        path: The run's code_suggestions.jsonl.
+        suggestions: What to append.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        for suggestion in suggestions:
+            fh.write(redact_json(suggestion.model_dump_json()) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def load_code_suggestions(path: Path) -> tuple[dict[str, CodeSuggestion], int]:
+    """The latest suggestion per trace id of code_suggestions.jsonl; a missing file has none.
+
+    Args:
+        path: The run's code_suggestions.jsonl.
+
+    Returns:
+        The suggestions by trace id, and how many malformed lines were skipped.
+    """
+    latest: dict[str, CodeSuggestion] = {}
+    skipped = 0
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return latest, 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            suggestion = CodeSuggestion.model_validate_json(line)
+        except ValidationError:
+            skipped += 1
+            continue
+        latest[suggestion.trace_id] = suggestion
+    return latest, skipped

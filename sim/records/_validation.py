@@ -22,15 +22,20 @@ run's verdicts came from and its models judged the run; otherwise a status says 
 
 "Positive" is "the trace shows the failure mode" throughout: TPR is P(judge says true | people say true),
 TNR is P(judge says false | people say false).
+
+``JudgeValidation`` is one judge's entry of ``runs/<id>/judge_validation.json``, the list that
+``encsim judges validate RUN_DIR`` saves: ``[{"mode", "judge_hash", "edited", "dev": JudgeValidity,
+"test": JudgeValidity, "runs": [CorrectedRate and the run's path, ...]}, ...]``; ``load_run_validation``
+reads it (the dashboard's disagreements view).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from sim.records._errors import ConfigError
 from sim.records._redact import redact_json
@@ -151,3 +156,49 @@ def save_judge_validation(path: Path, record: JudgeValidationRecord) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(redact_json(record.model_dump_json(indent=2)) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+class JudgeValidation(BaseModel):
+    """One failure-mode judge measured against people on the dev and test splits (judge_validation.json)."""
+
+    mode: str = Field(description="the failure mode the judge decides")
+    judge_hash: str = Field(default="", description="the judge file's hash")
+    edited: bool = Field(default=False, description="the judge file was edited since it was built")
+    dev: JudgeValidity
+    test: JudgeValidity
+    runs: list[dict[str, Any]] = Field(default=[], description="corrected failure rates of --apply-to runs")
+
+
+_VALIDATIONS = TypeAdapter(list[JudgeValidation])
+
+
+def load_run_validation(path: Path) -> list[JudgeValidation]:
+    """Read a labelled run's judge_validation.json (the dashboard's disagreements).
+
+    Args:
+        path: The run's judge_validation.json.
+
+    Returns:
+        One entry per judge, in file order.
+
+    Raises:
+        FileNotFoundError: There is no such file (no judge was validated on this run).
+        ConfigError: The file cannot be read or is not what ``encsim judges validate`` writes.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the judge validation ({reason}). Run `encsim judges validate "
+                          "RUN_DIR --judge ...` again to rewrite it.") from None
+    try:
+        return _VALIDATIONS.validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
+        what = "not valid JSON" if first.get("type") == "json_invalid" else f"not a judge validation at {where}"
+        raise ConfigError(f"{path}: {what} ({str(first.get('msg', 'invalid'))[:120]}). Run `encsim judges "
+                          "validate RUN_DIR --judge ...` again to rewrite it, or move the file away.") from None

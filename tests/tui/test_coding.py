@@ -75,7 +75,7 @@ async def test_n_assigns_a_new_mode_typed_in_place(reviewed: Path) -> None:
     last = _lines(reviewed)[-1]
     assert last == {"trace_id": "fx_chest_pain:1", "verdict": "fail", "notes": "never asked about radiation",
                     "failure_mode": "missed_red_flag", "severity": "clinician_would_notice", "reviewer": "bo",
-                    "timestamp": NOW, "review_pass": 1}
+                    "timestamp": NOW, "review_pass": 1, "code_source": "person"}
     assert load_taxonomy(RunLayout(reviewed).taxonomy) == Taxonomy(modes=[FailureMode(name="missed_red_flag")])
 
 

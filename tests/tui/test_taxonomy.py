@@ -105,7 +105,7 @@ def test_code_appends_a_line_keeping_verdict_notes_severity_and_adds_a_new_mode(
     assert lines[-1] | {"timestamp": 0} == {
         "trace_id": "fx_chest_pain:1", "verdict": "fail", "notes": "never asked about radiation",
         "failure_mode": "missed_red_flag", "severity": "clinician_would_notice", "reviewer": "bo",
-        "timestamp": 0, "review_pass": 1}
+        "timestamp": 0, "review_pass": 1, "code_source": "person"}
     assert saved.failure_mode == "missed_red_flag"
     assert load_taxonomy(RunLayout(reviewed).taxonomy) == Taxonomy(modes=[FailureMode(name="missed_red_flag")])
     code(reviewed, "fx_chest_pain:2", "missed_red_flag")  # an existing mode: the taxonomy does not change

@@ -9,11 +9,16 @@ from textual.binding import Binding
 
 from tui._widgets._table import RowTable
 
+SUGGESTED_STYLE = "italic magenta"
+"""How a judge's suggested mode is shown: never like a code (bold)."""
 SHORT_SEVERITY = {"clinician_would_notice": "notice", "subtle_issue": "subtle", "cosmetic": "cosmetic"}
 
 
 class CodingTable(RowTable):
-    """One row per failing annotation (latest per trace id): trace id, severity, failure mode, notes."""
+    """One row per failing annotation (latest per trace id): trace id, severity, failure mode, notes.
+
+    An uncoded one with a judge's suggestion shows "suggested: <mode>" in ``SUGGESTED_STYLE`` instead of "uncoded".
+    """
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Pick mode"),
@@ -25,10 +30,11 @@ class CodingTable(RowTable):
     }
     """
     COLUMNS: tuple[tuple[str, str, int], ...] = (
-        ("trace", "trace", 18), ("severity", "severity", 8), ("failure mode", "mode", 18), ("notes", "notes", 60),
+        ("trace", "trace", 18), ("severity", "severity", 8), ("failure mode", "mode", 26), ("notes", "notes", 60),
     )
 
-    def upsert(self, trace_id: str, severity: str | None, mode: str | None, notes: str) -> None:
+    def upsert(self, trace_id: str, severity: str | None, mode: str | None, notes: str,
+               suggested: str | None = None) -> None:
         """Show the row of ``trace_id``, or update it if it changed.
 
         Args:
@@ -36,11 +42,17 @@ class CodingTable(RowTable):
             severity: Its severity tag, or None.
             mode: Its failure mode, or None while uncoded.
             notes: The reviewer's notes.
+            suggested: A judge's suggested mode for an uncoded trace: shown marked, in its own style.
         """
-        shown_mode = Text(mode, style="bold") if mode else Text("uncoded", "dim")
+        if mode:
+            shown_mode = Text(mode, style="bold")
+        elif suggested:
+            shown_mode = Text(f"suggested: {suggested}", style=SUGGESTED_STYLE)
+        else:
+            shown_mode = Text("uncoded", "dim")
         cells: list[Any] = [trace_id, SHORT_SEVERITY.get(severity or "", severity or ""), shown_mode,
                             " ".join(notes.split())]
-        self.upsert_row(trace_id, (severity, mode, notes), lambda: cells)
+        self.upsert_row(trace_id, (severity, mode, notes, suggested), lambda: cells)
 
 
 class ModeTable(RowTable):
