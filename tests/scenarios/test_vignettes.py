@@ -204,7 +204,12 @@ async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> N
     card = score_encounter(r, mi)
     assert card.escalation is not None and card.escalation.score == 1.0 and card.escalation.verdict == "best"
     assert card.triage is None and card.information is None and card.efficiency is None  # not applicable, not 0
-    assert card.diagnosis is not None and card.diagnosis.top1 and card.composite == 1.0 and card.passed
+    assert card.diagnosis is not None and card.diagnosis.top1 and card.passed
+    # the diagnosis counts beside the escalation (issue 16): the top one named first, but not every expected one
+    named = len(card.diagnosis.matched) / len(mi.expected.diagnoses)
+    assert len(mi.expected.diagnoses) > 1 and named < 1
+    assert card.diagnosis.score == pytest.approx(0.7 + 0.3 * named)
+    assert card.composite == pytest.approx((0.2 * 1.0 + 0.1 * card.diagnosis.score) / 0.3)
 
 
 async def test_scripted_controls_give_a_scorable_assessment_in_the_one_reply(imported) -> None:  # noqa: ANN001
