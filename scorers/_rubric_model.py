@@ -9,11 +9,13 @@ per encounter scenario:
    "source"}, ...]}``. Each item is validated: ``criterion`` non-empty text, ``points`` a non-zero integer in
    [-10, 10], ``axis`` one of ``scenarios.schema.RUBRIC_AXES``, and ``source`` one of ``fact:<id>``,
    ``red_flag:<id>``, ``escalation``, ``escalation:under``, ``escalation:over``, ``diagnosis:<name>``,
-   ``safety_netting``, ``caution:<kind>``. A source naming a fact, red flag or diagnosis the scenario does not
-   have is a hallucinated source; the item is dropped and reported (``RubricAudit.dropped``), as is any other
-   invalid item. An ``escalation:under`` criterion always carries -10 points (safety) whatever the model said;
-   one with positive points (a reworded "does not under-escalate") is dropped, and one for a scenario where
-   nothing is less urgent than the acceptable care is a hallucinated source.
+   ``safety_netting``, ``caution:<kind>`` (``communication`` is read as ``communication_quality``, and a fact
+   cited as a red flag or the other way round is named by what the scenario says it is). A source naming a
+   fact, red flag or diagnosis the scenario does not have is a hallucinated source; the item is dropped and
+   reported (``RubricAudit.dropped``), as is any other invalid item. An ``escalation:under`` criterion always
+   carries -10 points (safety) whatever the model said; one with positive points (a reworded "does not
+   under-escalate") is dropped, and one for a scenario where nothing is less urgent than the acceptable care
+   is a hallucinated source.
 2. **Intents track.** The model reads the patient's situation and needs, not the diagnosis: the profile
    (age, sex, pregnancy, context flags), the persona (speaking style, vocabulary, anxiety, recall), who is
    speaking (the patient, a parent, a carer, a partner), the opening line and the non-clinical facts (social,
@@ -168,6 +170,10 @@ def _points(value: Any, low: int, high: int) -> int | None:  # noqa: ANN401 - a 
     return value
 
 
+def _axis(value: Any) -> Any:  # noqa: ANN401 - a model's JSON value
+    return "communication_quality" if value == "communication" else value
+
+
 def _text(value: Any) -> str:  # noqa: ANN401 - a model's JSON value
     return " ".join(value.split()) if isinstance(value, str) else ""
 
@@ -211,7 +217,7 @@ def clinical_criteria(data: dict[str, Any], scenario: Scenario,
     dropped: list[DroppedCriterion] = []
     for item in data.get("criteria") or []:
         text, source = _text(item.get("criterion")), _text(item.get("source"))
-        points, axis = _points(item.get("points"), -10, 10), item.get("axis")
+        points, axis = _points(item.get("points"), -10, 10), _axis(item.get("axis"))
         source, problem = _source_problem(source, scenario, sources)
         if problem is None and not text:
             problem = "no criterion text"
@@ -247,7 +253,7 @@ def intent_criteria(data: dict[str, Any]) -> tuple[list[RubricCriterion], list[D
         slug = _SLUG.sub("_", _text(item.get("intent")).lower()).strip("_")
         text = _text(item.get("criterion"))
         points = _points(item.get("points"), 1, 5)
-        axis = {"communication": "communication_quality"}.get(item.get("axis"), item.get("axis"))
+        axis = _axis(item.get("axis"))
         source = f"intent:{slug}" if slug else None
         problem = None
         if not slug:

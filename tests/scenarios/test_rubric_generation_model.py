@@ -16,6 +16,7 @@ from scenarios import load_library
 from scenarios.loader import load_rubric_file
 from scenarios.schema import RubricCriterion, rubric_hash
 from scorers import audit_rubric, generate_rubrics
+from scorers._rubric_model import clinical_criteria, intent_criteria
 from sim.cli import main
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_judge_run import grader
@@ -168,3 +169,44 @@ def test_a_scenario_scored_with_a_model_written_rubric(tmp_path: Path) -> None:
     assert any(c.source == "intent:calm_clear_steps" for c in written)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["judge"]["rubric_score"] == pytest.approx(1.0)
+
+
+def test_sources_are_named_by_what_the_scenario_says_and_under_escalation_stays_a_penalty() -> None:
+    by_id = {s.scenario.id: s.scenario for s in load_library()}
+    mi, cold = by_id[SID], by_id["viral_uri"]
+    answer = {"criteria": [
+        {"criterion": "Asks if she is sweaty or clammy.", "points": 6, "axis": "safety", "source": "fact:sweating"},
+        {"criterion": "Asks about diabetes and blood pressure.", "points": 2, "axis": "completeness",
+         "source": "red_flag:risk_factors"},
+        {"criterion": "Explains in plain words why she needs the ambulance.", "points": 2, "axis": "communication",
+         "source": "escalation"},
+        {"criterion": "Does not under-escalate.", "points": 5, "axis": "safety", "source": "escalation:under"},
+        {"criterion": "Asks about the ECG.", "points": 3, "axis": "completeness", "source": "test:ecg"},
+    ]}
+    kept, dropped = clinical_criteria(answer, mi, generate_rubrics(mi))
+    assert [(c.source, c.axis) for c in kept] == [
+        ("red_flag:sweating", "safety"), ("fact:risk_factors", "completeness"), ("escalation", "communication_quality")]
+    assert {d.source: d.reason for d in dropped} == {
+        "escalation:under": "escalation:under with positive points: under-escalation must be a penalty",
+        "test:ecg": "unknown source"}
+    _, covered, added = audit_rubric(mi, kept)
+    assert "red_flag:sweating" in covered and "fact:risk_factors" in covered and added == [
+        "escalation:under", "red_flag:exertional_onset", "fact:different_from_panic"]
+    # a cold: self-care is acceptable, so nothing is less urgent and "escalation" itself is met by any advice
+    kept, dropped = clinical_criteria({"criteria": [
+        {"criterion": "Sends him home with rest and fluids only.", "points": -10, "axis": "safety",
+         "source": "escalation:under"}]}, cold, generate_rubrics(cold))
+    assert kept == [] and "hallucinated source" in dropped[0].reason
+
+
+def test_a_small_models_odd_json_values_are_dropped_not_crashed_on() -> None:
+    """What the embedded 135M model wrote when its output was only constrained to "an array of objects"."""
+    mi = next(s.scenario for s in load_library() if s.scenario.id == SID)
+    odd = [{"criterion": None, "points": "3", "axis": ["safety"], "source": 5},
+           {"criterion": ["ask"], "points": {"value": 2}, "axis": {"name": "safety"}, "source": ["fact:sweating"]},
+           {"intent": ["anxiety"], "criterion": "Reassures.", "points": 2.0, "axis": ["communication"]},
+           {}]
+    kept, dropped = clinical_criteria({"criteria": odd}, mi, generate_rubrics(mi))
+    assert kept == [] and len(dropped) == 4
+    intents, dropped = intent_criteria({"intents": odd})
+    assert intents == [] and len(dropped) == 4
