@@ -50,6 +50,7 @@ MODEL_GENERATOR = "encsim rubrics generate (model track: clinical, intents, audi
 AUDITED_PREFIXES = ("fact:", "red_flag:")  # with "escalation" and "escalation:under"
 UNDER_ESCALATION_POINTS = -10
 INTENT_AXES = ("communication_quality", "context_awareness")
+_SHOWN = 40  # characters of a model's invalid value quoted in a reason
 _SLUG = re.compile(r"[^a-z0-9]+")
 _FIXED_SOURCES = ("escalation", "escalation:under", "escalation:over", "safety_netting")
 
@@ -170,6 +171,11 @@ def _points(value: Any, low: int, high: int) -> int | None:  # noqa: ANN401 - a 
     return value
 
 
+def _shown(value: Any) -> str:  # noqa: ANN401 - a model's JSON value
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+
+
 def _axis(value: Any) -> Any:  # noqa: ANN401 - a model's JSON value
     return "communication_quality" if value == "communication" else value
 
@@ -188,13 +194,13 @@ def _source_problem(source: str, scenario: Scenario, deterministic: set[str]) ->
         return source, None
     if kind in ("fact", "red_flag"):  # named by what the fact is, whatever the model called it
         if name not in facts:
-            return source, f"hallucinated source: no fact {name!r}" + (" (nor red flag)" if kind == "red_flag" else "")
+            return source, f"hallucinated source: the scenario has no fact {_shown(name)}"
         return f"{'red_flag' if is_red_flag_fact(facts[name], scenario) else 'fact'}:{name}", None
     if kind == "diagnosis":
         for d in scenario.expected.diagnoses:
             if name.strip().lower() in {d.name.lower(), *(s.lower() for s in d.synonyms)}:
                 return f"diagnosis:{d.name}", None
-        return source, f"hallucinated source: no expected diagnosis {name!r}"
+        return source, f"hallucinated source: no expected diagnosis {_shown(name)}"
     if kind == "caution" and _SLUG.sub("_", name.lower()).strip("_"):
         return f"caution:{_SLUG.sub('_', name.lower()).strip('_')}", None
     return source, "unknown source" if source else "no source"
@@ -222,9 +228,9 @@ def clinical_criteria(data: dict[str, Any], scenario: Scenario,
         if problem is None and not text:
             problem = "no criterion text"
         if problem is None and points is None:
-            problem = f"points {item.get('points')!r}: not a non-zero integer in [-10, 10]"
+            problem = f"points {_shown(item.get('points'))}: not a non-zero integer in [-10, 10]"
         if problem is None and axis not in RUBRIC_AXES:
-            problem = f"axis {axis!r}: not one of {', '.join(RUBRIC_AXES)}"
+            problem = f"axis {_shown(axis)}: not one of {', '.join(RUBRIC_AXES)}"
         if problem is None and source == "escalation:under":
             if points is not None and points > 0:
                 problem = "escalation:under with positive points: under-escalation must be a penalty"
@@ -263,9 +269,9 @@ def intent_criteria(data: dict[str, Any]) -> tuple[list[RubricCriterion], list[D
         elif not text:
             problem = "no criterion text"
         elif points is None:
-            problem = f"points {item.get('points')!r}: an intent is worth an integer from 1 to 5"
+            problem = f"points {_shown(item.get('points'))}: an intent is worth an integer from 1 to 5"
         elif axis not in INTENT_AXES:
-            problem = f"axis {item.get('axis')!r}: an intent's axis is one of {', '.join(INTENT_AXES)}"
+            problem = f"axis {_shown(item.get('axis'))}: an intent's axis is one of {', '.join(INTENT_AXES)}"
         if problem is not None or points is None:
             dropped.append(DroppedCriterion(criterion=text, source=source, reason=problem or "invalid"))
             continue

@@ -121,7 +121,7 @@ def generate(specs: list[str], *, out: Path, force: bool = False, judge: JudgeOp
     from scenarios.loader import RUBRICS_SUFFIX, ScenarioError, load_rubric_file
     from scenarios.schema import RubricFile, rubric_hash
     from scorers import GENERATOR, RubricGenerationError, generate_rubrics
-    from sim.records import ConfigError, redact
+    from sim.records import ConfigError, one_line, redact
 
     items = resolve([s for spec in specs for s in spec.split(",") if s])
     try:
@@ -175,9 +175,9 @@ def generate(specs: list[str], *, out: Path, force: bool = False, judge: JudgeOp
         os.replace(tmp, path)
         written += 1
         if audit is not None:
-            print(f"written: {path}: {len(rubrics)} criteria; the audit covered {len(audit.covered)} and added "
-                  f"{len(audit.added)} ({', '.join(audit.added) or 'none'}); {len(audit.dropped)} dropped"
-                  + "".join(f"; {d.source or '-'}: {d.reason}" for d in audit.dropped))
+            print(one_line(f"written: {path}: {len(rubrics)} criteria; the audit covered {len(audit.covered)} and "
+                           f"added {len(audit.added)} ({', '.join(audit.added) or 'none'}); {len(audit.dropped)} "
+                           "dropped" + "".join(f"; {d.source or '-'}: {d.reason}" for d in audit.dropped)))
     print(f"{written} rubric file(s) written to {out}, {kept} kept (edited by hand), {skipped} scenario(s) skipped "
           "(imaging items, replays, hand-written rubrics)" + (f", {failed} failed (the judge gave no valid rubric)"
                                                               if failed else ""), file=sys.stderr)
