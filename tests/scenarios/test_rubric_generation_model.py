@@ -210,3 +210,10 @@ def test_a_small_models_odd_json_values_are_dropped_not_crashed_on() -> None:
     assert kept == [] and len(dropped) == 4
     intents, dropped = intent_criteria({"intents": odd})
     assert intents == [] and len(dropped) == 4
+
+
+def test_one_model_writes_the_rubric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["rubrics", "generate", SID, "--out", str(tmp_path), "--judge", "gpt-4o", "--judge-base-url",
+                 "http://127.0.0.1:9/v1", "--judge", "claude-3-5-sonnet", "--judge-base-url", "http://127.0.0.1:9/v1"])
+    assert code == 2 and "rubrics generate uses one model" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
