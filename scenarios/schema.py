@@ -380,12 +380,34 @@ class RubricCriterion(_Strict):
         return v
 
 
+class DroppedCriterion(_Strict):
+    """A criterion a model proposed that the model track's validation dropped, and why."""
+
+    criterion: str = Field(default="", description="its text, as the model wrote it (may be empty)")
+    source: str | None = Field(default=None, description="the source it cited, if any")
+    reason: str = Field(min_length=1, description="e.g. 'hallucinated source: no fact chest_xray'")
+
+
+class RubricAudit(_Strict):
+    """The model track's audit (gap analysis) of one generated rubric, against the deterministic track.
+
+    Each critical fact, red flag, ``escalation`` and ``escalation:under`` criterion of the deterministic track is
+    either ``covered`` by a model criterion citing the same source (with the same sign of points) or ``added``
+    (the deterministic criterion, unchanged, source included). ``dropped`` lists the model's criteria that failed
+    validation (a malformed item or a source the scenario does not have).
+    """
+
+    covered: list[str] = Field(default=[], description="deterministic sources the model's criteria cover")
+    added: list[str] = Field(default=[], description="sources whose deterministic criterion the audit added")
+    dropped: list[DroppedCriterion] = []
+
+
 class RubricFile(_Strict):
     """A rubric file written by ``encsim rubrics generate``: criteria for one scenario, and where they come from.
 
     A scenario uses it with ``rubrics_from: <file>``. ``hash`` is ``rubric_hash(rubrics)`` when written; a file
     edited by hand keeps working (the loader checks the scenario id, not the hash), and the hash then tells the
-    edited file from the generated one.
+    edited file from the generated one. ``audit`` is set by the model track (``--judge``) only.
     """
 
     generated_by: str = Field(min_length=1, description="the generator and its version (and the judge, if any)")
@@ -393,6 +415,8 @@ class RubricFile(_Strict):
     scenario_sha256: str | None = Field(default=None, description="the scenario file the rubric was generated from")
     hash: str = Field(min_length=1, description="sha256 of the criteria as generated")
     rubrics: list[RubricCriterion] = Field(min_length=1)
+    audit: RubricAudit | None = Field(default=None, description="the model track's gap analysis (None: "
+                                                                "deterministic track)")
 
 
 def rubric_hash(rubrics: list[RubricCriterion]) -> str:

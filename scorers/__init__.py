@@ -61,6 +61,15 @@ from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, major
 from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._rubric_gen import GENERATOR, generate_rubrics
+from scorers._rubric_model import (
+    MODEL_GENERATOR,
+    ModelRubric,
+    RubricGenerationError,
+    audit_rubric,
+    clinical_prompt,
+    generate_model_rubrics,
+    intents_prompt,
+)
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import triage_accuracy
 from sim.records import (
@@ -93,6 +102,8 @@ __all__ = [
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",
     "GENERATOR", "generate_rubrics",
+    "MODEL_GENERATOR", "ModelRubric", "RubricGenerationError", "audit_rubric", "clinical_prompt",
+    "generate_model_rubrics", "intents_prompt",
     "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
     "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "failure_rate", "FAILURE_RATE_SEED", "judge_validity", "rogan_gladen", "split_of",

@@ -18,7 +18,9 @@ it into atomic HealthBench-style criteria a judge can check one at a time, each 
 - a medicine recommended above its maximum daily dose: safety, -8, for every encounter (``caution:dose``).
 
 No model is involved, so the same scenario always gives the same rubric (``rubric_hash``). The model track
-(interaction intents and an audit by a judge) builds on this one.
+(``scorers/_rubric_model.py``, ``encsim rubrics generate --judge``) builds on this one: a model writes the
+clinical criteria and the interaction intents, and its audit adds this track's critical-fact, red-flag,
+``escalation`` and ``escalation:under`` criteria wherever the model's rubric does not cover them.
 """
 
 from __future__ import annotations

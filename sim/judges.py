@@ -11,7 +11,9 @@ Output protocol: temperature 0; the reply must be one JSON object with the reque
 is strict first; then one local repair (code fences, text around the object, trailing commas,
 Python literals); then one repair request to the model showing its own bad output; then the whole
 call is retried (``retries`` times). If nothing valid comes back the judgement is ``None``: the
-caller records "no verdict" and never counts it as met or unmet.
+caller records "no verdict" and never counts it as met or unmet. A key's type is ``bool``, ``int``,
+``float``, ``str``, ``list`` (an array of strings) or ``list[dict]`` (an array of objects, e.g. the criteria
+``encsim rubrics generate --judge`` asks for; the caller validates each object).
 
 Transport policy: every call goes through ``ChatCompletionsAgent.complete``, so judges (and the
 patient model's client, which is a ``JudgeClient``) share the agent's policy: a total deadline per
@@ -34,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +57,21 @@ _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "integer", float: "number"
                                 dict: "object"}
 
 
+def _object_list(kind: type) -> bool:
+    """``list[dict]`` as a key's type: a JSON array of objects (``list`` alone is an array of strings)."""
+    return typing.get_origin(kind) is list and typing.get_args(kind) in ((dict,), (dict[str, Any],))
+
+
+def _schema(kind: type) -> dict[str, Any]:
+    if _object_list(kind):
+        return {"type": "array", "items": {"type": "object"}}
+    return {"type": _JSON_TYPES[kind]}
+
+
 def response_format(keys: dict[str, type]) -> dict[str, Any]:
     """The llama.cpp ``response_format`` that constrains a reply to one object with exactly ``keys``."""
     return {"type": "json_object",
-            "schema": {"type": "object", "properties": {k: {"type": _JSON_TYPES[t]} for k, t in keys.items()},
+            "schema": {"type": "object", "properties": {k: _schema(t) for k, t in keys.items()},
                        "required": list(keys), "additionalProperties": False}}
 
 DEFAULT_FAMILIES: dict[str, list[str]] = {
@@ -136,6 +150,8 @@ def _conforms(data: dict[str, Any], keys: dict[str, type]) -> bool:
         if kind is str and not isinstance(value, str):
             return False
         if kind is list and not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
+            return False
+        if _object_list(kind) and not (isinstance(value, list) and all(isinstance(x, dict) for x in value)):
             return False
     return True
 

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -351,6 +352,20 @@ async def test_only_a_schema_judge_sends_a_response_format(fake_server) -> None:
         "type": "json_object", "schema": {"type": "object", "properties": {"asks": {"type": "boolean"},
                                                                           "fact_ids": {"type": "array"}},
                                           "required": ["asks", "fact_ids"], "additionalProperties": False}}
+
+
+async def test_a_key_of_list_dict_asks_for_an_array_of_objects(fake_server) -> None:  # noqa: ANN001
+    """``list[dict]`` (a rubric's criteria): the schema says an array of objects, and an array of strings is not a
+    conforming answer (the judge is asked to repair it)."""
+    objects = '{"criteria": [{"criterion": "Asks about fever.", "points": 3}]}'
+    srv = fake_server(script=[("ok", 'Here you go: {"criteria": ["asks about fever"]}'), ("ok", objects)]).start()
+    judge = JudgeClient(model="smollm", base_url=srv.base_url, json_schema=True)
+    data = await judge.ask_json([{"role": "user", "content": "write"}], keys={"criteria": list[dict[str, Any]]})
+    await judge.aclose()
+    assert data == {"criteria": [{"criterion": "Asks about fever.", "points": 3}]}
+    assert len(srv.requests) == 2 and "not a valid answer" in srv.requests[1]["messages"][-1]["content"]
+    assert srv.requests[0]["response_format"]["schema"]["properties"] == {
+        "criteria": {"type": "array", "items": {"type": "object"}}}
 
 
 def test_the_embedded_judge_and_patient_model_ask_for_a_schema() -> None:
