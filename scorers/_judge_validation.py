@@ -124,7 +124,8 @@ def judge_validity(labels: Mapping[str, bool], verdicts: Mapping[str, bool | Non
     youden = tpr + tnr - 1 if tpr is not None and tnr is not None else None
     return JudgeValidity(split=split, tp=tp, fn=fn, tn=tn, fp=fp, no_verdict=missing, tpr=tpr,
                          tpr_ci95=wilson_ci(tp, tp + fn), tnr=tnr, tnr_ci95=wilson_ci(tn, tn + fp), youden=youden,
-                         usable=youden is not None and youden > USABLE_MARGIN, disagreements=disagree)
+                         usable=youden is not None and youden > USABLE_MARGIN, disagreements=disagree,
+                         judge_said={t: bool(verdicts[t]) for t in disagree})
 
 
 def rogan_gladen(p_obs: float, tpr: float, tnr: float) -> float | None:

@@ -62,6 +62,8 @@ class JudgeValidity(BaseModel):
     youden: float | None = Field(description="TPR + TNR - 1, what the correction divides by")
     usable: bool = Field(description=f"youden > {USABLE_MARGIN}: the corrected rate is meaningful")
     disagreements: list[str] = Field(default=[], description="trace ids where judge and people disagree")
+    judge_said: dict[str, bool] = Field(default={}, description="the judge's verdict on each disagreeing trace, as "
+                                                                "it was when validated (people may relabel later)")
 
 
 class CorrectedRate(BaseModel):

@@ -306,3 +306,22 @@ async def test_v_with_a_malformed_validation_says_so(batch_dir: Path, content: s
         assert isinstance(app.screen, MainScreen)
         assert "judge_validation.json" in app.status_text and says in app.status_text
         assert "\n" not in app.status_text
+
+
+def test_a_trace_relabelled_after_validation_keeps_the_judge_s_verdict(validated: Path) -> None:
+    from dataclasses import replace
+
+    from sim.records import load_run_validation
+    from tui._widgets._disagreements import disagreement_rows
+
+    validations = load_run_validation(RunLayout(validated).judge_validation)
+    mode = validations[0].mode
+    trace = next(t for s in ("dev", "test") for t in getattr(validations[0], s).disagreements)
+    said = next(getattr(validations[0], s).judge_said[trace] for s in ("dev", "test")
+                if trace in getattr(validations[0], s).judge_said)
+    store = AnnotationStore(validated)
+    before = store.load()[trace]
+    # a reviewer now agrees with the judge: the label flips to what the judge said
+    store.save(replace(before, verdict="fail" if said else "pass", failure_mode=mode if said else None))
+    row = next(r for r in disagreement_rows(validations, store.load()) if r.trace_id == trace)
+    assert row.people is said and row.judge is said  # the judge's verdict as validated, not "the opposite"

@@ -27,6 +27,8 @@ class DisagreementRow:
     """People's label now (``tui.mode_label``): True shows the mode, False does not, None no label any more."""
     tpr: float | None
     tnr: float | None
+    said: bool | None = None
+    """The judge's verdict as validated (judge_validation.json's ``judge_said``); None in files from before it."""
 
     @property
     def key(self) -> str:
@@ -35,7 +37,12 @@ class DisagreementRow:
 
     @property
     def judge(self) -> bool | None:
-        """The judge's verdict: the opposite of people's label (None when people have no label now)."""
+        """The judge's verdict as validated; for an older file, the opposite of people's label (None: no label now).
+
+        A trace people relabelled since the validation can then show judge and people agreeing: the row says so.
+        """
+        if self.said is not None:
+            return self.said
         return None if self.people is None else not self.people
 
 
@@ -57,7 +64,8 @@ def disagreement_rows(validations: list[JudgeValidation], latest: dict[str, Anno
                 ann = latest.get(tid)
                 rows.append(DisagreementRow(mode=v.mode, split=split, trace_id=tid,
                                             people=mode_label(ann, v.mode) if ann is not None else None,
-                                            tpr=validity.tpr, tnr=validity.tnr))
+                                            tpr=validity.tpr, tnr=validity.tnr,
+                                            said=validity.judge_said.get(tid)))
     return rows
 
 
