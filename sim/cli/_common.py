@@ -213,6 +213,13 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")
     if summary.triage_accuracy is not None:
         print(summary.triage_accuracy.cli_line())
+    for mode, r in summary.failure_rates.items():
+        said = f"raw {r.raw:.2f}" if r.raw is not None else "raw n/a"
+        if r.corrected is not None:
+            said += f", corrected {r.corrected:.2f}" + (f" [{r.ci95[0]:.2f}, {r.ci95[1]:.2f}]" if r.ci95 else "")
+        else:
+            said += f", no corrected rate ({r.status}" + (f": {one_line(r.note)}" if r.note else "") + ")"
+        print(clean(f"failure mode {mode}: {said}; {r.judged} judged, {r.no_verdict} without a verdict"))
     print(f"report: {run_dir / 'report.md'} (and report.html)")
 
 

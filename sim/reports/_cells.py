@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers import TriageAccuracy
-from sim.records import EncounterRecord, LiveMetrics, RunMeta, UnderstandingMetrics
+from scorers import Summary, TriageAccuracy
+from sim.records import EncounterRecord, LiveMetrics, RunMeta, UnderstandingMetrics, one_line
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -171,3 +171,21 @@ def triage_accuracy_notes(ta: TriageAccuracy) -> list[str]:
         notes.append(f"{dx.imaging_excluded} imaging encounter(s) with an expected diagnosis are scored on "
                      "findings, not a differential, and are not in the diagnosis figures.")
     return notes
+
+
+FAILURE_RATE_INTRO = ("Raw: the share of judged encounters the judge said show the mode. Corrected: Rogan-Gladen, for "
+                      "the judge's TPR and TNR on the test split of its validation, with a bootstrap 95% CI (test "
+                      "labels and this run resampled).")
+FAILURE_RATE_HEADER = ["failure mode", "judged", "no verdict", "raw", "corrected (95% CI)", "TPR / TNR", "status"]
+
+
+def failure_rate_rows(summary: Summary) -> list[list[str]]:
+    """One row per failure mode judged by ``--failure-judges`` (``FAILURE_RATE_HEADER``); none without them."""
+    rows = []
+    for mode, r in summary.failure_rates.items():
+        corrected = (_f(r.corrected) + (f" ({r.ci95[0]:.2f}-{r.ci95[1]:.2f})" if r.ci95 else "")
+                     if r.corrected is not None else "-")
+        measured = f"{_f(r.tpr)} / {_f(r.tnr)}" if r.tpr is not None or r.tnr is not None else "-"
+        status = r.status + (f": {one_line(r.note)}" if r.status != "corrected" and r.note else "")
+        rows.append([mode, str(r.judged), str(r.no_verdict), _f(r.raw), corrected, measured, status])
+    return rows

@@ -13,7 +13,10 @@ import time
 from scorers import Summary, TriageAccuracy, verdict_text
 from sim.records import EncounterRecord, RunMeta, one_line
 from sim.reports._cells import (
+    FAILURE_RATE_HEADER,
+    FAILURE_RATE_INTRO,
     IMAGING_HEADER,
+    failure_rate_rows,
     imaging_rows,
     live_lines,
     triage_accuracy_intro,
@@ -184,21 +187,12 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
 
 def failure_rate_lines(summary: Summary) -> list[str]:
     """The failure modes judged by ``--failure-judges``: raw rate, corrected rate and CI, or why there is none."""
-    if not summary.failure_rates:
+    rows = failure_rate_rows(summary)
+    if not rows:
         return []
-    lines = ["## Failure modes (binary judges)", "",
-             "Raw: the share of judged encounters the judge said show the mode. Corrected: Rogan-Gladen, for the "
-             "judge's TPR and TNR on the test split of its validation, with a bootstrap 95% CI (test labels and "
-             "this run resampled).", "",
-             "| failure mode | judged | no verdict | raw | corrected (95% CI) | TPR / TNR | status |",
-             "|---|---|---|---|---|---|---|"]
-    for mode, r in summary.failure_rates.items():
-        corrected = (_f(r.corrected) + (f" ({r.ci95[0]:.2f}-{r.ci95[1]:.2f})" if r.ci95 else "")
-                     if r.corrected is not None else "-")
-        measured = f"{_f(r.tpr)} / {_f(r.tnr)}" if r.tpr is not None or r.tnr is not None else "-"
-        status = r.status + (f": {one_line(r.note)}" if r.status != "corrected" and r.note else "")
-        lines.append(f"| {mode} | {r.judged} | {r.no_verdict} | {_f(r.raw)} | {corrected} | {measured} | "
-                     f"{status.replace('|', '/')} |")
+    lines = ["## Failure modes (binary judges)", "", FAILURE_RATE_INTRO, "",
+             "| " + " | ".join(FAILURE_RATE_HEADER) + " |", "|" + "---|" * len(FAILURE_RATE_HEADER)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
     return [*lines, ""]
 
 

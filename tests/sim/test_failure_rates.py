@@ -116,6 +116,16 @@ def test_a_judged_run_reports_raw_and_corrected_rates_then_stale_then_unusable(
     row = next(line for line in report.splitlines() if line.startswith(f"| {MODE} |"))
     assert "## Failure modes (binary judges)" in report and f"{rate['raw']:.2f}" in row
     assert f"{rate['corrected']:.2f} ({rate['ci95'][0]:.2f}-{rate['ci95'][1]:.2f})" in row and "corrected" in row
+    html = (run / "report.html").read_text()
+    assert 'id="failure-modes"' in html and f"{rate['corrected']:.2f} ({rate['ci95'][0]:.2f}-" in html
+    from sim.cli._common import print_summary
+    from sim.records import Summary
+
+    capsys.readouterr()
+    print_summary(Summary.model_validate_json((run / "summary.json").read_text()), run)
+    said = capsys.readouterr().out
+    assert (f"failure mode {MODE}: raw {rate['raw']:.2f}, corrected {rate['corrected']:.2f} "
+            f"[{rate['ci95'][0]:.2f}, {rate['ci95'][1]:.2f}]") in said
     # the failure judge stays out of the profile's score: the combined score is the one of a run without it
     plain = tmp_path / "plain"
     assert main(["run", "--model", "scripted:undertriage", "--scenarios", "all", "--k", "2", "--out", str(plain),

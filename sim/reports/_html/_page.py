@@ -23,6 +23,7 @@ from sim.reports._html._disagreements import disagreements_section
 from sim.reports._html._distributions import distributions_section
 from sim.reports._html._encounters import flagged_encounters, worst_encounters_section
 from sim.reports._html._errors import errors_section
+from sim.reports._html._failure_rates import failure_rates_section
 from sim.reports._html._findings import findings_section
 from sim.reports._html._gate import gate_section
 from sim.reports._html._header import header
@@ -202,6 +203,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
         ("worst-of-k", "Worst of K", worst_of_k_section(summary)),
         ("scenarios", "Scenarios", scenarios_section(summary)),
         ("findings", "Findings", findings),
+        ("failure-modes", "Failure modes", failure_rates_section(summary)),
         ("judge", "Judge", judge_section(summary.judge)),
         ("disagreements", "Disagreements", disagreements_section(summary.disagreements, anchors=anchors,
                                                                  extra=flagged)),
