@@ -14,6 +14,10 @@ the validated prompt's hash, the judge models, the test split's confusion matrix
 modes validated before and not now are kept). A run judged with ``--failure-judges DIR`` reads it to give its
 own corrected failure rates in summary.json and report.md.
 
+Dev and test: iterate on a judge's prompt (edit ``judges/<mode>.yaml``) with ``validate --dev-only``, which runs
+the dev split alone and records nothing; then validate once without it. The record keeps every prompt hash the
+test split was run on (``tested_hashes``): after a second version, a note says the test figures are optimistic.
+
 Labels, per mode: a trace people failed and coded with the mode shows it (true); a trace people passed, or
 failed and coded with another mode, does not (false); a failing trace not coded yet is left out.
 """
@@ -67,6 +71,9 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     val.add_argument("--apply-to", type=Path, action="append", default=[], metavar="RUN",
                      help="a run to judge and give the corrected failure rate of (repeatable)")
     val.add_argument("--json", type=Path, dest="json_path", metavar="PATH", help="also write the figures as JSON")
+    val.add_argument("--dev-only", action="store_true",
+                     help="run the judges on the dev split only, to iterate on a prompt without touching the test "
+                          "split; records nothing for correcting runs")
     add_judge_args(val)
     val.set_defaults(handler=cmd_validate)
 
@@ -170,6 +177,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not options.models:
         raise ConfigError("encsim judges validate needs a --judge (with --judge-base-url, or --judge local) to run "
                           "the failure-mode judges.")
+    if args.dev_only and args.apply_to:
+        raise ConfigError("judges validate --dev-only cannot be used with --apply-to: a corrected failure rate needs "
+                          "the judge's test-split figures. Validate without --dev-only once the prompt is final.")
     folder = args.judges or args.run_dir / "judges"
     specs = load_failure_judges(folder)
     saved = RunLayout(args.run_dir).judge_validation  # the dashboard shows its disagreements beside the traces
@@ -177,8 +187,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     targets = [(saved, "RUN_DIR"), (record_path, "--judges"), *([(args.json_path, "--json")] if args.json_path else [])]
     for path, flag in targets:  # before any judge call is paid for
         _check_writable(path, flag)
-    report, validated = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to))
+    report, validated = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to, dev_only=args.dev_only))
+    record = load_judge_validation(record_path)
+    for v in validated:  # the test split's history travels with the mode's record
+        before = record.judges.get(v.mode)
+        seen = [*(before.tested_hashes if before is not None else []), v.judge_hash]
+        v.tested_hashes = list(dict.fromkeys(seen))
     print(render_validation(report))
+    for v in validated:
+        if len(v.tested_hashes) > 1:
+            print(f"note: the test split of {v.mode} has now been run on {len(v.tested_hashes)} versions of its judge; "
+                  "having chosen between prompts on it, its figures are optimistic. Iterate with --dev-only, and "
+                  "relabel or re-split (--seed in judges build) for a fresh held-out estimate.")
     text = redact_json(json.dumps(report, indent=2))
     try:
         if args.json_path:
@@ -186,9 +206,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         tmp = saved.with_name(saved.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(saved)
-        record = load_judge_validation(record_path)
-        record.judges.update({v.mode: v for v in validated})
-        save_judge_validation(record_path, record)
+        if validated:
+            record.judges.update({v.mode: v for v in validated})
+            save_judge_validation(record_path, record)
     except OSError as exc:
         raise ConfigError(f"judges validate measured the judges (printed above) but could not save the figures: "
                           f"{exc}. Make the folder writable and run it again.") from None
@@ -216,8 +236,8 @@ def _check_writable(path: Path, flag: str) -> None:
                           "another path.")
 
 
-async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
-                    apply_to: list[Path]) -> tuple[list[dict[str, Any]], list[ModeValidation]]:
+async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions, apply_to: list[Path], *,
+                    dev_only: bool = False) -> tuple[list[dict[str, Any]], list[ModeValidation]]:
     from scorers import corrected_failure_rate, judge_validity, run_failure_judge, split_of, transcript_text
     from sim.agents import LlamaServer
     from sim.judges import load_family_map, make_judges
@@ -234,21 +254,23 @@ async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions,
             labelled = labelled_traces(run_dir, spec.mode)
             fractions = (spec.split[0], spec.split[1], spec.split[2])
             splits = {t: split_of(t, fractions=fractions, seed=spec.seed) for t in labelled}
-            unseen = [t for t in labelled if splits[t] != "train"]
+            unseen = [t for t in labelled if splits[t] == "dev" or (splits[t] == "test" and not dev_only)]
             said = await asyncio.gather(*(run_failure_judge(spec, labelled[t][1], judges) for t in unseen))
             verdicts = {t: r.details.get("verdict") for t, r in zip(unseen, said, strict=True)}
             row: dict[str, Any] = {"mode": spec.mode, "judge_hash": spec.hash,
-                                   "edited": spec.hash != spec.computed_hash()}
-            for name in ("dev", "test"):
+                                   "edited": spec.hash != spec.computed_hash(), "test": None, "runs": []}
+            for name in ("dev",) if dev_only else ("dev", "test"):
                 labels = {t: labelled[t][0] for t in unseen if splits[t] == name}
                 row[name] = judge_validity(labels, verdicts, split=name).model_dump()
+            if dev_only:  # the test split stays untouched: nothing to record, nothing to correct with
+                out.append(row)
+                continue
             test = [t for t in unseen if splits[t] == "test" and verdicts[t] is not None]
             validated.append(ModeValidation(
                 mode=spec.mode, judge_hash=spec.computed_hash(), judge_models=[j.name for j in judges],
                 labelled_run=str(run_dir.resolve()), split=list(fractions), seed=spec.seed, validated_at=time.time(),
                 test=JudgeValidity.model_validate(row["test"]), test_labels=[labelled[t][0] for t in test],
                 test_verdicts=[bool(verdicts[t]) for t in test]))
-            row["runs"] = []
             for run in apply_to:
                 records, _ = RunStore.open(run).load_records()
                 texts = [transcript_text(r.result) for r in records.values() if r.status == "ok" and r.result]
@@ -287,6 +309,9 @@ def render_validation(report: list[dict[str, Any]]) -> str:
         lines.append(f"{row['mode']}" + ("  (edited since it was built)" if row["edited"] else ""))
         for name in ("dev", "test"):
             v = row[name]
+            if v is None:
+                lines.append(f"  {name:4}  not run (--dev-only: the test split stays held out)")
+                continue
             n = v["tp"] + v["fn"] + v["tn"] + v["fp"]
             lines.append(f"  {name:4}  n {n:>3}  TPR {_rate(v['tpr'], v['tpr_ci95'])}"
                          f"  TNR {_rate(v['tnr'], v['tnr_ci95'])}"

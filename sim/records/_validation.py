@@ -91,6 +91,10 @@ class ModeValidation(BaseModel):
     test: JudgeValidity = Field(description="the test split's confusion matrix, TPR and TNR")
     test_labels: list[bool] = Field(default=[], description="people's labels of the test traces with a verdict")
     test_verdicts: list[bool] = Field(default=[], description="the judge's verdicts on them, in the same order")
+    tested_hashes: list[str] = Field(default=[], description="every version (prompt hash) of this judge the test "
+                                                             "split has been run on, oldest first: more than one "
+                                                             "means the test split was used to choose between "
+                                                             "prompts and is no longer held out")
 
 
 class JudgeValidationRecord(BaseModel):
@@ -167,7 +171,7 @@ class JudgeValidation(BaseModel):
     judge_hash: str = Field(default="", description="the judge file's hash")
     edited: bool = Field(default=False, description="the judge file was edited since it was built")
     dev: JudgeValidity
-    test: JudgeValidity
+    test: JudgeValidity | None = Field(default=None, description="None after `judges validate --dev-only`")
     runs: list[dict[str, Any]] = Field(default=[], description="corrected failure rates of --apply-to runs")
 
 

@@ -101,6 +101,32 @@ def test_code_build_validate_and_correct(runs: tuple[Path, Path], tmp_path: Path
     # the raw rate carries the judge's false positives: above the truth by about (1 - TNR) x (1 - rate)
     assert rate["raw"] > true_rate
 
+    # iterating on the prompt: --dev-only judges the dev split alone and records nothing
+    record = labelled / "judges" / "validation.json"
+    before = record.read_text()
+    dev_n = sum(figures["dev"][k] for k in ("tp", "fn", "tn", "fp", "no_verdict"))
+    capsys.readouterr()
+    with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:
+        assert main(["judges", "validate", str(labelled), "--judge", "fixed-judge", "--judge-base-url",
+                     judge.base_url, "--dev-only"]) == 0
+        assert len(judge.requests) == dev_n  # not one call on the test split
+    printed = capsys.readouterr().out
+    assert "not run (--dev-only" in printed and record.read_text() == before
+    assert json.loads((labelled / "judge_validation.json").read_text())[0]["test"] is None
+    # a second version of the prompt validated on the test split: said, and remembered
+    path = labelled / "judges" / f"{MODE}.yaml"
+    edited = path.read_text().replace("problem needs.", "problem needs, such as home care for an emergency.")
+    assert edited != path.read_text()
+    path.write_text(edited)
+    with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:
+        assert main(["judges", "validate", str(labelled), "--judge", "fixed-judge", "--judge-base-url",
+                     judge.base_url]) == 0
+    assert "has now been run on 2 versions" in capsys.readouterr().out
+    assert len(json.loads(record.read_text())["judges"][MODE]["tested_hashes"]) == 2
+    assert main(["judges", "validate", str(labelled), "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
+                 "--dev-only", "--apply-to", str(second)]) == 2
+    assert "--dev-only cannot be used with --apply-to" in capsys.readouterr().err
+
     # a --json path that cannot be written is one clear error before any judge call is paid for
     capsys.readouterr()
     with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:

@@ -59,7 +59,9 @@ def disagreement_rows(validations: list[JudgeValidation], latest: dict[str, Anno
     rows = []
     for v in validations:
         for split in SPLITS:
-            validity: JudgeValidity = getattr(v, split)
+            validity: JudgeValidity | None = getattr(v, split)
+            if validity is None:  # validated with --dev-only
+                continue
             for tid in validity.disagreements:
                 ann = latest.get(tid)
                 rows.append(DisagreementRow(mode=v.mode, split=split, trace_id=tid,
@@ -96,7 +98,10 @@ def validation_summary(validations: list[JudgeValidation]) -> Text:
         if v.edited:
             text.append(" (edited since built)", style="yellow")
         for split in SPLITS:
-            s: JudgeValidity = getattr(v, split)
+            s: JudgeValidity | None = getattr(v, split)
+            if s is None:
+                text.append(f"  {split}: not run (--dev-only)", style="dim")
+                continue
             n = s.tp + s.fn + s.tn + s.fp
             text.append(f"  {split}: n {n} TPR {_rate(s.tpr)}")
             if s.tpr_ci95:
