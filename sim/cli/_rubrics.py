@@ -178,6 +178,10 @@ def generate(specs: list[str], *, out: Path, force: bool = False, judge: JudgeOp
             print(one_line(f"written: {path}: {len(rubrics)} criteria; the audit covered {len(audit.covered)} and "
                            f"added {len(audit.added)} ({', '.join(audit.added) or 'none'}); {len(audit.dropped)} "
                            "dropped" + "".join(f"; {d.source or '-'}: {d.reason}" for d in audit.dropped)))
+            if len(audit.added) == len(rubrics):  # nothing of the model's own survived its checks
+                print(one_line(f"warning: {s.id}: none of the model's criteria or intents were usable, so "
+                               f"{path.name} holds only the deterministic criteria the audit added; try a stronger "
+                               "--judge, or use `encsim rubrics generate` without one"), file=sys.stderr)
     print(f"{written} rubric file(s) written to {out}, {kept} kept (edited by hand), {skipped} scenario(s) skipped "
           "(imaging items, replays, hand-written rubrics)" + (f", {failed} failed (the judge gave no valid rubric)"
                                                               if failed else ""), file=sys.stderr)

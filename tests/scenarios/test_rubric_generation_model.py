@@ -217,3 +217,21 @@ def test_one_model_writes_the_rubric(tmp_path: Path, capsys: pytest.CaptureFixtu
                  "http://127.0.0.1:9/v1", "--judge", "claude-3-5-sonnet", "--judge-base-url", "http://127.0.0.1:9/v1"])
     assert code == 2 and "rubrics generate uses one model" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_model_whose_criteria_are_all_unusable_is_warned_about(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    def vague(body: dict[str, Any]) -> str:  # valid JSON, nothing checkable: no sources, no intent names
+        if "grading rubric" in body["messages"][0]["content"]:
+            return chatty({"criteria": [{"criterion": "Be a good doctor.", "points": 5, "axis": "accuracy"}]},
+                          "Here you go:")
+        return chatty({"intents": [{"criterion": "Be nice.", "points": 3, "axis": "communication"}]}, "Sure:")
+
+    out = tmp_path / "rubrics"
+    with FakeChatServer(reply=vague) as server:
+        assert main(["rubrics", "generate", SID, "--out", str(out), "--judge", "tiny",
+                     "--judge-base-url", server.base_url]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {SID}: none of the model's criteria or intents were usable" in err
+    doc = load_rubric_file(out / f"{SID}.rubrics.yaml")
+    assert doc.audit is not None and len(doc.audit.added) == len(doc.rubrics) > 0
