@@ -5,6 +5,7 @@ confusion matrix (TPR 0.9, TNR 0.8), and the corrected failure rate of a second 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -147,3 +148,61 @@ def test_build_without_enough_labels_is_one_clear_error(runs: tuple[Path, Path],
     assert "no failure mode" in err and "--min-labels" in err and err.count("\n") == 1
     assert main(["judges", "validate", str(second)]) == 2
     assert "needs a --judge" in capsys.readouterr().err
+
+
+def test_acceptance_twenty_coded_in_the_dashboard_to_a_corrected_rate(
+        runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's acceptance, keystroke by keystroke: a reviewer codes 20 annotated encounters on the coding screen
+    (c, n for the new mode, d for its definition, then Enter Enter for each next one); the taxonomy command lists
+    the mode with its count; a judge is built and validated on the test split; the second run's corrected failure
+    rate is printed."""
+    import shutil
+
+    from tui import DashboardApp
+    from tui._screens import CodingScreen
+
+    labelled = tmp_path / "labelled"
+    shutil.copytree(runs[0], labelled)  # the module's other test codes its own copy
+    second = runs[1]
+    truth = _truth(labelled)
+    store = AnnotationStore(labelled, reviewer="ana")
+    notes = ("told to book a GP appointment for crushing chest pain", "sent home, should have been A&E",
+             "self-care advice for a red-flag headache", "routine slot offered, needed same-day")
+    for i, (trace, (shows, _)) in enumerate(sorted(truth.items())):
+        store.save(Annotation(trace_id=trace, verdict="fail" if shows else "pass",
+                              notes=notes[i % len(notes)] if shows else "appropriate advice"))
+    failing = sorted(t for t, (shows, _) in truth.items() if shows)
+    assert len(failing) >= 20
+
+    async def review() -> None:
+        app = DashboardApp(labelled, reviewer="bo")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("c")
+            await pilot.pause()
+            assert isinstance(app.screen, CodingScreen)
+            await pilot.press("n", *"Under escalation", "enter")  # the first: a new mode typed in place
+            await pilot.press("tab", "d", *"The clinician advises less urgent care than the problem needs.", "enter")
+            await pilot.press("shift+tab")
+            for _ in range(19):  # the next 19: Enter to pick a mode, Enter on under_escalation
+                await pilot.press("enter", "enter")
+            await pilot.pause()
+
+    asyncio.run(review())  # the commands below run their own event loops
+    coded = {t: a.failure_mode for t, a in AnnotationStore(labelled).load().items() if a.failure_mode}
+    assert len(coded) == 20 and set(coded.values()) == {MODE}
+
+    capsys.readouterr()
+    assert main(["annotations", "taxonomy", str(labelled)]) == 0
+    listed = capsys.readouterr().out
+    assert MODE in listed and "20" in listed
+    assert main(["judges", "build", str(labelled), "--min-labels", "5"]) == 0
+    truth_by_text = {text: shows for shows, text in truth.values()}
+    truth_by_text.update({text: shows for shows, text in _truth(second).values()})
+    capsys.readouterr()
+    with FakeChatServer(reply=_fixed_confusion_judge(truth_by_text)) as judge:
+        assert main(["judges", "validate", str(labelled), "--judge", "fixed-judge", "--judge-base-url",
+                     judge.base_url, "--apply-to", str(second)]) == 0
+    printed = capsys.readouterr().out
+    assert "test" in printed and "TPR" in printed
+    corrected = next(line for line in printed.splitlines() if str(second) in line)
+    assert "raw failure rate" in corrected and "corrected" in corrected and "unusable" not in corrected
