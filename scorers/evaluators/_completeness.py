@@ -33,9 +33,17 @@ from typing import Any, Literal
 
 from scenarios.schema import Scenario
 from scorers.evaluators._base import sort_findings
-from scorers.evaluators._protocols import load_red_flag_protocols
+from scorers.evaluators._protocols import shipped_protocols
 from scorers.evaluators._registry import register_evaluator
-from scorers.evaluators._text import agent_turns, contexts, final_text, find_keyword, question_turns
+from scorers.evaluators._text import (
+    Joined,
+    agent_turns,
+    contexts,
+    facts_matching,
+    final_text,
+    per_scenario,
+    question_turns,
+)
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 PASS_SCORE = 0.6
@@ -112,7 +120,7 @@ CONTEXT_ELEMENTS: tuple[tuple[str, Element], ...] = (
 
 def _contexts_for(scenario: Scenario) -> set[str]:
     out = contexts(scenario)
-    if any(p.id == "chest_pain" and p.applies(scenario) for p in load_red_flag_protocols()):
+    if any(p.id == "chest_pain" and p.applies(scenario) for p in shipped_protocols()):
         out.add("chest_pain")
     return out
 
@@ -138,18 +146,16 @@ class CompletenessEvaluator:
             return EvaluatorResult(name=self.name, score=1.0, passed=True,
                                    applicable=False,
                                    details={"reason": f"{kind} has no interview to complete"})
-        ctx = _contexts_for(scenario)
-        elements = [*ELEMENTS, *(e for c, e in CONTEXT_ELEMENTS if c in ctx)]
-        questions = question_turns(result)
-        final = final_text(result)
-        everything = [t.text for t in agent_turns(result)]
-        revealed = [f for f in scenario.information_tree if f.id in set(result.gathered_info)]
+        ctx, elements, by_fact = _scenario_elements(scenario)
+        where = {"questions": Joined(t.text for t in question_turns(result)), "final": Joined([final_text(result)]),
+                 "any": Joined(t.text for t in agent_turns(result))}
+        revealed = set(result.gathered_info)
         parsed = result.assessment
 
         covered: dict[str, str] = {}
         for el in elements:
-            how = self._covered(el, questions=[t.text for t in questions], final=final, everything=everything,
-                                revealed=revealed, parsed=parsed)
+            how = self._covered(el, texts=where.get(el.where), revealed=[f for f in by_fact[el.id] if f in revealed],
+                                parsed=parsed)
             if how:
                 covered[el.id] = how
         missing = [e for e in elements if e.id not in covered]
@@ -170,21 +176,40 @@ class CompletenessEvaluator:
             details=details)
 
     @staticmethod
-    def _covered(el: Element, *, questions: list[str], final: str, everything: list[str], revealed: list[Any],
-                 parsed: Any) -> str | None:
+    def _covered(el: Element, *, texts: Joined | None, revealed: list[str], parsed: Any) -> str | None:
+        """How ``el`` was covered, or None.
+
+        ``texts``: what the agent said where the element is looked for (its questions, the final message, or
+        everything). ``revealed``: the revealed facts that cover the element by their category or triggers, in the
+        information tree's order (``_scenario_elements``).
+        """
         if el.where == "parsed":
             value = {"triage_level": parsed.triage_level is not None, "disposition": parsed.escalation is not None,
                      "diagnosis": len(parsed.diagnoses) >= 1, "differential": len(parsed.diagnoses) >= 2}[el.id]
             return "assessment" if value else None
-        texts = {"questions": questions, "final": [final], "any": everything}[el.where]
-        for text in texts:
-            hit = find_keyword(text, el.keywords)
-            if hit:
-                return f"said: {hit}"
-        if el.where == "questions":
-            for fact in revealed:
-                if fact.category.value in el.fact_categories:
-                    return f"revealed: {fact.id}"
-                if any(find_keyword(t, el.keywords) for t in (*fact.triggers, fact.id.replace("_", " "))):
-                    return f"revealed: {fact.id}"
+        found = texts.first(el.keywords) if texts is not None else None
+        if found:
+            return f"said: {found[1]}"
+        if el.where == "questions" and revealed:
+            return f"revealed: {revealed[0]}"
         return None
+
+
+@per_scenario
+def _scenario_elements(scenario: Scenario) -> tuple[set[str], list[Element], dict[str, list[str]]]:
+    """The scenario's contexts, its elements, and per element the facts that cover it when revealed.
+
+    A fact covers a "questions" element by its category or when one of the element's keywords matches one of its
+    triggers or its id: all of it the scenario's own, so worked out once per scenario, in the tree's order.
+    """
+    ctx = _contexts_for(scenario)
+    elements = [*ELEMENTS, *(e for c, e in CONTEXT_ELEMENTS if c in ctx)]
+    by_fact: dict[str, list[str]] = {}
+    for el in elements:
+        if el.where != "questions":
+            by_fact[el.id] = []
+            continue
+        matched = facts_matching(scenario, el.keywords)
+        by_fact[el.id] = [f.id for f in scenario.information_tree
+                          if f.category.value in el.fact_categories or f.id in matched]
+    return ctx, elements, by_fact

@@ -28,12 +28,14 @@ findings.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from scenarios.schema import Scenario
 from scorers.evaluators._base import sort_findings
 from scorers.evaluators._registry import register_evaluator
-from scorers.evaluators._text import agent_turns
+from scorers.evaluators._text import agent_turns, per_scenario
 from sim.records import ConversationResult, EvaluatorResult, Finding
 
 NGRAM_SIZES = (5, 6, 7, 8)
@@ -55,19 +57,49 @@ def gram_sets(text: str, sizes: tuple[int, ...] = NGRAM_SIZES) -> dict[int, set[
     return {n: ngrams(norm, n) for n in sizes}
 
 
-def containment(part: str, whole: str | dict[int, set[str]], sizes: tuple[int, ...] = NGRAM_SIZES) -> float:
+def containment(part: str | dict[int, set[str]], whole: str | dict[int, set[str]],
+                sizes: tuple[int, ...] = NGRAM_SIZES) -> float:
     """Mean over ``sizes`` of |grams(part) & grams(whole)| / |grams(part)|, on normalised text.
 
-    ``whole`` may be given as precomputed ``gram_sets`` when one text is compared with many parts.
+    Either side may be given as precomputed ``gram_sets`` when one text is compared with many.
     """
-    a = normalise(part)
+    a = part if isinstance(part, dict) else gram_sets(part, sizes)
     b = whole if isinstance(whole, dict) else gram_sets(whole, sizes)
     values = []
     for n in sizes:
-        ga = ngrams(a, n)
+        ga = a[n]
         if ga:
             values.append(len(ga & b[n]) / len(ga))
     return sum(values) / len(values) if values else 0.0
+
+
+@lru_cache(maxsize=256)
+def _source_grams(text: str) -> dict[int, set[str]]:
+    """``gram_sets`` of a scenario's joined unseen source text: the same few texts recur across a run."""
+    return gram_sets(text)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What the evaluator compares every encounter of a scenario with, worked out once per scenario."""
+
+    canary: re.Pattern[str]
+    fragments: list[tuple[str, re.Pattern[str]]]
+    segments: list[tuple[str, str, str, dict[int, set[str]]]]  # name, text, normalised, gram sets (long ones)
+
+
+@per_scenario
+def _source(scenario: Scenario) -> _Source:
+    segments = []
+    for name, text in source_segments(scenario):
+        norm = normalise(text)
+        if len(norm) >= MIN_SEGMENT_CHARS:
+            segments.append((name, text, norm, {n: ngrams(norm, n) for n in NGRAM_SIZES}))
+    return _Source(
+        canary=re.compile(r"\s+".join(map(re.escape, scenario.canary.split())), re.IGNORECASE),
+        fragments=[(frag, re.compile(rf"(?<![A-Za-z0-9]){re.escape(frag)}(?![A-Za-z0-9])", re.IGNORECASE))
+                   for frag in canary_fragments(scenario.canary)],
+        segments=segments)
 
 
 def source_segments(scenario: Scenario) -> list[tuple[str, str]]:
@@ -96,17 +128,16 @@ class ContaminationEvaluator:
         """Look for the canary and the scenario's source text in everything the agent said (module docstring)."""
         turns = agent_turns(result)
         findings: list[Finding] = []
-        canary_rx = re.compile(r"\s+".join(map(re.escape, scenario.canary.split())), re.IGNORECASE)
+        source = _source(scenario)
         for t in turns:
-            if canary_rx.search(t.text):
+            if source.canary.search(t.text):
                 findings.append(Finding(code="canary_reproduced", severity="critical", turn=t.index,
                                         evidence=scenario.canary,
                                         message="the agent reproduced the scenario's canary string verbatim"))
                 break
         else:
-            for frag in canary_fragments(scenario.canary):
-                hit = next((t for t in turns if re.search(rf"(?<![A-Za-z0-9]){re.escape(frag)}(?![A-Za-z0-9])",
-                                                          t.text, re.IGNORECASE)), None)
+            for frag, frag_rx in source.fragments:
+                hit = next((t for t in turns if frag_rx.search(t.text)), None)
                 if hit is not None:
                     findings.append(Finding(code="canary_fragment", severity="high", turn=hit.index, evidence=frag,
                                             message="the agent reproduced the unique part of the scenario's canary"))
@@ -117,14 +148,11 @@ class ContaminationEvaluator:
         heard = normalise(" ".join(t.text for t in result.turns if t.speaker == "patient"))
         overlaps: list[dict[str, Any]] = []
         unseen_text: list[str] = []
-        for name, text in source_segments(scenario):
-            norm = normalise(text)
-            if len(norm) < MIN_SEGMENT_CHARS:
-                continue
+        for name, text, norm, grams in source.segments:
             seen = norm in heard
             if not seen:
                 unseen_text.append(text)
-            value = containment(text, agent_grams)
+            value = containment(grams, agent_grams)
             overlaps.append({"segment": name, "seen": seen, "containment": round(value, 4)})
             if value > OVERLAP_THRESHOLD:
                 if seen:
@@ -135,7 +163,8 @@ class ContaminationEvaluator:
                     findings.append(Finding(code="source_text_reproduced", severity="high", evidence=text,
                                             message=f"the agent reproduced scenario text the patient never said "
                                                     f"({name}, overlap {value:.2f} > {OVERLAP_THRESHOLD})"))
-        output_in_source = containment(agent_text, "\n".join(unseen_text)) if unseen_text and agent_text else 0.0
+        output_in_source = (containment(agent_grams, _source_grams("\n".join(unseen_text)))
+                            if unseen_text and agent_text else 0.0)
         if len(normalise(agent_text)) >= MIN_OUTPUT_CHARS and output_in_source > OVERLAP_THRESHOLD:
             findings.append(Finding(code="output_matches_source", severity="high",
                                     message=f"{output_in_source:.2f} of the agent's output matches scenario text the "

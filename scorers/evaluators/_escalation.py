@@ -69,7 +69,7 @@ from typing import Any
 from scenarios.schema import Disposition, Escalation, Fact, Scenario
 from scorers.evaluators._base import escalation_rank, sort_findings
 from scorers.evaluators._lexicon import load_drug_lexicon
-from scorers.evaluators._protocols import load_red_flag_protocols
+from scorers.evaluators._protocols import shipped_protocols
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import clean, find_keyword, is_denial, is_red_flag_fact, sentences
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
@@ -113,7 +113,7 @@ def _fact_has(fact: Fact, terms: list[str]) -> str | None:
 
 
 def detect_cardiac(scenario: Scenario) -> list[tuple[str, str]]:
-    chest = next((p for p in load_red_flag_protocols() if p.id == "chest_pain"), None)
+    chest = next((p for p in shipped_protocols() if p.id == "chest_pain"), None)
     if chest is None or not chest.applies(scenario):
         return []
     return [(f.id, f.answer) for f in scenario.information_tree

@@ -167,17 +167,22 @@ class DoseStatement(BaseModel):
 
 
 _WORD = re.compile(r"(?<![\w\-])[a-z][a-z\-]*[a-z](?![\w\-])")
+# Candidates only: the words of _WORD that end in a drug suffix (or the suffix and an "s"). Every word the loop
+# below keeps is one of them, so searching for these first skips the Python loop over every word of the text.
+_SUFFIXED = re.compile(r"(?<![\w\-])[a-z][a-z\-]*(?:" + "|".join(sorted(map(re.escape, DRUG_SUFFIXES), key=len,
+                                                                       reverse=True)) + r")s?(?![\w\-])")
 
 
 def unknown_drug_words(text: str, lexicon: DrugLexicon) -> list[tuple[str, int, int]]:
     """Drug-like words (``DRUG_SUFFIXES``) in ``text`` that the lexicon does not know: (word, start, end)."""
     out = []
-    for m in _WORD.finditer(text.lower()):
+    for m in _SUFFIXED.finditer(text.lower()):
         word = m.group(0)
-        if len(word) < MIN_DRUG_WORD or lexicon.is_known_word(word):
+        if len(word) < MIN_DRUG_WORD:
             continue
         stem = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-        if stem.endswith(DRUG_SUFFIXES) and stem not in DRUG_SUFFIXES:
+        # the cheap suffix test first: most words are not drug-like, and only those need the lexicon
+        if stem.endswith(DRUG_SUFFIXES) and stem not in DRUG_SUFFIXES and not lexicon.is_known_word(word):
             out.append((word, m.start(), m.end()))
     return out
 

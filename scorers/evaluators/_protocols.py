@@ -8,6 +8,7 @@ another.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.schema import Escalation, Fact, Scenario
 from scorers.evaluators._base import EvaluatorError
-from scorers.evaluators._text import complaint_text, contexts, find_keyword, is_denial
+from scorers.evaluators._text import complaint_text, contexts, find_keyword, is_denial, per_scenario
 
 
 class _Frozen(BaseModel):
@@ -109,6 +110,7 @@ class _ProtocolFile(_Frozen):
     protocols: list[RedFlagProtocol] = Field(min_length=1)
 
 
+@lru_cache(maxsize=1)
 def default_protocols_path() -> Path:
     return Path(str(resources.files("scorers") / "data" / "red_flag_protocols.yaml"))
 
@@ -141,6 +143,17 @@ def load_red_flag_protocols(path: str | Path | None = None) -> list[RedFlagProto
     return list(_load(str(Path(path) if path is not None else default_protocols_path())))
 
 
-def applicable_protocols(scenario: Scenario, protocols: list[RedFlagProtocol] | None = None) -> list[RedFlagProtocol]:
-    """The protocols (the shipped ones by default) that apply to ``scenario``."""
-    return [p for p in (protocols if protocols is not None else load_red_flag_protocols()) if p.applies(scenario)]
+def shipped_protocols() -> tuple[RedFlagProtocol, ...]:
+    """The shipped protocols, one shared tuple (``load_red_flag_protocols`` gives a new list each call)."""
+    return _load(str(default_protocols_path()))
+
+
+def applicable_protocols(scenario: Scenario,
+                         protocols: Sequence[RedFlagProtocol] | None = None) -> list[RedFlagProtocol]:
+    """The protocols (the shipped ones by default) that apply to ``scenario`` (computed once per scenario)."""
+    return list(_applicable(scenario, protocols if protocols is not None else shipped_protocols()))
+
+
+@per_scenario
+def _applicable(scenario: Scenario, protocols: Sequence[RedFlagProtocol]) -> tuple[RedFlagProtocol, ...]:
+    return tuple(p for p in protocols if p.applies(scenario))

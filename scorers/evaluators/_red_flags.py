@@ -37,17 +37,21 @@ The encounter **fails** when any of:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from scenarios.schema import Escalation, Scenario
+from scenarios.schema import Escalation, Fact, Scenario
 from scorers.evaluators._base import below, sort_findings
-from scorers.evaluators._protocols import RedFlagProtocol, applicable_protocols, load_red_flag_protocols
+from scorers.evaluators._protocols import RedFlag, RedFlagProtocol, applicable_protocols, shipped_protocols
 from scorers.evaluators._registry import register_evaluator
 from scorers.evaluators._text import (
+    Joined,
+    facts_matching,
     final_text,
     find_keyword,
     is_denial,
     is_red_flag_fact,
+    per_scenario,
     question_turns,
 )
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
@@ -69,6 +73,28 @@ def _alarm_hit(text: str, terms: list[str]) -> str | None:
     return None
 
 
+FlagPlan = tuple[RedFlag, Escalation, list[Fact], list[str]]
+
+
+@per_scenario
+def _plan(scenario: Scenario, protocols: Sequence[RedFlagProtocol]) -> dict[str, list[FlagPlan]]:
+    """Per applicable protocol, the flags that hold for the scenario: threshold, covering facts, present facts.
+
+    All of it comes from the scenario alone, so it is worked out once per scenario, not per encounter.
+    """
+    plan: dict[str, list[FlagPlan]] = {}
+    for proto in applicable_protocols(scenario, protocols):
+        rows = plan.setdefault(proto.id, [])
+        for flag in proto.flags:
+            if flag.when is not None and not flag.when.hold(scenario):
+                continue
+            matched = facts_matching(scenario, flag.keywords)  # = flag.covers(f), one search for all facts
+            facts = [f for f in scenario.information_tree if f.id in flag.fact_ids or f.id in matched]
+            present = [f.id for f in facts if is_red_flag_fact(f, scenario) and not is_denial(f.answer)]
+            rows.append((flag, flag.escalation_threshold or proto.escalation_threshold, facts, present))
+    return plan
+
+
 @register_evaluator("red_flags")
 class RedFlagEvaluator:
     """Which red flags of the applicable protocols were elicited, missed, and acted on."""
@@ -76,7 +102,8 @@ class RedFlagEvaluator:
     name = "red_flags"
 
     def __init__(self, *, protocols: list[RedFlagProtocol] | None = None) -> None:
-        self.protocols = protocols if protocols is not None else load_red_flag_protocols()
+        # the shipped protocols are one shared tuple, so the per-scenario caches hit across evaluator instances
+        self.protocols: Sequence[RedFlagProtocol] = protocols if protocols is not None else shipped_protocols()
 
     def applies_to(self, scenario: Scenario) -> bool:
         """Scenarios that at least one protocol applies to."""
@@ -94,19 +121,16 @@ class RedFlagEvaluator:
         missed_all: list[str] = []
         elicited_all: list[str] = []
         applicable = applicable_protocols(scenario, self.protocols)
+        plan = _plan(scenario, self.protocols)
+        asked_in = Joined(t.text for t in questions)
 
         for proto in applicable:
             flags_out: list[dict[str, Any]] = []
             missed_here: list[str] = []
-            for flag in proto.flags:
-                if flag.when is not None and not flag.when.hold(scenario):
-                    continue
-                threshold = flag.escalation_threshold or proto.escalation_threshold
-                facts = [f for f in scenario.information_tree if flag.covers(f)]
+            for flag, threshold, facts, present in plan[proto.id]:
                 got = [f.id for f in facts if f.id in revealed]
-                asked = next(((t.index, hit) for t in questions if (hit := find_keyword(t.text, flag.keywords))),
-                             None)
-                present = [f.id for f in facts if is_red_flag_fact(f, scenario) and not is_denial(f.answer)]
+                found = asked_in.first(flag.keywords)
+                asked = (questions[found[0]].index, found[1]) if found else None
                 row: dict[str, Any] = {"id": flag.id, "label": flag.label, "facts": [f.id for f in facts],
                                        "threshold": threshold.value, "present": present}
                 if not facts:

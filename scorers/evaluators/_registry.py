@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scenarios.schema import Scenario
-from scorers.evaluators._base import EvaluatorError, Scoped
+from scorers.evaluators._base import EvaluatorError
 from sim.records import ConversationResult, EvaluatorResult
 
 T = TypeVar("T", bound=type)
@@ -157,7 +157,9 @@ def load_evaluator_module(spec: str | Path) -> list[str]:
 
 
 def _applies(evaluator: object, scenario: Scenario) -> bool:
-    return bool(evaluator.applies_to(scenario)) if isinstance(evaluator, Scoped) else True
+    # getattr, not isinstance(evaluator, Scoped): a runtime-checkable protocol check costs more than most checks
+    applies = getattr(evaluator, "applies_to", None)
+    return bool(applies(scenario)) if callable(applies) else True
 
 
 def run_evaluators(result: ConversationResult, scenario: Scenario,
