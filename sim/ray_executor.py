@@ -33,6 +33,9 @@ Worker death: a task is retried once by Ray (``max_retries=1``), an actor is res
 Not supported with Ray (a ConfigError says so): ``--model local`` (the embedded model's server is the driver's)
 and ``--patient-model`` (its cache is a file of the run directory).
 
+Without ``--ray-address`` a Ray instance is started for the run (127.0.0.1 only, no dashboard) and stopped after
+it; a SIGKILL of the driver stops its GCS and raylet but leaves Ray's two agent processes behind (README).
+
 ``import ray`` happens only in this module, lazily: ``encsim`` works without Ray installed, and
 ``--executor ray`` without it is a one-paragraph ConfigError naming ``pip install encounter-sim[ray]``.
 """
