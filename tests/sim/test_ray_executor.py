@@ -1,0 +1,251 @@
+"""`encsim run --executor ray`: the same run directory and scores as the local executor, on one local Ray instance.
+
+The module starts ONE Ray instance (2 CPUs, 127.0.0.1 only, no dashboard) for all its tests and stops it after.
+The in-process CLI runs use it as it is (``sim.ray_executor.connect`` joins an initialised Ray); the killed-driver
+test's subprocess joins it through ``--ray-address``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# before `import ray`: the instance binds 127.0.0.1 only; set before it starts, so its workers inherit the key
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+KEY = "sk-ray-test-6f1c0e9a2b7d"
+os.environ["ENCSIM_RAY_TEST_KEY"] = KEY
+
+import ray  # noqa: E402
+
+from scenarios import LoadedScenario  # noqa: E402
+from sim.agents.scripted import ReferenceAgent  # noqa: E402
+from sim.channel import TextChannel  # noqa: E402
+from sim.cli import main  # noqa: E402
+from sim.cli._run_command import run_exit_code  # noqa: E402
+from sim.harness import HARNESS_VERSION  # noqa: E402
+from sim.ray_executor import RayEncounters, WorkerSpec  # noqa: E402
+from sim.records import RunMeta, ScenarioRef, read_events  # noqa: E402
+from sim.runner import run_batch  # noqa: E402
+from sim.store import RunStore  # noqa: E402
+from tests.fakeserver import FakeChatServer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+THREE = "viral_uri,acs_chest_pain,appendicitis"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """One local Ray instance for the module; yields its address (HOST:PORT of the GCS)."""
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+def _lines(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
+
+
+def _composites(run: Path) -> dict[tuple[str, int], float | None]:
+    return {(x["scenario_id"], x["k"]): (x["score"] or {}).get("composite") for x in _lines(run)}
+
+
+def _event_counts(run: Path) -> Counter[str]:
+    events, skipped = read_events(run / "events.jsonl")
+    assert skipped == 0
+    return Counter(e.type for e in events)
+
+
+@pytest.mark.parametrize("control", ["scripted:reference", "scripted:undertriage"])
+def test_scripted_controls_score_the_same_on_ray_as_locally(cluster: str, tmp_path: Path, control: str) -> None:
+    codes = {}
+    for executor in ("local", "ray"):
+        codes[executor] = main(["run", "--executor", executor, "--model", control, "--scenarios", THREE, "--k", "2",
+                                "--out", str(tmp_path / executor), "--quiet"])
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    assert codes["ray"] == codes["local"]
+    assert len(_composites(remote)) == 6 and _composites(remote) == _composites(local)
+    assert [sorted(x) for x in _lines(remote)] == [sorted(x) for x in _lines(local)]
+    assert [sorted(x["result"]) for x in _lines(remote)] == [sorted(x["result"]) for x in _lines(local)]
+    for name in ("run.json", "results.jsonl", "events.jsonl", "summary.json", "report.md", "report.html"):
+        assert (remote / name).is_file(), name
+    # the dashboard reads the same events: every turn, start and end of every encounter, one run start and end
+    assert _event_counts(remote) == _event_counts(local)
+    ray_summary = json.loads((remote / "summary.json").read_text())
+    assert ray_summary["aggregate"] == json.loads((local / "summary.json").read_text())["aggregate"]
+    assert json.loads((remote / "run.json").read_text())["finished_at"] is not None
+
+
+def test_a_killed_ray_driver_loses_nothing_and_a_local_resume_finishes(cluster: str, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "sim.cli", "run", "--executor", "ray", "--ray-address", cluster,
+                             "--model", "scripted:reference", "--scenarios", "viral_uri,acs_chest_pain", "--k", "4",
+                             "--concurrency", "1", "--out", str(out), "--quiet"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 180  # a bound on a hung subprocess, not the synchronisation
+    try:
+        while not (results.is_file() and results.read_text().count("\n") >= 1):
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "no result line within 180 s"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+    before = results.read_text().splitlines()
+    assert 1 <= len(before) < 8  # killed mid-run
+    assert main(["run", "--resume", str(out), "--quiet"]) == 0  # with the local executor
+    after = (out / "results.jsonl").read_text().splitlines()
+    assert after[: len(before)] == before  # nothing finished was lost or rewritten
+    keys = [(json.loads(x)["scenario_id"], json.loads(x)["k"]) for x in after]
+    assert len(keys) == len(set(keys)) == 8  # nothing run twice, nothing missing
+    started = [e for e in read_events(out / "events.jsonl")[0] if e.type == "run_started"]
+    assert len(started) == 2 and started[1].resumed and started[1].already_done == len(before)
+
+
+def _meta(items: list[LoadedScenario], k: int) -> RunMeta:
+    return RunMeta(run_id="r", harness_version=HARNESS_VERSION, model="scripted:reference", k=k, seed=0,
+                   created_at=0.0, scenarios=[ScenarioRef(id=s.scenario.id, path=str(s.path), sha256=s.sha256)
+                                              for s in items])
+
+
+async def test_a_worker_that_dies_is_retried_once_then_recorded_as_an_error(
+        cluster: str, tmp_path: Path, library: list[LoadedScenario]) -> None:
+    attempts = tmp_path / "attempts"
+
+    async def dies_on_viral_uri(spec: WorkerSpec) -> Any:  # pickled by value: built in the worker
+        from sim.agents import make_agent
+
+        inner = await make_agent("scripted:reference")
+
+        class DiesOnViralUri:
+            name = inner.name
+            vision = inner.vision
+
+            async def respond(self, request: Any) -> Any:
+                if request.scenario is not None and request.scenario.id == "viral_uri":
+                    with open(attempts, "a") as fh:
+                        fh.write(f"{os.getpid()}\n")
+                    os._exit(1)  # the worker process dies, as on an out-of-memory kill
+                return await inner.respond(request)
+
+            async def aclose(self) -> None:
+                await inner.aclose()
+
+        return DiesOnViralUri()
+
+    items = [s for s in library if s.scenario.id in ("viral_uri", "simple_uti")]
+    meta = _meta(items, 1)
+    store = RunStore.create(tmp_path / "r", meta)
+    remote = RayEncounters(WorkerSpec(model=meta.model, agent_factory=dies_on_viral_uri), meta=meta, scenarios=items,
+                           audio_dir=tmp_path / "r" / "audio")
+    try:
+        # the driver's agent and channel are not used for the encounters: the workers build their own
+        summary = await run_batch(store, items, ReferenceAgent(), TextChannel(), meta, concurrency=2, progress=None,
+                                  remote=remote)
+    finally:
+        store.close()
+    by_id = {x["scenario_id"]: x for x in _lines(tmp_path / "r")}
+    assert by_id["simple_uti"]["status"] == "ok"
+    assert by_id["viral_uri"]["status"] == "error" and by_id["viral_uri"]["error"].startswith("worker died twice: ")
+    pids = attempts.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 2  # the first try and one retry, each in a worker that died
+    assert summary.errors == 1 and run_exit_code(summary) == 3
+
+
+def test_a_ray_run_against_an_endpoint_reads_the_key_on_the_worker_and_fails_fast(
+        cluster: str, tmp_path: Path, fake_server: type[FakeChatServer], capsys: pytest.CaptureFixture[str]) -> None:
+    server = fake_server(default=("ok", "Thanks for telling me. When did the cough start, and any fever?")).start()
+    out = tmp_path / "ok"
+    code = main(["run", "--executor", "ray", "--model", "gpt-4o-mini", "--base-url", server.base_url,
+                 "--api-key-env", "ENCSIM_RAY_TEST_KEY", "--scenarios", "viral_uri", "--k", "2", "--max-turns", "3",
+                 "--out", str(out), "--quiet"])
+    assert code in (0, 3) and len(_lines(out)) == 2
+    assert server.headers_seen and all(h.get("authorization") == f"Bearer {KEY}" for h in server.headers_seen)
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if KEY.encode() in p.read_bytes()]
+    session = Path(ray._private.worker._global_node.get_session_dir_path())
+    leaked = [p for p in session.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_size < 50_000_000
+              and KEY.encode() in p.read_bytes()]
+    assert not leaked, leaked
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    capsys.readouterr()
+    code = main(["run", "--executor", "ray", "--model", "gpt-4o-mini", "--base-url", refused, "--scenarios",
+                 "viral_uri,simple_uti", "--k", "5", "--max-turns", "3", "--fail-fast", "3", "--concurrency", "2",
+                 "--out", str(tmp_path / "refused"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert f"--base-url {refused}: connection refused" in line and "--fail-fast 3" in line
+
+
+def test_ray_flags_are_checked_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nothing = f"127.0.0.1:{s.getsockname()[1]}"
+    cases = [
+        (["--executor", "ray", "--ray-address", nothing], f"--ray-address {nothing}: nothing answers there"),
+        (["--ray-address", "auto"], "--ray-address and --ray-actors only apply with --executor ray"),
+        (["--executor", "ray", "--model", "local"], "--executor ray with --model local"),
+    ]
+    for i, (flags, expected) in enumerate(cases):
+        out = tmp_path / str(i)
+        base = ["run", "--scenarios", "viral_uri", "--k", "1", "--out", str(out), "--quiet"]
+        model = [] if "--model" in flags else ["--model", "scripted:reference"]
+        assert main([*base, *model, *flags]) == 2
+        (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+        assert expected in line, line
+        assert not out.exists()
+    assert main(["run", "--executor", "ray", "--ray-actors", "0", "--model", "scripted:reference"]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert "--ray-actors must be at least 1, got 0" in line
+
+
+def test_without_ray_installed_the_executor_is_a_one_paragraph_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    code = main(["run", "--executor", "ray", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
+                 "--out", str(tmp_path / "r"), "--quiet"])
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert code == 2 and "pip install encounter-sim[ray]" in line and not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_a_voice_run_on_ray_writes_the_same_audio_layout_and_scores(cluster: str, tmp_path: Path) -> None:
+    flags = ["--mode", "voice", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
+             "--max-turns", "4", "--quiet"]
+    assert main(["run", *flags, "--out", str(tmp_path / "local")]) == 0
+    assert main(["run", *flags, "--executor", "ray", "--ray-actors", "1", "--out", str(tmp_path / "ray")]) == 0
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    assert _composites(remote) == _composites(local)
+    files = {run: sorted(str(p.relative_to(run / "audio")) for p in (run / "audio").rglob("*") if p.is_file())
+             for run in (local, remote)}
+    assert files[remote] == files[local] and any(f.endswith("call.wav") for f in files[remote])
+    (rec,) = _lines(remote)
+    paths = [rec["result"]["artifacts"]["call"], *(t["artifacts"]["audio"] for t in rec["result"]["turns"]
+                                                   if t["artifacts"])]
+    assert len(paths) == len(files[remote])
+    assert all(Path(p).is_file() and Path(p).resolve().is_relative_to(remote.resolve() / "audio") for p in paths)
+    for name in files[local]:  # the same speech, effects and recording, byte for byte
+        assert (remote / "audio" / name).read_bytes() == (local / "audio" / name).read_bytes(), name
+    assert json.loads((remote / "summary.json").read_text())["voice"]["messages"] > 0
