@@ -162,7 +162,10 @@ def test_acceptance_twenty_coded_in_the_dashboard_to_a_corrected_rate(
     from tui._screens import CodingScreen
 
     labelled = tmp_path / "labelled"
-    shutil.copytree(runs[0], labelled)  # the module's other test codes its own copy
+    shutil.copytree(runs[0], labelled)  # the other test of the module may have coded runs[0]: start unreviewed
+    for name in ("annotations.jsonl", "taxonomy.json", "taxonomy.json.lock", "judge_validation.json"):
+        (labelled / name).unlink(missing_ok=True)
+    shutil.rmtree(labelled / "judges", ignore_errors=True)
     second = runs[1]
     truth = _truth(labelled)
     store = AnnotationStore(labelled, reviewer="ana")
@@ -180,8 +183,8 @@ def test_acceptance_twenty_coded_in_the_dashboard_to_a_corrected_rate(
             await pilot.press("c")
             await pilot.pause()
             assert isinstance(app.screen, CodingScreen)
-            await pilot.press("n", *"Under escalation", "enter")  # the first: a new mode typed in place
-            await pilot.press("tab", "d", *"The clinician advises less urgent care than the problem needs.", "enter")
+            await pilot.press("n", *"under", "enter")  # the first: a new mode typed in place (keys are slow here)
+            await pilot.press("tab", "d", *"Less care than needed.", "enter")
             await pilot.press("shift+tab")
             for _ in range(19):  # the next 19: Enter to pick a mode, Enter on under_escalation
                 await pilot.press("enter", "enter")
@@ -189,12 +192,12 @@ def test_acceptance_twenty_coded_in_the_dashboard_to_a_corrected_rate(
 
     asyncio.run(review())  # the commands below run their own event loops
     coded = {t: a.failure_mode for t, a in AnnotationStore(labelled).load().items() if a.failure_mode}
-    assert len(coded) == 20 and set(coded.values()) == {MODE}
+    assert len(coded) == 20 and set(coded.values()) == {"under"}
 
     capsys.readouterr()
     assert main(["annotations", "taxonomy", str(labelled)]) == 0
     listed = capsys.readouterr().out
-    assert MODE in listed and "20" in listed
+    assert "under" in listed and "20" in listed and "Less care than needed." in listed
     assert main(["judges", "build", str(labelled), "--min-labels", "5"]) == 0
     truth_by_text = {text: shows for shows, text in truth.values()}
     truth_by_text.update({text: shows for shows, text in _truth(second).values()})

@@ -186,17 +186,18 @@ def test_a_ray_run_against_an_endpoint_reads_the_key_on_the_worker_and_fails_fas
               and KEY.encode() in p.read_bytes()]
     assert not leaked, leaked
 
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        refused = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    # a key the endpoint refuses: fatal at the first call (no retries to wait for), seen by the driver's check
+    unauthorised = fake_server(default=("status", 401, {})).start()
     capsys.readouterr()
-    code = main(["run", "--executor", "ray", "--model", "gpt-4o-mini", "--base-url", refused, "--scenarios",
-                 "viral_uri,simple_uti", "--k", "5", "--max-turns", "3", "--fail-fast", "3", "--concurrency", "2",
-                 "--out", str(tmp_path / "refused"), "--quiet"])
+    code = main(["run", "--executor", "ray", "--model", "gpt-4o-mini", "--base-url", unauthorised.base_url,
+                 "--api-key-env", "ENCSIM_RAY_TEST_KEY", "--scenarios", "viral_uri,simple_uti", "--k", "5",
+                 "--max-turns", "3", "--fail-fast", "3", "--concurrency", "2", "--out", str(tmp_path / "refused"),
+                 "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err and KEY not in err
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
-    assert f"--base-url {refused}: connection refused" in line and "--fail-fast 3" in line
+    assert "HTTP 401" in line and "--fail-fast 3" in line
+    assert len(unauthorised.requests) < 10  # stopped well before the 10 planned encounters
 
 
 def test_ray_flags_are_checked_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
