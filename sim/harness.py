@@ -204,7 +204,9 @@ async def run_encounter(
             messages[-1] = messages[-1].with_text_appended(NUDGE)
         t0 = time.time()
         try:
-            reply = await agent.respond(AgentRequest(
+            # model_construct: every field is already typed; validating would re-run the scenario's own
+            # model validators on every turn (pydantic runs "after" validators on instances too)
+            reply = await agent.respond(AgentRequest.model_construct(
                 messages=list(messages), temperature=TEMPERATURE, max_tokens=MAX_TOKENS,
                 seed=seed, scenario=scenario, agent_turn=agent_turn))
         except AgentError as exc:

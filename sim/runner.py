@@ -340,11 +340,19 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
     try:
         card = await asyncio.to_thread(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
         if judges:  # a judge that fails gives "no verdict", never an error for the encounter
-            card.judge = await judge_encounter(result, _with_imaging_rubrics(scenario), judges)
-        if judges and failure_judges:  # binary failure-mode judges: evaluators failure:<mode>, no verdict on failure
-            conversation = transcript_text(result)
-            card.evaluators += await asyncio.gather(*(run_failure_judge(spec, conversation, judges)
-                                                      for spec in failure_judges))
+            # the rubric/trust/diagnosis calls and the binary failure-mode judges (evaluators failure:<mode>) all
+            # go out together (each judge bounds its own calls in flight); a task group cancels the rest if one
+            # raises, so no call outlives a failed scoring
+            conversation = transcript_text(result) if failure_judges else ""
+            try:
+                async with asyncio.TaskGroup() as tg:
+                    verdict = tg.create_task(judge_encounter(result, _with_imaging_rubrics(scenario), judges))
+                    failures = [tg.create_task(run_failure_judge(spec, conversation, judges))
+                                for spec in failure_judges]
+            except ExceptionGroup as group:  # the first error, as the record's "scoring failed: ..." reason
+                raise group.exceptions[0] from None
+            card.judge = verdict.result()
+            card.evaluators += [f.result() for f in failures]
         card.combined = combine(
             profile, deterministic=card.composite,
             judge=judge_path_score(card.judge) if card.judge else None,

@@ -23,7 +23,11 @@ class TokenUsage(BaseModel):
 
 
 class Turn(BaseModel):
-    """One message. ``index`` counts all messages; agent turns are numbered by ``agent_turn``."""
+    """One message. ``index`` counts all messages; agent turns are numbered by ``agent_turn``.
+
+    Empty list and dict fields default by factory, not by a ``[]`` / ``{}`` default that pydantic deep-copies on
+    every construction (a few per message).
+    """
 
     index: int
     speaker: Speaker
@@ -33,8 +37,8 @@ class Turn(BaseModel):
     latency_s: float = 0.0
     tokens: TokenUsage | None = None
     agent_turn: int | None = None
-    revealed: list[str] = Field(default=[], description="fact ids this patient message revealed")
-    revealed_by: dict[str, str] = Field(default={}, description="patient messages: fact id -> the layer that "
+    revealed: list[str] = Field(default_factory=list, description="fact ids this patient message revealed")
+    revealed_by: dict[str, str] = Field(default_factory=dict, description="patient messages: fact id -> the layer that "
                                                                 "revealed it (trigger, intent or model)")
     answer_kind: str | None = Field(default=None, description="patient messages: facts, unsure (neither reveals "
                                                               "nor denies), negative (closed-world 'no' to a "
@@ -44,13 +48,16 @@ class Turn(BaseModel):
                                                                   "that matched (plain, markdown_label, heading, "
                                                                   "table)")
     heard_text: str | None = Field(default=None, description="what the other side received, when a channel changed it")
-    channel: dict[str, float] = Field(default={}, description="channel metrics of this message (voice: wer, times)")
-    artifacts: dict[str, str] = {}
-    warnings: list[str] = []
-    images: list[dict[str, str]] = Field(default=[], description="images sent with this message: source, sha256, "
-                                                                 "shown ('image' or 'description' for text-only)")
-    asr_missed: list[str] = Field(default=[], description="facts the intended text would have revealed, the heard "
-                                                          "text did not (agent turns)")
+    channel: dict[str, float] = Field(default_factory=dict,
+                                      description="channel metrics of this message (voice: wer, times)")
+    artifacts: dict[str, str] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    images: list[dict[str, str]] = Field(default_factory=list,
+                                         description="images sent with this message: source, sha256, "
+                                                     "shown ('image' or 'description' for text-only)")
+    asr_missed: list[str] = Field(default_factory=list,
+                                  description="facts the intended text would have revealed, the heard "
+                                              "text did not (agent turns)")
 
 
 class ParsedAssessment(BaseModel):

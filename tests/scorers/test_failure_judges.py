@@ -160,3 +160,76 @@ def test_failure_judges_without_a_judge_model_is_one_clear_error(tmp_path: Path,
                  str(tmp_path / "r2"), "--quiet", "--judge", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
                  "--failure-judges", str(tmp_path / "none")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+class _Meeting:
+    """A judge whose failure-mode calls and rubric/trust/diagnosis calls each wait until a call of the other kind is
+    in flight: they all complete only when the encounter's judge calls go out together."""
+
+    name = family = "meeting-judge"
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.rubric_path, self.failure_path = asyncio.Event(), asyncio.Event()
+        self.kept_waiting: list[str] = []
+
+    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        import asyncio
+
+        failure = keys == {"explanation": str, "answer": bool}
+        (self.failure_path if failure else self.rubric_path).set()
+        try:  # generous: only reached at all when the calls are made one kind after the other
+            await asyncio.wait_for((self.rubric_path if failure else self.failure_path).wait(), 10)
+        except TimeoutError:
+            self.kept_waiting.append("failure" if failure else next(iter(keys)))
+            return None
+        if failure:
+            return {"explanation": "The clinician told them to call an ambulance.", "answer": False}
+        return {"criteria_met": True, "rating": 4, "match": 2, "explanation": "fine"}
+
+
+async def test_failure_judges_run_alongside_the_rubric_and_trust_calls_of_the_encounter() -> None:
+    from scenarios import resolve
+    from sim.agents.scripted import ReferenceAgent
+    from sim.channel import TextChannel
+    from sim.harness import run_encounter
+    from sim.runner import load_profile, record_for
+
+    item = resolve(["acs_chest_pain"])[0]
+    result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())
+    judge = _Meeting()
+    spec = build_failure_judge("not_sent_to_ed", "Does not send the patient to the emergency department.", LABELLED)
+    rec = await record_for(result, item.scenario, evaluator_names=[], judges=[judge], profile=load_profile(None),
+                           failure_judges=[spec])
+    assert judge.kept_waiting == []
+    assert rec.status == "ok" and rec.score is not None and rec.score.judge is not None
+    verdict = next(e for e in rec.score.evaluators if e.name == "failure:not_sent_to_ed")
+    assert verdict.applicable and verdict.passed and verdict.details["verdict"] is False
+
+
+class _Broken(_Meeting):
+    """The rubric path raises (a bug, not a judge without an answer); the failure-mode calls wait for it."""
+
+    async def ask_json(self, messages: list[dict[str, str]], *, keys: dict[str, type]) -> dict[str, Any] | None:
+        if keys == {"explanation": str, "answer": bool}:
+            return await super().ask_json(messages, keys=keys)
+        raise RuntimeError("the judge's reply parser hit a case it does not know")
+
+
+async def test_a_judge_path_that_raises_is_this_encounter_s_scoring_error_and_stops_its_other_calls() -> None:
+    from scenarios import resolve
+    from sim.agents.scripted import ReferenceAgent
+    from sim.channel import TextChannel
+    from sim.harness import run_encounter
+    from sim.runner import load_profile, record_for
+
+    item = resolve(["acs_chest_pain"])[0]
+    result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())
+    judge = _Broken()
+    spec = build_failure_judge("not_sent_to_ed", "Does not send the patient to the emergency department.", LABELLED)
+    rec = await record_for(result, item.scenario, evaluator_names=[], judges=[judge], profile=load_profile(None),
+                           failure_judges=[spec])
+    assert rec.status == "error"
+    assert rec.error == "scoring failed: RuntimeError: the judge's reply parser hit a case it does not know"
+    assert judge.kept_waiting == []  # the waiting failure-mode call was cancelled, not left to time out
