@@ -30,7 +30,11 @@ Short window (issue 17)
     instead (a longer clip: its length plus 1 s, rounded up to whole seconds, at most 30 s): the
     model's ``encode`` is wrapped once at load time and drops the zero padding beyond the window
     chosen by the calling thread (a thread-local set for the duration of one :func:`transcribe`).
-    ``window_s=None`` restores the full 30 s window (the behaviour before). Measured with
+    ``window_s=None`` restores the full 30 s window (the behaviour before). When the short window yields
+    no segment, a segment ending more than 1 s after the clip, a segment repeating an earlier one, or
+    more than 2 + 4 words per second (Whisper repeating itself, as on a 1.1 s "No allergies." heard as
+    that line four times), the clip is decoded again with the full window: those cases cost as before
+    and read as before. Measured with
     ``bench/stt_options.py`` on the voice bench's clips: about 3x less time per clip and the WER the
     same or better on every clip. Windows of only the clip plus 0.5-3 s were tried and refused: Whisper
     then repeats the clip's text or returns nothing on some clips. faster-whisper's own ``chunk_length``
@@ -352,15 +356,20 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                                   "was transcribed. Check the microphone, the TTS output, or the channel "
                                   "effects that produced it.")
     hotwords = ", ".join(w.strip() for w in vocabulary if w.strip()) if vocabulary else None
-    segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
-                                           initial_prompt=initial_prompt or None, hotwords=hotwords or None,
-                                           condition_on_previous_text=False, without_timestamps=not timestamps)
-    _WINDOW.frames = None if window_s is None else round(window_s * _FRAMES_PER_S)
-    try:  # the segments are decoded (and the encoder called) while iterating, in this thread
-        segments = [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
-                            no_speech_prob=s.no_speech_prob) for s in segments_iter]
-    finally:
-        _WINDOW.frames = None
+    def decode(window: float | None) -> tuple[list[Segment], str]:
+        segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
+                                               initial_prompt=initial_prompt or None, hotwords=hotwords or None,
+                                               condition_on_previous_text=False, without_timestamps=not timestamps)
+        _WINDOW.frames = None if window is None else round(window * _FRAMES_PER_S)
+        try:  # the segments are decoded (and the encoder called) while iterating, in this thread
+            return [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
+                            no_speech_prob=s.no_speech_prob) for s in segments_iter], info.language
+        finally:
+            _WINDOW.frames = None
+
+    segments, detected = decode(window_s)
+    if window_s is not None and _doubtful(segments, audio_seconds):
+        segments, detected = decode(None)  # the full window, as before
     seconds = time.perf_counter() - started
     text = " ".join(s.text for s in segments if s.text).strip()
     weights = np.array([max(s.end - s.start, 1e-3) for s in segments])
@@ -370,10 +379,24 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
         avg_logprob=float(np.average([s.avg_logprob for s in segments], weights=weights)) if segments else 0.0,
         no_speech_prob=float(np.average([s.no_speech_prob for s in segments], weights=weights)) if segments
         else 1.0,
-        language=info.language,
+        language=detected,
         audio_seconds=audio_seconds,
         seconds=seconds,
     )
+
+
+def _doubtful(segments: Sequence[Segment], audio_seconds: float) -> bool:
+    """Whether a short-window decode looks like Whisper's failure modes, so the full window is used instead.
+
+    Nothing heard; a segment ending more than 1 s after the clip; a segment repeating an earlier one;
+    or more words than anyone says in that time (2 + 4 per second).
+    """
+    if not segments or max(s.end for s in segments) > audio_seconds + 1.0:
+        return True
+    texts = [" ".join(normalize_words(s.text)) for s in segments]
+    if len({t for t in texts if t}) < len([t for t in texts if t]):
+        return True
+    return sum(len(t.split()) for t in texts) > 2 + 4 * audio_seconds
 
 
 async def transcribe_async(audio: AudioInput, *, sample_rate: int | None = None,

@@ -274,3 +274,22 @@ def test_window_setting_stays_with_its_thread(monkeypatch: pytest.MonkeyPatch) -
         t.join()
     assert sorted(seen) == [1000, 1000, 3000, 3000]
     assert len({tuple(normalize_words(t)) for t in texts.values()}) == 1, texts
+
+
+def test_doubtful_short_window_decodes_go_back_to_the_full_window() -> None:
+    from audio.stt import Segment, _doubtful
+
+    def seg(start: float, end: float, text: str) -> Segment:
+        return Segment(start=start, end=end, text=text, avg_logprob=-0.3, no_speech_prob=0.01)
+
+    # what the 10 s window made of a 1.1 s "No allergies." in the voice run: the line four times
+    repeated = [seg(0.0, 0.5, "no allergies."), seg(0.5, 0.8, "No allergies."), seg(0.8, 1.0, "No allergies."),
+                seg(1.0, 1.06, "No allergies.")]
+    assert _doubtful(repeated, 1.06)
+    assert _doubtful([seg(0.0, 1.06, "no allergies. No allergies. No allergies. No allergies.")], 1.06)  # 8 words
+    assert _doubtful([seg(0.0, 20.0, "no allergies.")], 1.06)  # timestamps far past the clip
+    assert _doubtful([], 2.5)  # nothing heard
+    assert not _doubtful([seg(0.0, 1.0, "No allergies.")], 1.06)
+    assert not _doubtful([seg(0.0, 2.4, "It goes into my left arm and up into my jaw.")], 2.33)
+    assert not _doubtful([seg(0.0, 4.0, "I've got this pressure in my chest."),
+                          seg(4.0, 9.5, "It started about 40 minutes ago and it won't go away.")], 9.6)
