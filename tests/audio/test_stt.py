@@ -252,7 +252,8 @@ def test_short_clips_use_a_short_encoder_window(monkeypatch: pytest.MonkeyPatch)
     assert word_error_rate(JFK_TEXT, jfk.text) <= 0.25, jfk.text
     samples = load_audio(JFK)
     transcribe(np.concatenate([samples, samples, samples]), sample_rate=SAMPLE_RATE)  # 33 s: 30 s window, then 3 s
-    assert seen[3:] == [3000, 1000]
+    # (the same sentence three times reads as Whisper repeating itself, so it is decoded again at 30 s)
+    assert seen[3:5] == [3000, 1000] and set(seen[5:]) <= {3000}
     with pytest.raises(ValueError, match="window_s"):
         transcribe(ONE_TWO_THREE, window_s=0.5)
 
