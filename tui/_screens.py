@@ -548,8 +548,11 @@ class CodingScreen(_Base):
         self._code(tid, key)
 
     def _code(self, tid: str, mode: str) -> None:
-        if self.dash.code_trace(tid, mode) is None:
-            return
+        if self.dash.code_trace(tid, mode) is not None:
+            self._coded(tid)
+
+    def _coded(self, tid: str) -> None:
+        """After ``tid`` was coded: redraw, back to the annotations, on to the next one."""
         self.target = None
         self.render_all()
         codes = self.codes
@@ -562,14 +565,8 @@ class CodingScreen(_Base):
         if tid is None:
             self.dash.set_status("no failing annotation to code: mark encounters fail (2) and save (s) first")
             return
-        if self.dash.accept_suggestion(tid) is None:
-            return
-        self.target = None
-        self.render_all()
-        codes = self.codes
-        codes.focus()
-        if codes.move_to(tid) and codes.cursor_row + 1 < codes.row_count:
-            codes.move_cursor(row=codes.cursor_row + 1)
+        if self.dash.accept_suggestion(tid) is not None:
+            self._coded(tid)
 
     def action_new_mode(self) -> None:
         tid = self._trace()
