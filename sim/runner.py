@@ -9,8 +9,11 @@ results), never O(scenarios x K). The CLI refuses a plan larger than ``MAX_K`` r
 
 When an encounter finishes it is scored and appended to results.jsonl at once (ok or error), so a
 killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
-are recorded, never scored. The summary and report are recomputed from every record at the end (also
-after Ctrl-C, SIGTERM or a fail-fast stop), so they always describe exactly what results.jsonl holds.
+are recorded, never scored. A worker starts its next encounter while the last one is scored and its
+line fsync'd (at most one such encounter per worker; the worker waits for it before taking another
+and before it ends), so scoring CPU and the disk stay off the agent's critical path. The summary and
+report are recomputed from every record at the end (also after Ctrl-C, SIGTERM or a fail-fast stop),
+so they always describe exactly what results.jsonl holds.
 With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
 DIR/validation.json validates the very judge and models that ran, the Rogan-Gladen corrected rate with its
 bootstrap CI (``failure_rates``; ``Summary.failure_rates``); they stay out of the profile's score.
@@ -627,7 +630,8 @@ async def run_batch(
 
     session = RunSession(store, meta, summarise=lambda: summarise(store, scenarios, meta), on_saved=saved)
 
-    async def one(item: LoadedScenario, k: int) -> None:
+    async def encounter(item: LoadedScenario, k: int) -> tuple[ConversationResult | EncounterRecord, list[AgentError]]:
+        """Run one encounter: its result, or the error record of an encounter that could not run."""
         scenario = item.scenario
         session.encounter_started(scenario.id, k)
         call_errors: list[AgentError] = []
@@ -644,13 +648,19 @@ async def run_batch(
                 if isinstance(channel, RecordingChannel):
                     result.artifacts.update(await channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
-            rec = EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
-                                  error=str(exc) if isinstance(exc, EncounterLost) else f"{type(exc).__name__}: {exc}")
-        else:
-            rec = await record_for(result, scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
-                                   failure_judges=failure_judges)
+            return EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
+                                   error=str(exc) if isinstance(exc, EncounterLost) else f"{type(exc).__name__}: {exc}"
+                                   ), call_errors
         finally:
             _CALL_ERRORS.reset(token)
+        return result, call_errors
+
+    async def settle(item: LoadedScenario, outcome: ConversationResult | EncounterRecord,
+                     call_errors: list[AgentError]) -> None:
+        """Score a finished encounter and record it (or hold it back while the fail-fast check is undecided)."""
+        rec = outcome if isinstance(outcome, EncounterRecord) else await record_for(
+            outcome, item.scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
+            failure_judges=failure_judges)
         if (rec.status == "error" and call_errors and check.cause is not None
                 and _fatal_cause(call_errors[-1]) == check.cause and check.state != "off"):
             if check.state == "armed":
@@ -661,10 +671,24 @@ async def run_batch(
         await session.record(rec)
 
     async def worker() -> None:
-        for item, k in plan:  # one shared generator: each pair is taken by exactly one worker
-            if check.state == "tripped":
-                break
-            await one(item, k)
+        # Pipelined: while encounter n+1 talks to the agent, encounter n is scored and its line fsync'd (CPU and
+        # disk off the agent's critical path). At most one finished encounter per worker waits for that, and the
+        # worker awaits it before it ends (a trip or the end of the plan), so nothing finished is left unrecorded.
+        pending: asyncio.Task[None] | None = None
+        try:
+            for item, k in plan:  # one shared generator: each pair is taken by exactly one worker
+                if check.state == "tripped":
+                    break
+                outcome, call_errors = await encounter(item, k)
+                if pending is not None:
+                    await pending
+                pending = asyncio.create_task(settle(item, outcome, call_errors))
+            if pending is not None:
+                await pending
+        finally:
+            if pending is not None and not pending.done():  # this worker was cancelled: so is its scoring
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
         if check.state == "tripped":
             raise _Tripped
 

@@ -12,6 +12,11 @@ was scored before it was written. ``read_meta`` registers the keys of the variab
 For a (scenario, k) pair that has several lines (an error later retried with --retry-errors), the
 last line wins.
 
+A store keeps the records it has read and appended (as stored: redacted) while results.jsonl is exactly the
+bytes it has seen (its size says so; a torn last line is never cached): ``load_records`` at the end of a run
+then reads nothing again instead of re-validating every line. A file that grew or changed behind its back
+(another process) is read again in full.
+
 Reading results.jsonl (``load_records``) never changes it. A line that is not an encounter record is
 skipped and recorded (``RunStore.skipped``: line number and reason); a last line without its line end
 that does not parse is a torn write (a run killed mid-write) and is set aside (``RunStore.torn_line``).
@@ -37,6 +42,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,6 +111,11 @@ class RunStore:
         self.torn_line: int | None = None
         self.torn_moved_to: Path | None = None
         self._lock: IO[bytes] | None = None
+        # the records as stored and the file size they stand for (module docstring); None = read the file
+        self._cache: dict[tuple[str, int], EncounterRecord] | None = None
+        self._cache_size = 0
+        self._cache_inode: int | None = None  # None: the file did not exist yet
+        self._cache_lock = threading.Lock()
 
     @property
     def results_path(self) -> Path:
@@ -285,13 +296,25 @@ class RunStore:
 
     def append(self, record: EncounterRecord) -> None:
         """Append one record to results.jsonl, redacted, with a single write, and fsync it."""
-        line = (redact_json(record.model_dump_json()) + "\n").encode()
+        dumped = record.model_dump_json()
+        text = redact_json(dumped)
+        line = (text + "\n").encode()
         fd = os.open(self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
             os.fsync(fd)
+            inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
+        with self._cache_lock:
+            if self._cache is not None and self._cache_inode in (None, inode):
+                # what a reader of the line gets: the record itself, unless redaction changed the line
+                stored = record if text == dumped else EncounterRecord.model_validate_json(text)
+                self._cache[(stored.scenario_id, stored.k)] = stored
+                self._cache_size += len(line)
+                self._cache_inode = inode
+            else:
+                self._cache = None
 
     def load_records(self) -> tuple[dict[tuple[str, int], EncounterRecord], int]:
         """The latest record per (scenario, k), and how many lines were skipped as not records.
@@ -303,10 +326,22 @@ class RunStore:
         path = self.results_path
         skipped: list[SkippedLine] = []
         torn: int | None = None
+        with self._cache_lock:
+            if self._cache is not None:
+                try:
+                    st = os.stat(path)
+                    unchanged = st.st_size == self._cache_size and self._cache_inode in (None, st.st_ino)
+                except OSError:
+                    unchanged = False
+                if unchanged:
+                    return dict(self._cache), len(self.skipped)
+            self._cache = None
         try:
             fh = open(path, "rb")
         except FileNotFoundError:
             self.skipped = []
+            with self._cache_lock:
+                self._cache, self._cache_size, self._cache_inode = {}, 0, None
             return out, 0
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the run's results ({exc.strerror}). Check its permissions.") \
@@ -324,7 +359,11 @@ class RunStore:
                         torn = number
                     continue
                 out[(rec.scenario_id, rec.k)] = rec
+            size, inode = fh.tell(), os.fstat(fh.fileno()).st_ino
         self.skipped = skipped
+        if torn is None:
+            with self._cache_lock:
+                self._cache, self._cache_size, self._cache_inode = dict(out), size, inode
         for s in skipped:
             self._notice(f"{path} line {s.line}: skipped, {s.reason}; an encounter it held counts as not run.")
         if torn is not None:

@@ -158,7 +158,9 @@ async def test_the_plan_is_streamed_not_materialised(tmp_path: Path, library: li
     store = RunStore.create(tmp_path / "r", meta)
     peak, seen = await _run_until(store, items, meta, stop_after=12, concurrency=3)
     records, _ = store.load_records()
-    assert peak <= 2 * 3 + 2, peak  # 3 workers and their result writes, this test's task, the runner's
+    # 3 workers, each with the scoring task of its last encounter and that task's result write (pipelined),
+    # this test's task and the runner's: bounded by the pool, not by the 200,000 planned pairs
+    assert peak <= 3 * 3 + 2, peak
     assert seen >= 12 and len(records) == seen and all(r.status == "ok" for r in records.values())
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["completed"] == seen
     # in plan order: the first scenario's first pairs (3 were in flight when the run was cancelled)
@@ -170,10 +172,45 @@ async def test_the_plan_is_streamed_not_materialised(tmp_path: Path, library: li
 
     peak, again = await _run_until(store, items, meta, stop_after=5, concurrency=2)  # a resume of the same run
     resumed = [e for e in read_events(store.events_path)[0] if e.type == "run_started"][-1]
-    assert resumed.already_done == seen and resumed.resumed and peak <= 2 * 2 + 2
+    assert resumed.already_done == seen and resumed.resumed and peak <= 3 * 2 + 2
     lines = results(tmp_path / "r")
     keys = [(x["scenario_id"], x["k"]) for x in lines]
     assert len(keys) == len(set(keys)) == seen + again  # nothing run twice
+
+
+async def test_the_next_encounter_talks_to_the_agent_while_the_last_one_is_scored(
+        tmp_path: Path, library: list[LoadedScenario], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring and the fsync'd write are off the agent's critical path (issue 17): with one worker, encounter k=0's
+    scoring waits until encounter k=1 has made its first agent call. A runner that scores before taking the next
+    encounter never makes that call, and k=0 ends as "scoring failed". Every record is kept, in plan order."""
+    import threading
+
+    import sim.runner as runner
+    from sim.runner import encounter_seed
+
+    items = [s for s in library if s.scenario.id == "viral_uri"]
+    meta = _meta(items, 3)
+    second = encounter_seed(meta.seed, "viral_uri", 1)
+    called = threading.Event()
+    real = runner._score_and_evaluate
+
+    def scoring(result: Any, scenario: Any, names: list[str]) -> Any:
+        if result.k == 0 and not called.wait(30):
+            raise AssertionError("encounter k=1 made no agent call while k=0 was scored")
+        return real(result, scenario, names)
+
+    class Watching(ReferenceAgent):
+        async def respond(self, request: Any) -> Any:
+            if request.seed == second:
+                called.set()
+            return await super().respond(request)
+
+    monkeypatch.setattr(runner, "_score_and_evaluate", scoring)
+    store = RunStore.create(tmp_path / "r", meta)
+    summary = await run_batch(store, items, Watching(), TextChannel(), meta, concurrency=1, progress=None)
+    assert summary.completed == 3 and summary.errors == 0
+    assert [x["k"] for x in results(tmp_path / "r")] == [0, 1, 2]
+    assert all(x["status"] == "ok" for x in results(tmp_path / "r"))
 
 
 # --- fail fast ---------------------------------------------------------------------------------------------------

@@ -177,3 +177,88 @@ def test_two_concurrent_resumes_do_not_run_the_pending_encounters_twice(tmp_path
         assert sorted(r["k"] for r in lines) == [0, 1, 2]
     finally:
         server.stop()
+
+
+# --- the records a store has read and written are not read again (issue 17) ---------------------------------------
+
+
+def _ok(k: int, text: str = "It started yesterday.") -> EncounterRecord:
+    from sim.records import ConversationResult, Turn
+    result = ConversationResult(scenario_id="viral_uri", k=k, seed=k, harness_version="t", model="m",
+                                turns=[Turn(index=0, speaker="patient", text=text, started_at=0.0, ended_at=0.0)],
+                                gathered_info=[], termination="assessment", agent_turns=1, turn_limit=8,
+                                started_at=0.0, ended_at=0.0)
+    return EncounterRecord(scenario_id="viral_uri", k=k, status="error", error="x", result=result, recorded_at=1.0)
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls = [0]
+    real = EncounterRecord.model_validate_json
+
+    def counting(data: str | bytes, **kw: object) -> EncounterRecord:
+        calls[0] += 1
+        return real(data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EncounterRecord, "model_validate_json", counting)
+    return calls
+
+
+def test_what_a_store_read_and_appended_is_not_parsed_again_and_equals_a_fresh_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = RunStore.create(tmp_path / "run", meta())
+    assert store.load_records() == ({}, 0)  # the run starts (no results.jsonl yet)
+    for k in range(3):
+        store.append(_ok(k))
+    calls = _count_parses(monkeypatch)
+    records, bad = store.load_records()  # the end-of-run summary's read
+    assert calls[0] == 0 and bad == 0
+    fresh, _ = RunStore(store.root).load_records()
+    assert calls[0] == 3
+    assert {key: r.model_dump() for key, r in records.items()} == {key: r.model_dump() for key, r in fresh.items()}
+
+
+def test_a_line_appended_by_another_writer_is_seen(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path / "run", meta())
+    store.append(_ok(0))
+    store.load_records()
+    other = RunStore(store.root)  # another process's view (a resume after this one stopped, a second reader)
+    other.append(_ok(1))
+    assert sorted(store.load_records()[0]) == [("viral_uri", 0), ("viral_uri", 1)]
+    store.append(_ok(2))  # the store no longer knows the whole file: it reads it again
+    assert sorted(store.load_records()[0]) == [("viral_uri", 0), ("viral_uri", 1), ("viral_uri", 2)]
+
+
+def test_a_replaced_results_file_of_the_same_size_is_read_again(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path / "run", meta())
+    store.append(_ok(0, "aaaa"))
+    store.load_records()
+    line = store.results_path.read_bytes()
+    tmp = store.results_path.with_name("new")
+    tmp.write_bytes(line.replace(b"aaaa", b"bbbb"))
+    os.replace(tmp, store.results_path)
+    records, _ = store.load_records()
+    assert records[("viral_uri", 0)].result is not None
+    assert records[("viral_uri", 0)].result.turns[0].text == "bbbb"
+
+
+def test_what_the_store_keeps_of_a_redacted_record_is_the_redacted_line(tmp_path: Path) -> None:
+    """A key the agent echoed is [redacted] in the file: the summary and reports, made from what load_records
+    returns, must never get the record as it was in memory."""
+    from sim.records import register_secret
+    register_secret(SECRET)
+    store = RunStore.create(tmp_path / "run", meta())
+    store.load_records()
+    store.append(_ok(0, f"my key is {SECRET}"))
+    records, _ = store.load_records()
+    text = records[("viral_uri", 0)].result.turns[0].text  # type: ignore[union-attr]
+    assert SECRET not in text and "[redacted]" in text
+    assert SECRET not in store.results_path.read_text()
+
+
+def test_a_torn_last_line_is_never_kept_in_memory(tmp_path: Path) -> None:
+    content = (record(0) + "\n" + record(1)[:40]).encode()
+    store = store_with(tmp_path, content)
+    assert sorted(store.load_records()[0]) == [("viral_uri", 0)]
+    with open(store.results_path, "ab") as fh:  # the torn line is completed behind the store's back
+        fh.write(record(1)[40:].encode() + b"\n")
+    assert sorted(store.load_records()[0]) == [("viral_uri", 0), ("viral_uri", 1)]
