@@ -303,6 +303,12 @@ async def main_async(args: argparse.Namespace) -> int:
 
         with tempfile.TemporaryDirectory(prefix="encsim-bench-", dir=args.tmp_dir) as tmp:
             root = Path(tmp)
+            # Warm-up, not timed: the first encounters of a process load the intent lexicon, compile its cues and
+            # the evaluators' per-scenario patterns (one-time costs of a process, not of a turn).
+            t0 = time.perf_counter()
+            warm = await run_level(server, root, scenarios, 1, t, 1, turn_limit, 0)
+            print(f"  warm-up (not timed in the tables): {warm['completed']} encounters in "
+                  f"{time.perf_counter() - t0:.3f} s", file=sys.stderr, flush=True)
             for c, run in ((c, run) for c in levels for run in range(1, args.repeat + 1)):
                 if args.profile and c == max(levels) and run == 1:
                     import cProfile
