@@ -24,11 +24,28 @@ Bad input
     :data:`SILENCE_PEAK` (about -80 dBFS, e.g. all zeros) returns an empty :class:`Transcript` with
     ``warning`` set and the model is not run (Whisper tends to hallucinate text on silence).
 
+Short window (issue 17)
+    faster-whisper pads every clip's mel features to Whisper's 30 s window before the encoder, so a
+    3 s clip cost as much as a 30 s one. By default (``window_s=10``) the encoder sees a 10 s window
+    instead (a longer clip: its length plus 1 s, rounded up to whole seconds, at most 30 s): the
+    model's ``encode`` is wrapped once at load time and drops the zero padding beyond the window
+    chosen by the calling thread (a thread-local set for the duration of one :func:`transcribe`).
+    ``window_s=None`` restores the full 30 s window (the behaviour before). When the short window yields
+    no segment, a segment ending more than 1 s after the clip, a segment repeating an earlier one, or
+    more than 2 + 4 words per second (Whisper repeating itself, as on a 1.1 s "No allergies." heard as
+    that line four times), the clip is decoded again with the full window: those cases cost as before
+    and read as before. Measured with
+    ``bench/stt_options.py`` on the voice bench's clips: about 3x less time per clip and the WER the
+    same or better on every clip. Windows of only the clip plus 0.5-3 s were tried and refused: Whisper
+    then repeats the clip's text or returns nothing on some clips. faster-whisper's own ``chunk_length``
+    does not help in 1.2.1 (windows are still padded to 30 s before the encoder, and it rewrites the
+    shared feature extractor); ``without_timestamps``, ``vad_filter``, beam 1 and
+    ``BatchedInferencePipeline`` were measured there too (see that bench's docstring and output).
+
 Cost
-    Whisper pads every clip to a 30 s window, so a short clip costs about as much as a 30 s one
-    (tiny.en, int8, beam 5: well under a second on 2 cores). Beam search (default 5) is markedly
-    better than greedy (1) on drug names; ``vocabulary=`` (e.g. a scenario's drug names) is passed as
-    faster-whisper ``hotwords`` to bias decoding further.
+    tiny.en, int8, beam 5, 10 s window: about 0.3 s per 3 s clip on 2 idle cores. Beam search (default
+    5) is markedly better than greedy (1) on drug names; ``vocabulary=`` (e.g. a scenario's drug names)
+    is passed as faster-whisper ``hotwords`` to bias decoding further.
 """
 
 from __future__ import annotations
@@ -76,6 +93,15 @@ SAMPLE_RATE = RATE_16K
 
 SILENCE_PEAK = 1e-4
 """Audio whose absolute peak (float scale) is at or below this is treated as silence."""
+
+WINDOW_S = 10.0
+"""Default encoder window in seconds for short clips (see "Short window" in the module docstring)."""
+
+FULL_WINDOW_FRAMES = 3000
+"""Whisper's full window in mel frames (30 s at 100 frames per second): what faster-whisper pads every window to."""
+
+_FRAMES_PER_S = 100
+_WINDOW = threading.local()  # .frames: the encoder window in frames for this thread's current transcribe call
 
 ComputeType = Literal["int8", "int8_float32", "float32", "default"]
 AudioInput = str | Path | np.ndarray
@@ -199,8 +225,37 @@ def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType
                 raise ModelDirError(f"Speech model directory {path} could not be loaded by CTranslate2 "
                                     f"({exc}). Pass a CTranslate2 Whisper model directory, or omit "
                                     "model_dir to use the bundled tiny.en model.") from None
+            _short_window(model)
             _MODELS[key] = model
         return model
+
+
+def _content_frames(features: np.ndarray) -> int:
+    """Columns up to the last one that is not all zeros (``pad_or_trim`` pads the mel features with exact zeros)."""
+    used = np.flatnonzero(np.any(features != 0, axis=tuple(range(features.ndim - 1))))
+    return int(used[-1]) + 1 if used.size else 0
+
+
+def _short_window(model: WhisperModel) -> None:
+    """Make ``model.encode`` drop the zero padding beyond the calling thread's window (``_WINDOW.frames``).
+
+    faster-whisper (1.x) pads every window's mel features to 3000 frames before ``encode``; CTranslate2's
+    encoder accepts any even length up to that, and its cost grows with the length. The window kept is
+    ``frames``, or the content plus one second when that is longer, rounded up to whole seconds, at most
+    the full window. Without ``frames`` set (``window_s=None``) the features pass through unchanged.
+    """
+    full_encode = model.encode
+
+    def encode(features: np.ndarray) -> object:
+        frames = getattr(_WINDOW, "frames", None)
+        if frames is not None and isinstance(features, np.ndarray) and features.shape[-1] == FULL_WINDOW_FRAMES:
+            keep = max(_content_frames(features) + _FRAMES_PER_S, frames)
+            keep = -(-keep // _FRAMES_PER_S) * _FRAMES_PER_S
+            if keep < FULL_WINDOW_FRAMES:
+                features = np.ascontiguousarray(features[..., :keep])
+        return full_encode(features)
+
+    setattr(model, "encode", encode)  # noqa: B010 (an instance attribute: mypy refuses assigning to a method)
 
 
 # --------------------------------------------------------------------------------------------- audio
@@ -262,7 +317,8 @@ def load_audio(audio: AudioInput, *, sample_rate: int | None = None) -> np.ndarr
 def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: str | Path | None = None,
                compute_type: ComputeType = "int8", beam_size: int = 5,
                vocabulary: Sequence[str] | None = None, initial_prompt: str | None = None,
-               language: str = "en") -> Transcript:
+               language: str = "en", window_s: float | None = WINDOW_S,
+               timestamps: bool = True) -> Transcript:
     """Transcribe one clip (blocking; CPU-bound).
 
     Args:
@@ -274,12 +330,19 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
         vocabulary: words to favour, e.g. a scenario's drug names; sent as faster-whisper ``hotwords``.
         initial_prompt: text to condition the first window on (e.g. "Patient takes metformin.").
         language: spoken language code (tiny.en only knows ``en``).
+        window_s: the encoder's window in seconds for a clip shorter than it (a longer clip gets its
+            length plus 1 s, at most Whisper's 30 s); ``None`` pads every clip to the full 30 s window,
+            as faster-whisper does (the behaviour before issue 17: about 3x slower on short clips).
+        timestamps: let Whisper predict segment timestamps (faster-whisper's default); ``False`` is
+            faster-whisper's ``without_timestamps=True`` (one segment per 30 s window).
 
     Raises:
         AudioInputError, ModelDirError: see the module docstring.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+    if window_s is not None and not 1 <= window_s <= 30:
+        raise ValueError(f"window_s must be None or within 1..30 seconds, got {window_s}")
     model = load_model(model_dir=model_dir, compute_type=compute_type)
     started = time.perf_counter()
     samples = load_audio(audio, sample_rate=sample_rate)
@@ -293,11 +356,20 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                                   "was transcribed. Check the microphone, the TTS output, or the channel "
                                   "effects that produced it.")
     hotwords = ", ".join(w.strip() for w in vocabulary if w.strip()) if vocabulary else None
-    segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
-                                           initial_prompt=initial_prompt or None, hotwords=hotwords or None,
-                                           condition_on_previous_text=False)
-    segments = [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
-                        no_speech_prob=s.no_speech_prob) for s in segments_iter]
+    def decode(window: float | None) -> tuple[list[Segment], str]:
+        segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
+                                               initial_prompt=initial_prompt or None, hotwords=hotwords or None,
+                                               condition_on_previous_text=False, without_timestamps=not timestamps)
+        _WINDOW.frames = None if window is None else round(window * _FRAMES_PER_S)
+        try:  # the segments are decoded (and the encoder called) while iterating, in this thread
+            return [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
+                            no_speech_prob=s.no_speech_prob) for s in segments_iter], info.language
+        finally:
+            _WINDOW.frames = None
+
+    segments, detected = decode(window_s)
+    if window_s is not None and _doubtful(segments, audio_seconds):
+        segments, detected = decode(None)  # the full window, as before
     seconds = time.perf_counter() - started
     text = " ".join(s.text for s in segments if s.text).strip()
     weights = np.array([max(s.end - s.start, 1e-3) for s in segments])
@@ -307,21 +379,37 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
         avg_logprob=float(np.average([s.avg_logprob for s in segments], weights=weights)) if segments else 0.0,
         no_speech_prob=float(np.average([s.no_speech_prob for s in segments], weights=weights)) if segments
         else 1.0,
-        language=info.language,
+        language=detected,
         audio_seconds=audio_seconds,
         seconds=seconds,
     )
 
 
+def _doubtful(segments: Sequence[Segment], audio_seconds: float) -> bool:
+    """Whether a short-window decode looks like Whisper's failure modes, so the full window is used instead.
+
+    Nothing heard; a segment ending more than 1 s after the clip; a segment repeating an earlier one;
+    or more words than anyone says in that time (2 + 4 per second).
+    """
+    if not segments or max(s.end for s in segments) > audio_seconds + 1.0:
+        return True
+    texts = [" ".join(normalize_words(s.text)) for s in segments]
+    if len({t for t in texts if t}) < len([t for t in texts if t]):
+        return True
+    return sum(len(t.split()) for t in texts) > 2 + 4 * audio_seconds
+
+
 async def transcribe_async(audio: AudioInput, *, sample_rate: int | None = None,
                            model_dir: str | Path | None = None, compute_type: ComputeType = "int8",
                            beam_size: int = 5, vocabulary: Sequence[str] | None = None,
-                           initial_prompt: str | None = None, language: str = "en") -> Transcript:
+                           initial_prompt: str | None = None, language: str = "en",
+                           window_s: float | None = WINDOW_S, timestamps: bool = True) -> Transcript:
     """:func:`transcribe` run in the loop's default thread executor, so the event loop stays free."""
     loop = asyncio.get_running_loop()
     call = functools.partial(transcribe, audio, sample_rate=sample_rate, model_dir=model_dir,
                              compute_type=compute_type, beam_size=beam_size, vocabulary=vocabulary,
-                             initial_prompt=initial_prompt, language=language)
+                             initial_prompt=initial_prompt, language=language, window_s=window_s,
+                             timestamps=timestamps)
     return await loop.run_in_executor(None, call)
 
 

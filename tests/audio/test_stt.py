@@ -220,3 +220,77 @@ async def test_transcribe_async_keeps_loop_free() -> None:
         task.cancel()
     assert word_error_rate(JFK_TEXT, result.text) <= 0.25, result.text
     assert ticks >= 5  # the loop kept running while the model worked in a thread
+
+
+def _encoder_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the mel-frame length of every window faster-whisper hands to CTranslate2's encoder."""
+    import faster_whisper.transcribe as fw
+
+    seen: list[int] = []
+    real = fw.get_ctranslate2_storage
+
+    def spy(features: np.ndarray) -> object:
+        seen.append(int(features.shape[-1]))
+        return real(features)
+
+    monkeypatch.setattr(fw, "get_ctranslate2_storage", spy)
+    return seen
+
+
+@needs_speech
+@slow
+def test_short_clips_use_a_short_encoder_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _encoder_frames(monkeypatch)
+    short = transcribe(ONE_TWO_THREE)  # about 2.7 s: the default 10 s window
+    assert seen == [1000]
+    full = transcribe(ONE_TWO_THREE, window_s=None)  # the old behaviour: the full 30 s window
+    assert seen == [1000, 3000]
+    assert {"1", "2", "3"} <= set(normalize_words(short.text)), short.text
+    assert normalize_words(short.text) == normalize_words(full.text)
+    jfk = transcribe(JFK, window_s=5)  # 11 s: longer than the window, so 11 s + 1 s
+    assert seen[2:] == [1200]
+    assert word_error_rate(JFK_TEXT, jfk.text) <= 0.25, jfk.text
+    samples = load_audio(JFK)
+    transcribe(np.concatenate([samples, samples, samples]), sample_rate=SAMPLE_RATE)  # 33 s: 30 s window, then 3 s
+    # (the same sentence three times reads as Whisper repeating itself, so it is decoded again at 30 s)
+    assert seen[3:5] == [3000, 1000] and set(seen[5:]) <= {3000}
+    with pytest.raises(ValueError, match="window_s"):
+        transcribe(ONE_TWO_THREE, window_s=0.5)
+
+
+@needs_speech
+@slow
+def test_window_setting_stays_with_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _encoder_frames(monkeypatch)
+    clip = load_audio(ONE_TWO_THREE)
+    texts: dict[str, str] = {}
+
+    def run(name: str, window: float | None) -> None:
+        texts[name] = transcribe(clip, sample_rate=SAMPLE_RATE, window_s=window).text
+
+    threads = [threading.Thread(target=run, args=(f"t{i}", None if i % 2 else 10.0)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen) == [1000, 1000, 3000, 3000]
+    assert len({tuple(normalize_words(t)) for t in texts.values()}) == 1, texts
+
+
+def test_doubtful_short_window_decodes_go_back_to_the_full_window() -> None:
+    from audio.stt import Segment, _doubtful
+
+    def seg(start: float, end: float, text: str) -> Segment:
+        return Segment(start=start, end=end, text=text, avg_logprob=-0.3, no_speech_prob=0.01)
+
+    # what the 10 s window made of a 1.1 s "No allergies." in the voice run: the line four times
+    repeated = [seg(0.0, 0.5, "no allergies."), seg(0.5, 0.8, "No allergies."), seg(0.8, 1.0, "No allergies."),
+                seg(1.0, 1.06, "No allergies.")]
+    assert _doubtful(repeated, 1.06)
+    assert _doubtful([seg(0.0, 1.06, "no allergies. No allergies. No allergies. No allergies.")], 1.06)  # 8 words
+    assert _doubtful([seg(0.0, 20.0, "no allergies.")], 1.06)  # timestamps far past the clip
+    assert _doubtful([], 2.5)  # nothing heard
+    assert not _doubtful([seg(0.0, 1.0, "No allergies.")], 1.06)
+    assert not _doubtful([seg(0.0, 2.4, "It goes into my left arm and up into my jaw.")], 2.33)
+    assert not _doubtful([seg(0.0, 4.0, "I've got this pressure in my chest."),
+                          seg(4.0, 9.5, "It started about 40 minutes ago and it won't go away.")], 9.6)
