@@ -42,8 +42,18 @@ Short window (issue 17)
     shared feature extractor); ``without_timestamps``, ``vad_filter``, beam 1 and
     ``BatchedInferencePipeline`` were measured there too (see that bench's docstring and output).
 
+Threads
+    Each transcription runs on one CTranslate2 thread by default (``STT_THREADS``; the environment
+    variable ``ENCSIM_STT_THREADS`` or ``load_model(cpu_threads=N)`` change it). CTranslate2's own
+    default (4 OpenMP threads, or ``OMP_NUM_THREADS``) was slower on this project's 2-core machine even
+    for one clip alone (a 2.7 s clip: 0.33 s with the default, 0.22 s with one thread; an 11 s clip:
+    0.71 s and 0.43 s; ``/tmp`` timing of ``transcribe``, 10 runs each), and several encounters
+    transcribing at once (a batch, a live call's two sides, Ray actors) then oversubscribe the cores.
+    Scale across clips, not within one. A Ray voice actor (one CPU) gets one thread too, so local and Ray
+    runs decode with the same threading.
+
 Cost
-    tiny.en, int8, beam 5, 10 s window: about 0.3 s per 3 s clip on 2 idle cores. Beam search (default
+    tiny.en, int8, beam 5, 10 s window, one thread: about 0.2 s per 3 s clip on an idle core. Beam search (default
     5) is markedly better than greedy (1) on drug names; ``vocabulary=`` (e.g. a scenario's drug names)
     is passed as faster-whisper ``hotwords`` to bias decoding further.
 """
@@ -54,6 +64,7 @@ import asyncio
 import functools
 import importlib.util
 import json
+import os
 import re
 import threading
 import time
@@ -66,13 +77,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from audio._pcm import RATE_16K, resample, to_float32
-from sim.records import EncSimError
+from sim.records import ConfigError, EncSimError
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
 
 __all__ = [
     "SAMPLE_RATE",
+    "STT_THREADS",
     "SILENCE_PEAK",
     "AudioInputError",
     "ModelDirError",
@@ -82,6 +94,7 @@ __all__ = [
     "default_model_dir",
     "load_audio",
     "load_model",
+    "stt_threads",
     "normalize_words",
     "transcribe",
     "transcribe_async",
@@ -198,14 +211,33 @@ _MODELS: dict[tuple[str, str], WhisperModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+STT_THREADS = 1
+"""CTranslate2 threads per model (module docstring, "Threads"); ``ENCSIM_STT_THREADS`` overrides it."""
+
+
+def stt_threads() -> int:
+    """The threads a model is loaded with: ``ENCSIM_STT_THREADS`` when set, else ``STT_THREADS``.
+
+    Raises:
+        ConfigError: ``ENCSIM_STT_THREADS`` is set but not a positive whole number.
+    """
+    raw = os.environ.get("ENCSIM_STT_THREADS", "").strip()
+    if not raw:
+        return STT_THREADS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"ENCSIM_STT_THREADS={raw!r}: give the number of CPU threads per speech-to-text model "
+                          f"as a whole number of 1 or more (default {STT_THREADS}), or unset it.")
+    return int(raw)
+
+
 def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType = "int8",
-               cpu_threads: int = 0) -> WhisperModel:
+               cpu_threads: int | None = None) -> WhisperModel:
     """Return the process-wide ``WhisperModel`` for ``(model_dir, compute_type)``, loading it once.
 
     Args:
         model_dir: a local CTranslate2 Whisper directory; ``None`` means the bundled tiny.en.
         compute_type: CTranslate2 compute type; ``int8`` is the fast CPU choice.
-        cpu_threads: threads for the first load only (0 = CTranslate2's default).
+        cpu_threads: threads for the first load only; None = ``stt_threads()``, 0 = CTranslate2's default.
 
     Raises:
         ModelDirError: the directory is missing or not a CTranslate2 Whisper model.
@@ -220,7 +252,8 @@ def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType
 
             try:
                 model = WhisperModel(str(path), device="cpu", compute_type=compute_type,
-                                     cpu_threads=cpu_threads, local_files_only=True)
+                                     cpu_threads=stt_threads() if cpu_threads is None else cpu_threads,
+                                     local_files_only=True)
             except (RuntimeError, ValueError, OSError) as exc:
                 raise ModelDirError(f"Speech model directory {path} could not be loaded by CTranslate2 "
                                     f"({exc}). Pass a CTranslate2 Whisper model directory, or omit "

@@ -335,6 +335,10 @@ async def run_plan(options: RunOptions, *,
             raise ConfigError("--gguf only applies with --model local; drop it or use --model local.")
         if options.gguf is not None and not options.gguf.is_file():
             raise ConfigError(f"--gguf {options.gguf}: no such model file. Give the path of a .gguf file.")
+        if options.mode == "voice":  # a bad ENCSIM_STT_THREADS is the user's to fix before anything runs
+            from audio.stt import stt_threads
+
+            stt_threads()
         out = options.out or Path("runs") / new_run_id(options.model)
         if RunLayout(out).run.exists():
             raise ConfigError(f"--out {out}: a run already exists there. Resume it with "
