@@ -421,15 +421,23 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
 def _doubtful(segments: Sequence[Segment], audio_seconds: float) -> bool:
     """Whether a short-window decode looks like Whisper's failure modes, so the full window is used instead.
 
-    Nothing heard; a segment ending more than 1 s after the clip; a segment repeating an earlier one;
-    or more words than anyone says in that time (2 + 4 per second).
+    Nothing heard; a segment ending more than 1 s after the clip; a segment repeating an earlier one; a run
+    of two or more words said twice back to back ("no allergies no allergies", Whisper looping inside one
+    segment); or more words than anyone says in that time (3 + 5 per second: Piper's brisk lines reach
+    4.3 words per second, and 2 + 4 per second sent an 8.6 s opening line of 37 words back to 30 s).
     """
     if not segments or max(s.end for s in segments) > audio_seconds + 1.0:
         return True
     texts = [" ".join(normalize_words(s.text)) for s in segments]
     if len({t for t in texts if t}) < len([t for t in texts if t]):
         return True
-    return sum(len(t.split()) for t in texts) > 2 + 4 * audio_seconds
+    if any(_LOOP.search(t) for t in texts):
+        return True
+    return sum(len(t.split()) for t in texts) > 3 + 5 * audio_seconds
+
+
+_LOOP = re.compile(r"\b(\S+(?: \S+)+) \1\b")
+"""Two or more words said twice in a row, in normalised text."""
 
 
 async def transcribe_async(audio: AudioInput, *, sample_rate: int | None = None,
