@@ -126,12 +126,25 @@ class FactCategory(str, Enum):
 
 
 class Persona(_Strict):
-    """How the patient talks. Used by the text simulator's wording and by the voice channel."""
+    """How the patient talks and what they hold back: used by the patient simulator and by the voice channel.
 
-    speaking_style: Literal["plain", "terse", "rambling", "anxious", "dramatic", "stoic", "confused"] = "plain"
-    vocabulary: Literal["lay", "medical", "limited"] = "lay"
+    The behaviours (``sim.persona``) change the wording and when a fact comes out, never the facts. The values
+    that change the text are ``recall: poor``, the styles ``minimiser``, ``catastrophiser`` and
+    ``rambling_asides``, ``vocabulary: lay_table``, ``language: limited`` and ``relay``; the older values
+    (``plain`` ... ``confused``, ``lay``, ``medical``, ``limited``) shape the voice only, so that scenarios
+    written before the behaviours keep their text. Named presets for sweeps: ``scenarios.personas``.
+    """
+
+    speaking_style: Literal["plain", "terse", "rambling", "anxious", "dramatic", "stoic", "confused",
+                            "minimiser", "catastrophiser", "rambling_asides"] = "plain"
+    vocabulary: Literal["lay", "medical", "limited", "lay_table"] = "lay"
     anxiety: Literal["low", "moderate", "high"] = "low"
     recall: Literal["good", "fair", "poor"] = "good"
+    language: Literal["fluent", "limited"] = Field(
+        default="fluent", description="limited: short, simple answers; long clinical words are not understood "
+                                      "until the question is put plainly")
+    relay: bool = Field(default=False, description="a carer answers for the patient, relaying ('she says...'), "
+                                                   "and does not know some facts until asked to check")
 
 
 class ContextFlags(_Strict):
