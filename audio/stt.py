@@ -31,16 +31,29 @@ Short window (issue 17)
     model's ``encode`` is wrapped once at load time and drops the zero padding beyond the window
     chosen by the calling thread (a thread-local set for the duration of one :func:`transcribe`).
     ``window_s=None`` restores the full 30 s window (the behaviour before). When the short window yields
-    no segment, a segment ending more than 1 s after the clip, a segment repeating an earlier one, or
-    more than 2 + 4 words per second (Whisper repeating itself, as on a 1.1 s "No allergies." heard as
-    that line four times), the clip is decoded again with the full window: those cases cost as before
-    and read as before. Measured with
+    no segment, a segment ending more than 1 s after the clip, a segment repeating an earlier one, a run
+    of words said twice in a row, or more than 3 + 5 words per second (Whisper repeating itself, as on a
+    1.1 s "No allergies." heard as that line four times), the clip is decoded again with the full
+    window: those cases cost as before and read as before. Measured with
     ``bench/stt_options.py`` on the voice bench's clips: about 3x less time per clip and the WER the
     same or better on every clip. Windows of only the clip plus 0.5-3 s were tried and refused: Whisper
     then repeats the clip's text or returns nothing on some clips. faster-whisper's own ``chunk_length``
     does not help in 1.2.1 (windows are still padded to 30 s before the encoder, and it rewrites the
     shared feature extractor); ``without_timestamps``, ``vad_filter``, beam 1 and
     ``BatchedInferencePipeline`` were measured there too (see that bench's docstring and output).
+
+Timestamps
+    In the short window Whisper's timestamp tokens are unreliable: on about one clip in ten without
+    hotwords (a 2.7 s "Any shortness of breath, sweating or feeling sick?" read correctly but ending at
+    7.0 s; a 3.7 s question ending at 26.6 s) the last segment ends far past the clip, which sent the
+    clip back to the full window, paying twice. So the short window decodes without timestamps (one
+    segment for the clip; faster-whisper's ``without_timestamps``) and the full window, the fallback
+    included, with them. Measured on 70 clips (Piper's default voice: 7 clinician questions, and the
+    opening line, four scripted questions and their answers of 7 library scenarios; no hotwords; /tmp
+    script): with timestamps in the short window 6 of 70 went back to the full window, median 340 ms
+    per clip, WER 0.045; without, none did, median 255 ms, WER 0.047 (one word); the full window 758 ms
+    and 0.045. On the voice bench's clips (``bench/voice_rtf.py``, with the scenario's hotwords, clean
+    and bad-line) time and WER were the same either way.
 
 Threads
     Each transcription runs on one CTranslate2 thread by default (``STT_THREADS``; the environment
@@ -351,7 +364,7 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                compute_type: ComputeType = "int8", beam_size: int = 5,
                vocabulary: Sequence[str] | None = None, initial_prompt: str | None = None,
                language: str = "en", window_s: float | None = WINDOW_S,
-               timestamps: bool = True) -> Transcript:
+               timestamps: bool | None = None) -> Transcript:
     """Transcribe one clip (blocking; CPU-bound).
 
     Args:
@@ -367,7 +380,8 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
             length plus 1 s, at most Whisper's 30 s); ``None`` pads every clip to the full 30 s window,
             as faster-whisper does (the behaviour before issue 17: about 3x slower on short clips).
         timestamps: let Whisper predict segment timestamps (faster-whisper's default); ``False`` is
-            faster-whisper's ``without_timestamps=True`` (one segment per 30 s window).
+            faster-whisper's ``without_timestamps=True`` (one segment per window). ``None`` (the default):
+            off in the short window, on in the full window (see "Timestamps" in the module docstring).
 
     Raises:
         AudioInputError, ModelDirError: see the module docstring.
@@ -390,9 +404,10 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                                   "effects that produced it.")
     hotwords = ", ".join(w.strip() for w in vocabulary if w.strip()) if vocabulary else None
     def decode(window: float | None) -> tuple[list[Segment], str]:
+        stamps = (window is None) if timestamps is None else timestamps
         segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
                                                initial_prompt=initial_prompt or None, hotwords=hotwords or None,
-                                               condition_on_previous_text=False, without_timestamps=not timestamps)
+                                               condition_on_previous_text=False, without_timestamps=not stamps)
         _WINDOW.frames = None if window is None else round(window * _FRAMES_PER_S)
         try:  # the segments are decoded (and the encoder called) while iterating, in this thread
             return [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
@@ -444,7 +459,7 @@ async def transcribe_async(audio: AudioInput, *, sample_rate: int | None = None,
                            model_dir: str | Path | None = None, compute_type: ComputeType = "int8",
                            beam_size: int = 5, vocabulary: Sequence[str] | None = None,
                            initial_prompt: str | None = None, language: str = "en",
-                           window_s: float | None = WINDOW_S, timestamps: bool = True) -> Transcript:
+                           window_s: float | None = WINDOW_S, timestamps: bool | None = None) -> Transcript:
     """:func:`transcribe` run in the loop's default thread executor, so the event loop stays free."""
     loop = asyncio.get_running_loop()
     call = functools.partial(transcribe, audio, sample_rate=sample_rate, model_dir=model_dir,

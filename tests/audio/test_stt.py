@@ -340,3 +340,22 @@ def test_a_voice_run_with_a_bad_thread_setting_stops_before_writing_anything(
                  "--out", str(tmp_path / "r"), "--quiet"])
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert code == 2 and line.startswith("error: ENCSIM_STT_THREADS='two'") and not (tmp_path / "r").exists()
+
+
+@slow
+def test_a_short_clip_is_decoded_once_even_where_its_timestamps_would_run_past_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piper's line, read right in the short window, but with timestamps the last segment 'ends' at 7.0 s of a
+    2.7 s clip, which sent it back to the full window (two decodes). Without timestamps there: one decode."""
+    from audio.tts import PiperTTS
+
+    line = "Any shortness of breath, sweating or feeling sick?"
+    speech = PiperTTS(cache_dir=None).synthesize(line)
+    seen = _encoder_frames(monkeypatch)
+    stamped = transcribe(speech.samples, sample_rate=speech.sample_rate, timestamps=True)
+    assert seen == [1000, 3000], seen  # the case this guards against: short window, then the full one
+    seen.clear()
+    default = transcribe(speech.samples, sample_rate=speech.sample_rate)
+    assert seen == [1000], seen
+    assert word_error_rate(line, default.text) <= word_error_rate(line, stamped.text) + 0.1, default.text
+    assert default.segments and default.segments[-1].end <= speech.seconds + 1.0
