@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Literal
 
 from scenarios.lexicon import (
+    broad_intents,
     compiled_intents,
     intents_in,
     load_lexicon,
@@ -227,7 +228,20 @@ class Understanding:
                 found.setdefault(fid, layer)
         return found
 
-    def _match_unit(self, unit: str) -> dict[str, Layer]:
+    def match_by_unit(self, message: str) -> list[tuple[str, dict[str, Layer]]]:
+        """Each asking sentence (or the whole message without the question filter) and the facts it asks for."""
+        return [(unit, self._match_unit(unit)) for unit in self.units(message)]
+
+    def specific(self, message: str) -> set[str]:
+        """The facts ``message`` asks for *specifically*: by a trigger or by an intent that is not ``broad``.
+
+        An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
+        every fact of its intent at once, and a patient with poor recall or a minimiser answers it without the
+        critical facts or the red flags (``sim.persona``). ``requires`` is ignored, as in ``match``.
+        """
+        return {fid for unit in self.units(message) for fid in self._match_unit(unit, specific_only=True)}
+
+    def _match_unit(self, unit: str, *, specific_only: bool = False) -> dict[str, Layer]:
         """The facts one asking sentence reveals (fact id -> the layer that matched).
 
         Two rules keep one question from revealing unrelated facts:
@@ -242,6 +256,8 @@ class Understanding:
         text = padded(unit)
         vetoed = vetoed_intents(unit) if self.layers.intents else set()
         intents = intents_in(unit) if self.layers.intents else set()
+        if specific_only:
+            intents -= broad_intents()
         found: dict[str, Layer] = {}
         by_intent: dict[str, list[Fact]] = {}
         for fact, triggers in self._triggers:
