@@ -235,7 +235,8 @@ class Understanding:
     def specific(self, message: str) -> set[str]:
         """The facts ``message`` asks for *specifically*: by a trigger or by an intent that is not ``broad``.
 
-        An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
+        A trigger whose words are all words of a broad intent's cue that matched ("Any medicines?" and the
+        trigger "medicines") is not specific. An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
         every fact of its intent at once, and a patient with poor recall or a minimiser answers it without the
         critical facts or the red flags (``sim.persona``). ``requires`` is ignored, as in ``match``.
         """
@@ -256,12 +257,18 @@ class Understanding:
         text = padded(unit)
         vetoed = vetoed_intents(unit) if self.layers.intents else set()
         intents = intents_in(unit) if self.layers.intents else set()
-        if specific_only:
-            intents -= broad_intents()
+        broad_words: set[str] = set()
+        if specific_only:  # an open question's own words ("any medicines?") do not make a trigger specific
+            broad = intents & broad_intents()
+            broad_words = {w for iid in broad for c in compiled_intents()[iid][0] if c.hit(text)
+                           for p in c.phrases for w in p.split()}
+            intents -= broad
         found: dict[str, Layer] = {}
         by_intent: dict[str, list[Fact]] = {}
         for fact, triggers in self._triggers:
             hits = [t for t in triggers if t in text] if self.layers.triggers else []
+            if broad_words:
+                hits = [t for t in hits if set(t.split()) - broad_words]
             # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
             if hits and (any(len(t.split()) > 1 for t in hits) or not (fact.intents and set(fact.intents) <= vetoed)):
                 found[fact.id] = "trigger"

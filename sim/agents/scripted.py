@@ -131,6 +131,24 @@ def _simplest(texts: list[str]) -> str:
     return min(texts, key=key)
 
 
+def _must_be_specific(scenario: Scenario, fact: Fact) -> bool:
+    """A critical fact or a red flag: what a patient with poor recall or a minimiser keeps from an open question."""
+    return fact.critical or fact.id in scenario.expected.red_flags or fact.category.value == "red_flag"
+
+
+def _topic(scenario: Scenario, fact: Fact, *, plain: bool = False) -> str:
+    """The trigger the reference asks about: the first (the plainest with ``plain``).
+
+    For a critical fact or a red flag, among the triggers that ask for it specifically (``Understanding.specific``:
+    not the words of an open question such as "medications").
+    """
+    topics = fact.triggers
+    if _must_be_specific(scenario, fact):
+        whole = _understanding(scenario)
+        topics = [t for t in topics if fact.id in whole.specific(f"Can you tell me about {t}?")] or topics
+    return _simplest(topics) if plain else topics[0]
+
+
 def _pronoun(scenario: Scenario) -> str:
     return {"female": "her", "male": "him"}.get(scenario.patient_profile.sex, "them")
 
@@ -229,10 +247,8 @@ class ReferenceAgent:
                                                   escalation=exp.escalation.value if exp.escalation else "routine"))
         step = plan_step(scenario, request.messages, request.agent_turn)
         if step.facts:
-            if step.plain:
-                text = "Thank you. " + " ".join(f"Can you tell me about {_simplest(f.triggers)}?" for f in step.facts)
-            else:
-                text = ask(step.facts)
+            text = "Thank you. " + " ".join(f"Can you tell me about {_topic(scenario, f, plain=step.plain)}?"
+                                            for f in step.facts)
             if step.check:
                 text = f"Could you ask {_pronoun(scenario)}, please? {text}"
             return AgentReply(text=text)
@@ -301,6 +317,14 @@ def _you_form(text: str, speaker: str) -> bool:
 
 
 _BUILT: dict[int, tuple[Scenario, Understanding, Understanding]] = {}
+_WHOLE: dict[int, tuple[Scenario, Understanding]] = {}
+
+
+def _understanding(scenario: Scenario) -> Understanding:
+    """All deterministic layers for a scenario, built once (keyed by identity, like ``_understandings``)."""
+    if id(scenario) not in _WHOLE:
+        _WHOLE[id(scenario)] = (scenario, Understanding(scenario))
+    return _WHOLE[id(scenario)][1]
 
 
 def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
@@ -320,7 +344,9 @@ def natural_question(scenario: Scenario, fact: Fact, seed: int, *, plain: bool =
     """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or the trigger question.
 
     Where no phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed.
-    ``specific``: only phrasings of intents that are not open questions (the lexicon's ``broad``). ``plain``:
+    A critical fact or a red flag is asked with a phrasing that asks for it specifically where the bank has one
+    (``Understanding.specific``). ``specific``: only phrasings of intents that are not open questions (the
+    lexicon's ``broad``). ``plain``:
     the phrasing with the shortest longest word (and, without a fitting phrasing, the plainest trigger).
     """
     lexicon = load_lexicon()
@@ -328,9 +354,11 @@ def natural_question(scenario: Scenario, fact: Fact, seed: int, *, plain: bool =
     intents = [i for i in fact.intents if not (specific and lexicon.intents[i].broad)]
     bank = [p for iid in intents for p in lexicon.intents[iid].phrasings]
     fits = [p for p in bank if fact.id in by_intent.match(p) and fact.id not in by_trigger.match(p)]
+    if fits and _must_be_specific(scenario, fact):  # never an open question for a critical fact or a red flag
+        whole = _understanding(scenario)
+        fits = [p for p in fits if fact.id in whole.specific(p)]
     if not fits:
-        topic = _simplest(fact.triggers) if plain else fact.triggers[0]
-        return f"Can you tell me about {topic}?", False
+        return f"Can you tell me about {_topic(scenario, fact, plain=plain)}?", False
     preferred = [p for p in fits if _you_form(p, scenario.patient_profile.speaker)] or fits
     if plain:
         return _simplest(preferred), True
