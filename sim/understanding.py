@@ -235,10 +235,11 @@ class Understanding:
     def specific(self, message: str) -> set[str]:
         """The facts ``message`` asks for *specifically*: by a trigger or by an intent that is not ``broad``.
 
-        A trigger whose words are all words of a broad intent's cue that matched ("Any medicines?" and the
-        trigger "medicines") is not specific. An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
+        An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
         every fact of its intent at once, and a patient with poor recall or a minimiser answers it without the
-        critical facts or the red flags (``sim.persona``). ``requires`` is ignored, as in ``match``.
+        critical facts or the red flags (``sim.persona``). A trigger whose words are all words of a broad
+        intent's cue that matched ("Any medicines?" and the trigger "medicines") is not specific either.
+        ``requires`` is ignored, as in ``match``.
         """
         return {fid for unit in self.units(message) for fid in self._match_unit(unit, specific_only=True)}
 
