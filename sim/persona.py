@@ -77,13 +77,13 @@ CATASTROPHISER_TAGS = ("I'm terrified it's something serious.", "What if it's so
                        "I keep thinking the worst, I can't help it.")
 # Irrelevant sentences for ``rambling_asides``: nothing here may read as a symptom, a body part or a treatment
 # (tests/sim/test_persona.py checks them against the intent lexicon).
-ASIDES = ("The neighbour's dog barked all through the night again, that dog never stops.",
+ASIDES = ("The neighbour's dog was barking at the postman again, that dog never stops.",
           "I nearly missed the bus this morning, the timetable changed again.",
           "My sister phoned earlier about the garden fence, she goes on about it.",
           "We're meant to be having the grandchildren round on Sunday.",
-          "The man from the gas board is coming to read the meter on Thursday.",
+          "The window cleaner is due on Thursday, if he bothers to turn up.",
           "They've dug up the road outside again, the noise is something else.",
-          "I was halfway through the crossword when all this started.",
+          "I was halfway through the crossword at the kitchen table, I never finished it.",
           "Our cat brought a bird in yesterday, what a business that was.")
 RELAY_OPENING = "Hello, I'm ringing for {obj}, {sub}'s here with me. {Sub} says, \"{text}\""
 RELAY_QUOTES = ("{Sub} says, \"{text}\"", "{Sub}'s telling me, \"{text}\"", "I asked {obj}, and {sub} says, \"{text}\"")
