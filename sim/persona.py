@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scenarios.lay import to_lay
+from scenarios.personas import RELAY_MIN_AGE
 from scenarios.schema import Fact, FactCategory, Persona, Scenario
 from sim.understanding import Layer, Understanding
 
@@ -49,8 +50,6 @@ __all__ = ["ASIDES", "RELAY_MIN_AGE", "HoldReason", "PersonaBehaviour", "Persona
 
 HoldReason = Literal["withheld", "vague", "not_known", "not_understood"]
 
-RELAY_MIN_AGE = 5.0
-"""Years. Below this a carer cannot ask the patient anything (an infant or toddler): ``relay`` is then off."""
 
 # Intents whose facts are about when, how long or how much: the candidates for a vague first answer.
 VAGUE_INTENTS = frozenset({"onset_timing", "onset_speed", "course", "frequency", "last_known_well", "severity",
