@@ -59,7 +59,7 @@ _QUANTITY = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|t
                        r"weeks?|months?|years?|yesterday|morning|night|since|ago|minutes?)\b", re.I)
 
 VAGUE_LINES = ("Oh, I can't remember exactly... it's all a bit of a blur, sorry.",
-               "Hmm, I'm trying to remember. I'm not sure, I've lost track of the times, to be honest.",
+               "Hmm, I'm trying to remember. I'm not sure, to be honest, it's hard to say exactly.",
                "I can't quite recall... my memory's not what it was. Could you ask me again in a minute?")
 WITHHELD_LINES = {"recall": ("Nothing else comes to mind just now.", "I can't think of anything else, off hand."),
                   "minimiser": ("Oh, nothing worth bothering you with, really.",
