@@ -58,8 +58,10 @@ _PROBLEMS: dict[str, re.Pattern[str]] = {
     "not_understood": re.compile(r"\b(?:don't|do not|didn't|did not|not)\s+understand\b|what does (?:that|it) mean|"
                                  r"\b(?:say|put|ask)\s+it\s+(?:more\s+)?(?:simple|simply|simpler|another way|"
                                  r"differently)|\b(?:big|hard|long|difficult)\s+words?\b", re.I),
-    "withheld": re.compile(r"nothing else (?:comes|springs) to mind|can(?:no|')?t think of anything|"
-                           r"nothing (?:much|worth)|don't want to (?:make a fuss|bother)", re.I),
+    # an answer that gives nothing ("Nothing much.", "I can't think of anything else."), not a downplaying
+    # remark after an answer ("It's probably nothing much, though.")
+    "withheld": re.compile(r"^\W*(?:(?:oh|well|um+|er+|hmm+)\W+)?(?:nothing\b(?! like that)|not really\b|"
+                           r"I can(?:no|')?t think of anything)|nothing else (?:comes|springs) to mind", re.I),
 }
 
 
