@@ -304,3 +304,30 @@ def test_controls_ask_again_and_gather_every_fact_under_each_preset(by_id: dict[
                 critical = {f.id for f in scenario.information_tree if f.critical}
                 assert critical <= set(result.gathered_info), (preset, sid, control)
                 assert result.termination == "assessment"
+
+
+def test_specific_questions_are_told_from_open_ones(by_id: dict[str, Scenario]) -> None:
+    understanding = Understanding(by_id["geriatric_fall_anticoagulant"])
+    open_question = "Are you on any medicines at the moment?"
+    assert "anticoagulant" in understanding.match(open_question)  # the trigger "medicines" matches it...
+    assert "anticoagulant" not in understanding.specific(open_question)  # ...but it is an open question
+    assert "anticoagulant" in understanding.specific("Are you on warfarin or any other blood thinner?")
+    assert "anticoagulant" in understanding.specific("Do you take anything to thin your blood?")
+
+
+def test_a_partner_speaking_keeps_their_words_and_still_checks(by_id: dict[str, Scenario]) -> None:
+    scenario = by_id["stroke_facial_droop"]  # the partner already speaks for him
+    seed = next(s for s in range(50) if "allergies" in told(scenario, "carer", s).persona.not_known)  # type: ignore[union-attr]
+    p = told(scenario, "carer", seed)
+    assert p.opening_line == scenario.opening_line
+    r = p.respond("Does he react badly to any drugs, like penicillin?")
+    assert r.kind == "not_known" and re.search(r"\bhim\b", r.text)
+    r = p.respond("Can you check with him?")
+    assert r.revealed == ["allergies"] and r.text == scenario.fact("allergies").answer
+
+
+def test_limited_english_does_not_understand_jargon_it_has_no_fact_for(by_id: dict[str, Scenario]) -> None:
+    question = "Any haemoptysis?"
+    assert told(by_id["appendicitis"], "default").respond(question).kind in ("negative", "fallback", "unsure")
+    r = told(by_id["appendicitis"], "limited-english").respond(question)
+    assert r.kind == "not_understood" and r.revealed == [] and "understand" in r.text
