@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from scenarios.personas import RELAY_MIN_AGE
 from sim.records import EncSimError
 
 if TYPE_CHECKING:
@@ -159,14 +160,26 @@ def style_for_persona(
     sex: Literal["female", "male", "other"],
     anxiety: Literal["low", "moderate", "high"] = "low",
     speaker: Literal["patient", "parent", "caregiver", "partner"] = "patient",
+    speaking_style: str = "plain",
+    language: Literal["fluent", "limited"] = "fluent",
+    relay: bool = False,
 ) -> VoiceStyle:
     """Map a patient persona onto the joe voice (an adult man, F0 around 110 Hz).
 
     Pitch follows typical speaking F0 by age and sex (child about +7 semitones, woman +5, teenage
     boy +3, older man +1); anxiety raises pitch and speeds speech up, old age slows it down. When
-    someone else speaks for the patient (``speaker`` is not ``"patient"``) their age and sex are
-    unknown: an adult voice at the base pitch is used, still carrying the anxiety.
+    someone else speaks for the patient (``speaker`` is not ``"patient"``, or a carer relays: ``relay``
+    at an age of at least ``RELAY_MIN_AGE``) their age and sex are unknown: an adult voice at the base
+    pitch is used, still carrying the anxiety.
+
+    The persona behaviours of ``sim.persona`` are heard too: a ``catastrophiser`` sounds at least as
+    anxious as ``high`` anxiety; a ``minimiser`` is flatter (half the anxiety's pitch and rate change,
+    half a semitone lower, a little slower); ``language: limited`` speaks 15% slower.
     """
+    if speaking_style == "catastrophiser":
+        anxiety = "high"
+    if relay and age >= RELAY_MIN_AGE:
+        speaker = "caregiver"
     if speaker != "patient":
         pitch, length = 0.0, 1.0
     elif age < 12:
@@ -178,15 +191,22 @@ def style_for_persona(
     else:
         pitch = {"male": 1.0, "female": 4.0, "other": 2.5}[sex]
         length = 1.2 if age >= 80 else 1.1
-    pitch += {"low": 0.0, "moderate": 0.7, "high": 1.5}[anxiety]
-    length *= {"low": 1.0, "moderate": 0.93, "high": 0.85}[anxiety]
-    return VoiceStyle(pitch_semitones=pitch, length_scale=round(length, 4))
+    flat = 0.5 if speaking_style == "minimiser" else 1.0
+    pitch += flat * {"low": 0.0, "moderate": 0.7, "high": 1.5}[anxiety]
+    length *= 1 - flat * {"low": 0.0, "moderate": 0.07, "high": 0.15}[anxiety]
+    if speaking_style == "minimiser":
+        pitch, length = pitch - 0.5, length * 1.05
+    if language == "limited":
+        length *= 1.15
+    return VoiceStyle(pitch_semitones=round(pitch, 4), length_scale=round(length, 4))
 
 
 def style_for_profile(profile: PatientProfile) -> VoiceStyle:
     """:func:`style_for_persona` for a scenario's ``patient`` block."""
+    persona = profile.persona
     return style_for_persona(
-        age=profile.age, sex=profile.sex, anxiety=profile.persona.anxiety, speaker=profile.speaker
+        age=profile.age, sex=profile.sex, anxiety=persona.anxiety, speaker=profile.speaker,
+        speaking_style=persona.speaking_style, language=persona.language, relay=persona.relay,
     )
 
 

@@ -15,6 +15,8 @@ The lexicon is one YAML file, ``scenarios/intents.yaml``, shared by every scenar
           - [go, hospital]
         phrasings:                # the phrasing bank: natural questions that ask for this intent.
           - Does the pain go anywhere else?   # used by the ``scripted:natural`` control and the linter
+        broad: false              # optional: true for an open question ("anything else?"), which a patient
+                                  # with poor recall or a minimiser does not answer with a critical fact
     statements:                   # typical statements, explanations and plans that ask for nothing;
       - I'll ask about your family in a minute.   # the linter flags triggers that they would hit
     related:                      # groups of intents about one clinical matter in different words: the
@@ -57,6 +59,9 @@ class Intent(BaseModel):
     cues: list[Cue] = Field(min_length=1)
     unless: list[Cue] = []
     phrasings: list[str] = Field(min_length=1)
+    broad: bool = Field(default=False, description="an open question ('anything else?', 'what brings you?', 'any "
+                                                   "medicines?'): a patient with poor recall or a minimiser does not "
+                                                   "give a critical fact or a red flag for it (sim.persona)")
 
     @field_validator("cues", "unless")
     @classmethod
@@ -133,6 +138,11 @@ def _load(path: Path) -> Lexicon:
 def load_lexicon(path: Path | None = None) -> Lexicon:
     """The lexicon at ``path`` (default: the bundled ``scenarios/intents.yaml``), loaded once per process."""
     return _load(path or lexicon_path())
+
+
+def broad_intents() -> frozenset[str]:
+    """The ids of the bundled lexicon's open-question intents (``broad: true``)."""
+    return frozenset(iid for iid, intent in load_lexicon().intents.items() if intent.broad)
 
 
 def intent_ids() -> frozenset[str]:

@@ -14,9 +14,13 @@ from typing import Any
 from scenarios.errors import UserError
 from scenarios.schema import Persona, Scenario
 
-__all__ = ["DEFAULT_PERSONA", "PERSONA_PRESETS", "PersonaError", "PersonaPreset", "parse_personas", "with_persona"]
+__all__ = ["DEFAULT_PERSONA", "PERSONA_PRESETS", "RELAY_MIN_AGE", "PersonaError", "PersonaPreset", "parse_personas",
+           "with_persona"]
 
 DEFAULT_PERSONA = "default"
+RELAY_MIN_AGE = 5.0
+"""Years. Below this a carer cannot ask the patient anything (an infant or toddler, whose parent already speaks
+for them): ``relay`` then changes neither the text (``sim.persona``) nor the voice (``audio.tts``)."""
 
 
 class PersonaError(UserError):

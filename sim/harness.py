@@ -16,6 +16,9 @@ Protocol (HARNESS_VERSION is recorded in every result; change it whenever any ru
   each revealed fact records its layer in the patient turn's ``revealed_by``. A message that reveals
   nothing is answered without denying anything the patient has (``sim.patient``); the turn records
   the kind of answer (``facts``, ``unsure``, ``negative``, ``fallback``) in ``answer_kind``.
+- The scenario's persona may hold facts back for a turn and reword answers (``sim.persona``); the patient
+  turn records the facts held back in ``persona_held``, what the persona did in ``persona_note``, and the
+  kinds ``withheld``, ``vague``, ``not_known`` and ``not_understood``.
 - When two agent turns remain, the harness appends ``NUDGE`` to what the agent receives (and
   records it as a ``harness`` turn) so that the agent synthesises before the limit.
 - After ``turn_limit`` agent turns without an assessment it stops: termination ``max_turns``.
@@ -62,9 +65,9 @@ from sim.records import (
     TurnRecorded,
 )
 
-HARNESS_VERSION = "1.4.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
+HARNESS_VERSION = "1.5.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
-# 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment)
+# 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment); 1.5: persona behaviours
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
@@ -154,7 +157,8 @@ async def run_encounter(
 
     async def patient_says(text: str, revealed: list[str], t0: float, agent_turn: int,
                            revealed_by: dict[str, str] | None = None, warnings: list[str] | None = None,
-                           answer_kind: str | None = None) -> None:
+                           answer_kind: str | None = None, persona_held: list[str] | None = None,
+                           persona_note: str | None = None) -> None:
         delivered = await channel.to_agent(text, scenario_id=scenario.id, k=k, turn=len(turns))
         refs = [f.image for f in scenario.information_tree if f.id in revealed and f.image is not None]
         content: str | list[dict[str, Any]] = delivered.text
@@ -173,6 +177,7 @@ async def run_encounter(
                      for r, p in zip(refs, prepared, strict=True)]
         record(Turn(index=len(turns), speaker="patient", text=text, started_at=t0, ended_at=time.time(),
                     revealed=revealed, revealed_by=revealed_by or {}, answer_kind=answer_kind,
+                    persona_held=persona_held or [], persona_note=persona_note,
                     heard_text=delivered.text if delivered.text != text else None,
                     agent_turn=agent_turn, channel=delivered.metrics, artifacts=delivered.artifacts,
                     warnings=[*(warnings or []), *delivered.warnings], images=shown))
@@ -251,7 +256,7 @@ async def run_encounter(
             model_warnings = decision.warnings
         answer = patient.respond(message, model_ids)
         await patient_says(answer.text, answer.revealed, t1, agent_turn, dict(answer.revealed_by), model_warnings,
-                           answer.kind)
+                           answer.kind, answer.held, answer.persona_note)
 
     if final_text is not None:
         assessment = parse_assessment(final_text)

@@ -28,6 +28,11 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
 
    Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
+5. A persona whose values change the text (``sim.persona.changes_text``: poor recall, a minimiser, a
+   catastrophiser, rambling asides, the lay table, limited English, a carer relaying) holds some facts back
+   for a turn and rewords the answers around the scripted text; the reply records the facts it held back
+   (``held``) and a note, and its kind may be ``withheld``, ``vague``, ``not_known`` or ``not_understood``
+   (``sim.persona``). Any other persona gives exactly the text above.
 """
 
 from __future__ import annotations
@@ -38,12 +43,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scenarios.schema import Fact, Scenario
+from sim.persona import PersonaBehaviour, changes_text
 from sim.understanding import Layer, Layers, Understanding, normalise, stem
 
 __all__ = ["NEGATIVE_LINES", "UNSURE_LINES", "PatientReply", "PatientSimulator", "normalise", "stem"]
 
 
-AnswerKind = Literal["facts", "unsure", "negative", "fallback"]
+AnswerKind = Literal["facts", "unsure", "negative", "fallback", "withheld", "vague", "not_known", "not_understood"]
 
 NEGATIVE_LINES = ("No, nothing like that.", "No, not that I've noticed.", "No, I don't think so. Nothing like that.")
 UNSURE_LINES = ("I'm not sure, to be honest.", "I couldn't really say, sorry.", "Hmm, I'm not sure how to answer that.")
@@ -70,13 +76,17 @@ UNANSWERABLE_BY_NO = frozenset({
 class PatientReply:
     """One answer: the text, the facts it newly revealed (tree order), the layer of each, and what kind it is.
 
-    The kind of answer is ``facts``, ``unsure``, ``negative`` or ``fallback``; see the module docstring.
+    The kind of answer is ``facts``, ``unsure``, ``negative`` or ``fallback``, and with a persona that changes
+    the text also ``withheld``, ``vague``, ``not_known`` or ``not_understood``; see the module docstring.
+    ``held`` lists the facts the persona held back this turn and ``persona_note`` says why.
     """
 
     text: str
     revealed: list[str] = field(default_factory=list)
     revealed_by: dict[str, Layer] = field(default_factory=dict)
     kind: AnswerKind = "facts"
+    held: list[str] = field(default_factory=list)
+    persona_note: str | None = None
 
 
 class PatientSimulator:
@@ -90,11 +100,18 @@ class PatientSimulator:
         self.gathered_info: list[str] = []
         self.revealed_by: dict[str, Layer] = {}
         self._last: dict[str, int] = {}
+        self.persona = (PersonaBehaviour(scenario, self.understanding, seed=seed)
+                        if changes_text(scenario.patient_profile.persona) else None)
+        self._opening: str | None = None
 
     @property
     def opening_line(self) -> str:
-        """The scenario's opening line: what the patient says first."""
-        return self.scenario.opening_line
+        """The scenario's opening line: what the patient says first (as the persona says it)."""
+        if self.persona is None:
+            return self.scenario.opening_line
+        if self._opening is None:
+            self._opening = self.persona.opening(self.scenario.opening_line)
+        return self._opening
 
     def asked_for(self, message: str, model_ids: Iterable[str] = ()) -> dict[str, Layer]:
         """Fact id -> layer for every fact ``message`` asks for, regardless of ``requires``."""
@@ -133,12 +150,48 @@ class PatientSimulator:
     def respond(self, message: str, model_ids: Iterable[str] = ()) -> PatientReply:
         """The patient's answer to one agent message, with what it newly revealed and how."""
         asked = self.asked_for(message, model_ids)
+        if self.persona is not None:
+            return self._respond_persona(message, asked)
         new, repeated = self._reveal(asked)
         if new or repeated:
             parts = sorted([*new, *repeated], key=lambda f: self._order[f.id])
             return PatientReply(" ".join(f.answer for f in parts), [f.id for f in new],
                                 {f.id: self.revealed_by[f.id] for f in new})
         if asked:  # asked only for facts still locked behind their prerequisites
+            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
+        intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
+        if not intents:
+            return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
+        if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:
+            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
+        return PatientReply(self._pick("negative", NEGATIVE_LINES), kind="negative")
+
+    def _respond_persona(self, message: str, asked: dict[str, Layer]) -> PatientReply:
+        """``respond`` with the persona's behaviours: some facts held back, the answers reworded."""
+        assert self.persona is not None
+        turn = self.persona.decide(message, asked, self.gathered_info)
+        new, repeated = self._reveal(turn.asked)
+        parts = sorted([*new, *repeated], key=lambda f: self._order[f.id])
+        held = [fid for fid in turn.held if fid not in self.gathered_info]
+        reasons = [turn.held[fid] for fid in held]
+        base: PatientReply | None = None
+        if not parts and not held and not turn.not_understood:
+            base = self._plain_reply(message, turn.asked)
+        text = self.persona.answer(parts, turn, base.text if base is not None else None)
+        kind: AnswerKind
+        if parts:
+            kind = "facts"
+        elif base is not None:
+            kind = base.kind
+        else:
+            kind = next((k for k in ("not_understood", "not_known", "vague", "withheld")
+                         if k in reasons or (k == "not_understood" and turn.not_understood)), "unsure")
+        return PatientReply(text, [f.id for f in new], {f.id: self.revealed_by[f.id] for f in new}, kind,
+                            held=held, persona_note=turn.note())
+
+    def _plain_reply(self, message: str, asked: dict[str, Layer]) -> PatientReply:
+        """The reply of a message that reveals nothing (unsure, fallback or negative; module docstring)."""
+        if asked:
             return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
         intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
         if not intents:

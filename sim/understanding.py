@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Literal
 
 from scenarios.lexicon import (
+    broad_intents,
     compiled_intents,
     intents_in,
     load_lexicon,
@@ -191,6 +192,15 @@ with would yes you your yourself feel feeling felt pain hurt any ever notice not
 """).split())
 
 
+# The words of open questions ("Any medicines?", "Any medical problems?", "Anything else?"): a trigger made of
+# nothing else does not ask for a fact specifically (``Understanding.specific``).
+_OPEN_WORDS = frozenset(padded("""
+medicine medicines medication medications tablet tablets pill pills prescription prescriptions drug drugs
+medical history past problem problems condition conditions health illness illnesses issue issues else other
+symptom symptoms going happening matter wrong regular regularly
+""").split())
+
+
 @dataclass(frozen=True)
 class Layers:
     """Which deterministic layers are on (all by default; the bench switches them one by one)."""
@@ -227,7 +237,22 @@ class Understanding:
                 found.setdefault(fid, layer)
         return found
 
-    def _match_unit(self, unit: str) -> dict[str, Layer]:
+    def match_by_unit(self, message: str) -> list[tuple[str, dict[str, Layer]]]:
+        """Each asking sentence (or the whole message without the question filter) and the facts it asks for."""
+        return [(unit, self._match_unit(unit)) for unit in self.units(message)]
+
+    def specific(self, message: str) -> set[str]:
+        """The facts ``message`` asks for *specifically*: by a trigger or by an intent that is not ``broad``.
+
+        An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
+        every fact of its intent at once, and a patient with poor recall or a minimiser answers it without the
+        critical facts or the red flags (``sim.persona``). A trigger made only of the words of open questions
+        (``_OPEN_WORDS``: "medicines", "medical history") is not specific either.
+        ``requires`` is ignored, as in ``match``.
+        """
+        return {fid for unit in self.units(message) for fid in self._match_unit(unit, specific_only=True)}
+
+    def _match_unit(self, unit: str, *, specific_only: bool = False) -> dict[str, Layer]:
         """The facts one asking sentence reveals (fact id -> the layer that matched).
 
         Two rules keep one question from revealing unrelated facts:
@@ -242,10 +267,14 @@ class Understanding:
         text = padded(unit)
         vetoed = vetoed_intents(unit) if self.layers.intents else set()
         intents = intents_in(unit) if self.layers.intents else set()
+        if specific_only:
+            intents -= broad_intents()
         found: dict[str, Layer] = {}
         by_intent: dict[str, list[Fact]] = {}
         for fact, triggers in self._triggers:
             hits = [t for t in triggers if t in text] if self.layers.triggers else []
+            if specific_only:  # a trigger of open-question words only ("medications") is not specific
+                hits = [t for t in hits if set(t.split()) - _STOP - _OPEN_WORDS]
             # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
             if hits and (any(len(t.split()) > 1 for t in hits) or not (fact.intents and set(fact.intents) <= vetoed)):
                 found[fact.id] = "trigger"

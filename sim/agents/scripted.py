@@ -17,21 +17,142 @@ without a model:
   It shows that the patient and the assessment reader are fair to a model that does not speak the
   scenario's own words.
 
-Both are stateless like any agent: what to say is a function of the scenario and the turn number.
+Both interview like a careful clinician with a patient who is hard to interview (``sim.persona``): they read
+the patient's last reply in the transcript and, when it was vague ("I can't remember exactly"), when a carer
+said they would have to ask the patient, when the question was not understood ("Sorry, I don't understand")
+or when an open question got "nothing else comes to mind", they ask the previous turn's facts again along
+with the next batch: plainly (short words) once a question was not understood, specifically (never with an
+open question of the lexicon, ``broad``) once something was held back, and with "Could you ask her?" to a
+carer. Such replies are recognised by what they mean, in several phrasings (``reply_problems``), not by the
+patient simulator's own lines. A fact is asked again at most ``MAX_ASKS`` times, and the assessment comes
+by the turn before the limit.
+
+Both are stateless like any agent: what to say is a function of the scenario, the turn number and the
+patient's replies in the transcript.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import re
+from dataclasses import dataclass, field
 
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
-from sim.agents.base import Agent, AgentReply, AgentRequest
+from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
 from sim.records import AgentError
 from sim.understanding import Layers, Understanding
 
 FACTS_PER_TURN = 3
+MAX_ASKS = 3  # how many times a control asks for one fact at most
+
+# What a patient's reply means, by its meaning, in several phrasings (not the simulator's own lines).
+_PROBLEMS: dict[str, re.Pattern[str]] = {
+    "vague": re.compile(r"\b(?:can(?:no|')?t|cannot|don't|do not|couldn't|could not)\s+(?:quite\s+|really\s+)?"
+                        r"(?:remember|recall)\b|\bblur\b|lost track|\bmemory\b|\bforg[eo]t|\bmuddled\b|"
+                        r"not sure exactly|hard to (?:say|remember)|ask me again", re.I),
+    "not_known": re.compile(r"\b(?:have|need|got)\s+to\s+(?:ask|check with)\s+(?:her|him|them)\b|"
+                            r"\b(?:ask|check with)\s+(?:her|him|them)\s+(?:about|first)\b|"
+                            r"\bI'?ll\s+(?:ask|check with)\s+(?:her|him|them)\b|don't know (?:that|about that)", re.I),
+    "not_understood": re.compile(r"\b(?:don't|do not|didn't|did not|not)\s+understand\b|what does (?:that|it) mean|"
+                                 r"\b(?:say|put|ask)\s+it\s+(?:more\s+)?(?:simple|simply|simpler|another way|"
+                                 r"differently)|\b(?:big|hard|long|difficult)\s+words?\b", re.I),
+    # an answer that gives nothing ("Nothing much.", "I can't think of anything else."), not a downplaying
+    # remark after an answer ("It's probably nothing much, though.")
+    "withheld": re.compile(r"^\W*(?:(?:oh|well|um+|er+|hmm+)\W+)?(?:nothing\b(?! like that)|not really\b|"
+                           r"I can(?:no|')?t think of anything)|nothing else (?:comes|springs) to mind", re.I),
+}
+
+
+_WORDS = re.compile(r"[a-z']+")
+
+
+def reply_problems(text: str, scenario: Scenario | None = None) -> set[str]:
+    """What in a patient's reply calls for asking again: vague, not_known, not_understood, withheld.
+
+    With ``scenario``, a sentence that is (mostly) the words of one of its facts' answers is left out: a
+    patient's own story may say "I don't remember that bit" and is still an answer.
+    """
+    answers = [set(_WORDS.findall(f.answer.lower())) for f in scenario.information_tree] if scenario else []
+    kinds: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])[\"']?\s+", text):
+        words = _WORDS.findall(sentence.lower())
+        if words and any(sum(w in a for w in words) >= 0.8 * len(words) for a in answers):
+            continue
+        kinds |= {kind for kind, pattern in _PROBLEMS.items() if pattern.search(sentence)}
+    return kinds
+
+
+@dataclass
+class InterviewStep:
+    """One question turn of a control: the facts to ask, how, or the assessment (``facts`` empty)."""
+
+    facts: list[Fact] = field(default_factory=list)
+    plain: bool = False  # a question was not understood: short words from now on
+    specific: bool = False  # something was held back from an open question: specific questions from now on
+    check: bool = False  # a carer said they would have to ask: "Could you ask her?"
+
+
+def plan_step(scenario: Scenario, messages: list[ChatMessage], agent_turn: int) -> InterviewStep:
+    """The control's step at ``agent_turn``, replayed from the patient's replies in the transcript.
+
+    Each turn asks the next batch (``question_batches``); when the patient's previous reply calls for it
+    (``reply_problems``) the previous turn's facts are asked again first. No facts left, or only the turn
+    before the limit left: the assessment.
+    """
+    batches = question_batches(scenario)
+    replies = [m.text for m in messages if m.role == "user"]
+    next_batch = 0
+    previous: list[Fact] = []
+    asks: dict[str, int] = {}
+    plain = specific = False
+    step = InterviewStep()
+    for turn in range(1, agent_turn + 1):
+        problems = reply_problems(replies[turn - 1], scenario) if 1 < turn <= len(replies) else set()
+        plain = plain or "not_understood" in problems
+        specific = specific or "withheld" in problems
+        again = [f for f in previous if asks.get(f.id, 0) < MAX_ASKS] if problems else []
+        new = batches[next_batch] if next_batch < len(batches) else []
+        if turn >= scenario.max_turns - 1:
+            again, new = [], []
+        if new:
+            next_batch += 1
+        facts = list({f.id: f for f in [*again, *new]}.values())
+        for f in facts:
+            asks[f.id] = asks.get(f.id, 0) + 1
+        previous = facts
+        step = InterviewStep(facts=facts, plain=plain, specific=specific, check="not_known" in problems)
+    return step
+
+
+def _simplest(texts: list[str]) -> str:
+    """The text whose longest word is shortest (then the shortest text): the plainest way to ask."""
+    def key(t: str) -> tuple[int, int]:
+        return (max((len(w) for w in re.findall(r"[A-Za-z]+", t)), default=0), len(t))
+    return min(texts, key=key)
+
+
+def _must_be_specific(scenario: Scenario, fact: Fact) -> bool:
+    """A critical fact or a red flag: what a patient with poor recall or a minimiser keeps from an open question."""
+    return fact.critical or fact.id in scenario.expected.red_flags or fact.category.value == "red_flag"
+
+
+def _topic(scenario: Scenario, fact: Fact, *, plain: bool = False) -> str:
+    """The trigger the reference asks about: the first (the plainest with ``plain``).
+
+    For a critical fact or a red flag, among the triggers that ask for it specifically (``Understanding.specific``:
+    not the words of an open question such as "medications").
+    """
+    topics = fact.triggers
+    if _must_be_specific(scenario, fact):
+        whole = _understanding(scenario)
+        topics = [t for t in topics if fact.id in whole.specific(f"Can you tell me about {t}?")] or topics
+    return _simplest(topics) if plain else topics[0]
+
+
+def _pronoun(scenario: Scenario) -> str:
+    return {"female": "her", "male": "him"}.get(scenario.patient_profile.sex, "them")
 
 
 def ordered_facts(scenario: Scenario) -> list[Fact]:
@@ -126,9 +247,13 @@ class ReferenceAgent:
             task, exp = scenario.imaging, scenario.expected
             return AgentReply(text=imaging_answer(task, findings=list(task.findings), choice=task.answer,
                                                   escalation=exp.escalation.value if exp.escalation else "routine"))
-        batches = question_batches(scenario)
-        if request.agent_turn <= len(batches):
-            return AgentReply(text=ask(batches[request.agent_turn - 1]))
+        step = plan_step(scenario, request.messages, request.agent_turn)
+        if step.facts:
+            text = "Thank you. " + " ".join(f"Can you tell me about {_topic(scenario, f, plain=step.plain)}?"
+                                            for f in step.facts)
+            if step.check:
+                text = f"Could you ask {_pronoun(scenario)}, please? {text}"
+            return AgentReply(text=text)
         exp = scenario.expected
         esc = exp.escalation.value if exp.escalation is not None else None
         advice = {"emergency": "Call an ambulance or go to the emergency department now.",
@@ -194,6 +319,14 @@ def _you_form(text: str, speaker: str) -> bool:
 
 
 _BUILT: dict[int, tuple[Scenario, Understanding, Understanding]] = {}
+_WHOLE: dict[int, tuple[Scenario, Understanding]] = {}
+
+
+def _understanding(scenario: Scenario) -> Understanding:
+    """All deterministic layers for a scenario, built once (keyed by identity, like ``_understandings``)."""
+    if id(scenario) not in _WHOLE:
+        _WHOLE[id(scenario)] = (scenario, Understanding(scenario))
+    return _WHOLE[id(scenario)][1]
 
 
 def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
@@ -208,18 +341,29 @@ def _understandings(scenario: Scenario) -> tuple[Understanding, Understanding]:
     return by_intent, by_trigger
 
 
-def natural_question(scenario: Scenario, fact: Fact, seed: int) -> tuple[str, bool]:
+def natural_question(scenario: Scenario, fact: Fact, seed: int, *, plain: bool = False,
+                     specific: bool = False) -> tuple[str, bool]:
     """A lexicon phrasing that reveals ``fact`` without the scenario's trigger words (True), or the trigger question.
 
     Where no phrasing in the bank does, the reference's trigger question (False). Deterministic for a seed.
+    A critical fact or a red flag is asked with a phrasing that asks for it specifically where the bank has one
+    (``Understanding.specific``). ``specific``: only phrasings of intents that are not open questions (the
+    lexicon's ``broad``). ``plain``:
+    the phrasing with the shortest longest word (and, without a fitting phrasing, the plainest trigger).
     """
     lexicon = load_lexicon()
     by_intent, by_trigger = _understandings(scenario)
-    bank = [p for iid in fact.intents for p in lexicon.intents[iid].phrasings]
+    intents = [i for i in fact.intents if not (specific and lexicon.intents[i].broad)]
+    bank = [p for iid in intents for p in lexicon.intents[iid].phrasings]
     fits = [p for p in bank if fact.id in by_intent.match(p) and fact.id not in by_trigger.match(p)]
+    if fits and _must_be_specific(scenario, fact):  # never an open question for a critical fact or a red flag
+        whole = _understanding(scenario)
+        fits = [p for p in fits if fact.id in whole.specific(p)]
     if not fits:
-        return ask([fact]).removeprefix("Thank you. "), False
+        return f"Can you tell me about {_topic(scenario, fact, plain=plain)}?", False
     preferred = [p for p in fits if _you_form(p, scenario.patient_profile.speaker)] or fits
+    if plain:
+        return _simplest(preferred), True
     return random.Random(f"{seed}:{scenario.id}:{fact.id}").choice(preferred), True
 
 
@@ -279,11 +423,14 @@ class NaturalAgent:
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is not None:
             return await ReferenceAgent().respond(request)
-        batches = question_batches(scenario)
+        step = plan_step(scenario, request.messages, request.agent_turn)
         rng = random.Random(f"{request.seed}:{scenario.id}:{request.agent_turn}")
-        if request.agent_turn <= len(batches):
-            questions = [natural_question(scenario, f, request.seed)[0] for f in batches[request.agent_turn - 1]]
+        if step.facts:
+            questions = [natural_question(scenario, f, request.seed, plain=step.plain, specific=step.specific)[0]
+                         for f in step.facts]
             lead = rng.choice(_LEAD_INS)
+            if step.check:
+                lead = f"Could you ask {_pronoun(scenario)} for me, please? {lead}".strip()
             if len(questions) > 1 and rng.random() < 0.5:
                 body = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))
                 text = f"{lead} A few questions:\n\n{body}" if lead else body

@@ -42,8 +42,13 @@ class Turn(BaseModel):
                                                                 "revealed it (trigger, intent or model)")
     answer_kind: str | None = Field(default=None, description="patient messages: facts, unsure (neither reveals "
                                                               "nor denies), negative (closed-world 'no' to a "
-                                                              "recognised question the scenario has no fact for) "
-                                                              "or fallback (not understood)")
+                                                              "recognised question the scenario has no fact for), "
+                                                              "fallback (not understood), or with a persona: "
+                                                              "withheld, vague, not_known, not_understood")
+    persona_held: list[str] = Field(default_factory=list, description="patient messages: fact ids asked for that the "
+                                                                      "persona held back this turn (sim.persona)")
+    persona_note: str | None = Field(default=None, description="patient messages: what the persona did this turn "
+                                                               "('withheld: x; vague: y'), None when nothing")
     assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "
                                                                   "that matched (plain, markdown_label, heading, "
                                                                   "table)")

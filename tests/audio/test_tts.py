@@ -188,3 +188,27 @@ async def test_synthesize_async_keeps_the_loop_free(tts: PiperTTS) -> None:
     again = await tts.synthesize_async(long_text)
     assert again.cached is True
     np.testing.assert_array_equal(again.samples, speech.samples)
+
+
+def test_the_voice_follows_the_persona_behaviours(tts: PiperTTS) -> None:
+    """Catastrophiser: as anxious as high anxiety; minimiser: flatter and slower; limited English: slower;
+    a carer relaying: an adult's voice (not the child's), except for an infant, who cannot be asked."""
+    plain = style_for_persona(age=40, sex="female", anxiety="moderate")
+    catastrophiser = style_for_persona(age=40, sex="female", anxiety="low", speaking_style="catastrophiser")
+    assert catastrophiser == style_for_persona(age=40, sex="female", anxiety="high")
+    minimiser = style_for_persona(age=40, sex="female", anxiety="moderate", speaking_style="minimiser")
+    assert minimiser.pitch_semitones < plain.pitch_semitones and minimiser.length_scale > plain.length_scale
+    limited = style_for_persona(age=40, sex="female", anxiety="moderate", language="limited")
+    assert limited.length_scale > plain.length_scale and limited.pitch_semitones == plain.pitch_semitones
+    child = style_for_persona(age=9, sex="male")
+    assert style_for_persona(age=9, sex="male", relay=True).pitch_semitones < child.pitch_semitones
+    assert style_for_persona(age=0.5, sex="male", relay=True) == style_for_persona(age=0.5, sex="male")
+    carer = PatientProfile(age=9, sex="male", persona=Persona(relay=True, language="limited"))
+    assert style_for_profile(carer) == style_for_persona(age=9, sex="male", relay=True, language="limited")
+
+    line = "It's probably nothing, but my chest feels tight."
+    heard = {name: tts.synthesize(line, style=style).seconds
+             for name, style in (("plain", plain), ("catastrophiser", catastrophiser), ("limited", limited))}
+    assert heard["catastrophiser"] < heard["plain"] * 0.97 and heard["limited"] > heard["plain"] * 1.08
+    again = tts.synthesize(line, style=limited)
+    assert again.seconds == heard["limited"]  # deterministic (noise_scale 0)

@@ -104,9 +104,14 @@ def assert_every_fact_revealable(scenarios: list[Scenario]) -> None:
     for s in scenarios:
         for fact in s.information_tree:
             patient = PatientSimulator(s)
-            if fact.requires:
-                patient.reply(ask([s.fact(fact.requires)]))
-            patient.reply(ask([fact]))
+            # a persona that holds a fact back for one turn (recall: poor, vague first) gives it when asked again
+            tries = 2 if patient.persona is not None else 1
+            for _ in range(tries):
+                if fact.requires and fact.requires not in patient.gathered_info:
+                    patient.reply(ask([s.fact(fact.requires)]))
+            for _ in range(tries):
+                if fact.id not in patient.gathered_info:
+                    patient.reply(ask([fact]))
             assert fact.id in patient.gathered_info, f"{s.id}: {fact.id} not revealed by {fact.triggers[0]!r}"
 
 

@@ -1,0 +1,75 @@
+"""Persona presets (scenarios.personas), the lay table loader (scenarios.lay) and the lexicon's broad flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scenarios import Scenario
+from scenarios.lay import LayTableError, lay_words, to_lay
+from scenarios.lexicon import broad_intents, load_lexicon
+from scenarios.personas import DEFAULT_PERSONA, PERSONA_PRESETS, PersonaError, parse_personas, with_persona
+
+
+def test_the_presets_the_sweep_names() -> None:
+    assert list(PERSONA_PRESETS) == ["default", "poor-recall", "minimiser", "catastrophiser", "rambling", "lay",
+                                     "carer", "limited-english"]
+    assert all(p.description for p in PERSONA_PRESETS.values())
+
+
+def test_with_persona_overlays_only_its_fields(by_id: dict[str, Scenario]) -> None:
+    scenario = by_id["geriatric_fall_anticoagulant"]  # its own persona: confused, lay, low anxiety, recall poor
+    assert with_persona(scenario, DEFAULT_PERSONA) is scenario
+    carer = with_persona(scenario, "carer")
+    own, now = scenario.patient_profile.persona, carer.patient_profile.persona
+    assert now.relay and not own.relay
+    assert (now.speaking_style, now.vocabulary, now.anxiety, now.recall) == (own.speaking_style, own.vocabulary,
+                                                                            own.anxiety, own.recall)
+    assert carer.information_tree == scenario.information_tree and carer.id == scenario.id
+    minimiser = with_persona(scenario, "minimiser").patient_profile.persona
+    assert minimiser.speaking_style == "minimiser" and minimiser.recall == "poor"
+    assert with_persona(by_id["acs_chest_pain"], "limited-english").patient_profile.persona.language == "limited"
+
+
+def test_parse_personas_keeps_order_and_drops_repeats() -> None:
+    assert parse_personas("default, carer,default,,lay") == ["default", "carer", "lay"]
+    assert parse_personas(["minimiser"]) == ["minimiser"]
+
+
+@pytest.mark.parametrize(("text", "needle"), [("", "give at least one persona"), (" , ", "give at least one"),
+                                              ("default,shouty", "unknown persona 'shouty'")])
+def test_parse_personas_errors_name_the_flag_in_one_paragraph(text: str, needle: str) -> None:
+    with pytest.raises(PersonaError) as info:
+        parse_personas(text)
+    message = str(info.value)
+    assert message.startswith("--personas") and needle in message and "\n" not in message
+    assert "poor-recall" in message  # says what is known
+
+
+def test_with_persona_rejects_an_unknown_name(by_id: dict[str, Scenario]) -> None:
+    with pytest.raises(PersonaError, match="unknown persona 'grumpy'"):
+        with_persona(by_id["acs_chest_pain"], "grumpy")
+
+
+def test_the_lay_table_loads_and_a_broken_one_names_the_file(tmp_path: Path) -> None:
+    table = lay_words()
+    assert table["abdomen"] == "tummy" and table["ECG"] == "heart tracing" and table["urination"] == "waterworks"
+    bad = tmp_path / "lay.yaml"
+    bad.write_text("words:\n  abdomen: ''\n")
+    with pytest.raises(LayTableError, match=r"lay\.yaml: field words: .*non-blank"):
+        lay_words(bad)
+    bad.write_text("words: [unclosed\n")
+    with pytest.raises(LayTableError, match="cannot read the lay table"):
+        lay_words(bad)
+
+
+def test_a_custom_table_is_used(tmp_path: Path) -> None:
+    table = tmp_path / "lay.yaml"
+    table.write_text("words:\n  pyrexia: a temperature\n")
+    assert to_lay("Pyrexia since Monday.", table) == "A temperature since Monday."
+
+
+def test_broad_intents_are_marked_in_the_lexicon() -> None:
+    assert {"presenting_complaint", "other_symptoms"} <= broad_intents()
+    assert not load_lexicon().intents["chest_pain"].broad
