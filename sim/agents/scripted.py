@@ -17,7 +17,10 @@ without a model:
   It shows that the patient and the assessment reader are fair to a model that does not speak the
   scenario's own words.
 
-Both are stateless like any agent: what to say is a function of the scenario and the turn number.
+- ``scripted:shallow`` (``ShallowAgent``, at the end) asks three broad questions and never a specific one, then
+  gives the reference's assessment: the control a persona sweep should separate from the reference.
+
+All are stateless like any agent: what to say is a function of the scenario and the turn number.
 """
 
 from __future__ import annotations
@@ -302,3 +305,38 @@ class NaturalAgent:
 
 SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": UndertriageAgent,
                                     "natural": NaturalAgent}
+
+
+BROAD_QUESTIONS = ("Can you tell me more about what's going on?", "Anything else you've noticed?",
+                   "Any other symptoms?")
+
+
+class ShallowAgent:
+    """``scripted:shallow``: broad questions only, never a specific follow-up, then the reference's assessment.
+
+    It asks ``BROAD_QUESTIONS``, one per turn, whatever the patient said: it never reads the answer key for its
+    questions. Its assessment is the reference's (the scenario's expected triage level, escalation and diagnoses),
+    on purpose: the score it loses against ``scripted:reference`` then comes from information gathering alone
+    (the information component, and a history that would not justify the assessment), which is what a persona
+    sweep (``--personas``) should expose: a patient with poor recall, or one who minimises, gives their red flags
+    only to a specific question. A replay or imaging item (nothing to ask) gets the reference's reply.
+    """
+
+    name = "scripted:shallow"
+    vision = True
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        """The next broad question, then (or at once, on a replay or imaging item) the reference's assessment."""
+        scenario = _scenario_of(request, self.name)
+        if scenario.imaging is None and scenario.replay is None and request.agent_turn <= len(BROAD_QUESTIONS):
+            return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
+        # the reference assesses on the turn after its last question batch
+        after_questions = request.model_copy(update={"agent_turn": len(question_batches(scenario)) + 1})
+        return await ReferenceAgent().respond(after_questions)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+        return None
+
+
+SCRIPTED["shallow"] = ShallowAgent
