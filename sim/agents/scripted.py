@@ -17,10 +17,7 @@ without a model:
   It shows that the patient and the assessment reader are fair to a model that does not speak the
   scenario's own words.
 
-- ``scripted:shallow`` (``ShallowAgent``, at the end) asks three broad questions and never a specific one, then
-  gives the reference's assessment: the control a persona sweep should separate from the reference.
-
-All are stateless like any agent: what to say is a function of the scenario and the turn number.
+Both are stateless like any agent: what to say is a function of the scenario and the turn number.
 """
 
 from __future__ import annotations
@@ -314,6 +311,8 @@ BROAD_QUESTIONS = ("Can you tell me more about what's going on?", "Anything else
 class ShallowAgent:
     """``scripted:shallow``: broad questions only, never a specific follow-up, then the reference's assessment.
 
+    (A scripted control like those above, and stateless like them; kept at the end of the module.)
+
     It asks ``BROAD_QUESTIONS``, one per turn, whatever the patient said: it never reads the answer key for its
     questions. Its assessment is the reference's (the scenario's expected triage level, escalation and diagnoses),
     on purpose: the score it loses against ``scripted:reference`` then comes from information gathering alone
@@ -330,9 +329,10 @@ class ShallowAgent:
         scenario = _scenario_of(request, self.name)
         if scenario.imaging is None and scenario.replay is None and request.agent_turn <= len(BROAD_QUESTIONS):
             return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
-        # the reference assesses on the turn after its last question batch
-        after_questions = request.model_copy(update={"agent_turn": len(question_batches(scenario)) + 1})
-        return await ReferenceAgent().respond(after_questions)
+        # the reference's assessment: what it says on the turn before the limit (it asks nothing more then, and
+        # never after its last question batch), with no transcript to look back at
+        last = max(len(question_batches(scenario)) + 1, scenario.max_turns - 1)
+        return await ReferenceAgent().respond(request.model_copy(update={"agent_turn": last, "messages": []}))
 
     async def aclose(self) -> None:
         """Nothing to release."""
