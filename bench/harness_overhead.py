@@ -43,25 +43,26 @@ the schedule-aware ideal <= 1.10 at concurrency 32.
 
 Figures
 -------
-Measured 2026-11-24 on the shared 2-core machine with other helpers' benchmarks running (load average 4.4 to 9.0
-during the runs: every figure is noisy), ``--repeat 3``, medians; before = main at ebd36c9 with this bench,
-after = the per-turn and scoring changes of issue 17 part 3 (``normalise`` cached, ``Turn`` defaults by factory,
-``AgentRequest.model_construct``)::
+Measured 2026-11-24 on this 2-core machine, otherwise idle, ``--repeat 3``, medians of 224 encounters per level;
+before = main at 581461b, after = 7fdebde (a worker talks to the agent for its next encounter while the last
+one is scored and fsync'd; the run store keeps what it read and appended, so the closing summary does not
+re-read and re-validate results.jsonl; one untimed warm-up encounter)::
 
-    concurrency  ratio (sched. ideal)  bare httpx ratio  harness-bare ms/turn  CPU ms/turn harness / bare
-                 before   after        before   after    before   after        before       after
-    1            1.167    1.236        1.102    1.146    3.31     2.57         3.82 / 2.15  4.33 / 2.25
-    8            1.428    1.498        1.447    1.195    7.95     7.68         3.22 / 1.49  2.72 / 1.31
-    32           3.275    2.770        1.685    1.655    84.09    55.76        3.52 / 1.59  2.33 / 1.12
+    concurrency  ratio (sched. ideal)  harness-bare ms/turn  CPU ms/turn (harness)
+                 before   after        before   after        before   after
+    1            1.103    1.092        1.99     1.66         4.33     4.12
+    8            1.340    1.212        9.15     3.36         3.53     3.05
+    32           2.428    2.084        55.5     40.4         -        -
 
-Goals not met. What the figures say: at concurrency 32 the run is CPU-bound. 1344 turns x 2.3 ms of CPU
-(of which bare httpx itself is about 1.1 ms on this loaded machine) is 3.1 s of CPU for a 2.1 s ideal; the
-goal (1.10) needs about 1.7 ms of CPU per turn in all, i.e. the harness's own part at about 0.6 ms per turn.
-Without HTTP, the turn loop (``run_encounter``: patient, events, assessment check) costs about 0.23-0.26 ms
-of CPU per agent turn (min of 5, /tmp script timing ``run_encounter`` with an in-process agent); scoring
-about 2.2 ms per encounter (was 2.9: the deterministic part 0.8 -> 0.2 ms), off the event loop but under the
-GIL; the fsync'd append about 3-4 ms of wall per encounter (on the critical path at concurrency 1, as scoring
-is); the closing summarise 0.13-0.46 s per run (all records re-read and validated, reports rendered).
+The closing summary went from 0.19-0.28 s to 0.05-0.07 s per run.
+
+Goals not met. Bare httpx alone, on the same schedule in the same process, has a ratio of 1.23-1.33 at
+concurrency 32 and costs 1.4-1.6 ms of CPU per turn, so no harness in one Python process can reach 1.10 there
+on two cores (the server's process takes part of the second). The process is GIL-bound: scoring runs in a
+thread but its regular expressions hold the GIL, so it stalls the event loop while it runs (a shorter
+``sys.setswitchinterval`` gave no clear gain). Of the harness's own CPU with a null agent (about 1.4 ms per
+turn): scoring 0.54-0.69, the results.jsonl append 0.12, the summary 0.05 (was 0.15). Scoring in a process
+pool is the next step, not taken.
 
 How to run
 ----------

@@ -49,7 +49,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,7 +225,8 @@ def _auto_address() -> str | None:
     try:
         from ray._private.services import canonicalize_bootstrap_address
 
-        found = canonicalize_bootstrap_address("auto")
+        with loopback_only():  # a head started by `encsim ray-head` is at 127.0.0.1, not the machine's address
+            found = canonicalize_bootstrap_address("auto")
     except Exception:  # Ray's own lookup (a private helper) failed or moved: ray.init says what is wrong
         return None
     return str(found) if found else None
@@ -247,6 +248,64 @@ def _check_reachable(address: str, *, flag_value: str | None = None) -> None:
                           "cluster's head with `ray start --head` (workers join with `ray start --address "
                           "HEAD:6379`), check the host and port, or drop --ray-address to start a local Ray "
                           "instance.") from None
+
+
+@contextlib.contextmanager
+def loopback_only() -> Iterator[None]:
+    """Inside, a Ray node started with node IP 127.0.0.1 keeps it, so its servers listen on 127.0.0.1 only.
+
+    Ray 2.60 (``ray.init`` and ``ray start``) replaces a loopback node IP with the machine's network address
+    (``ray._private.services.resolve_ip_for_localhost``), and its GCS, raylet and workers then listen on every
+    interface; they listen on 127.0.0.1 only when the node IP is 127.0.0.1. This keeps the loopback address
+    for the duration of the start. A private Ray function: should a Ray version move it, the start goes on
+    unchanged and ``tests/sim/test_ray_executor.py`` (which checks the listening sockets) fails.
+    """
+    try:
+        from ray._private import services
+    except ImportError:  # Ray not installed: _ray() says so
+        yield
+        return
+    resolve = getattr(services, "resolve_ip_for_localhost", None)
+    if resolve is None:
+        yield
+        return
+    services.resolve_ip_for_localhost = lambda host: host  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        services.resolve_ip_for_localhost = resolve  # type: ignore[assignment]
+
+
+def start_local_head(*, port: int, num_cpus: int | None) -> str:
+    """Start a Ray head node on this machine that listens on 127.0.0.1 only (``encsim ray-head``).
+
+    The same as ``ray start --head --node-ip-address 127.0.0.1 --include-dashboard false``, but with the
+    loopback address kept (``loopback_only``). Runs join it with ``--ray-address auto`` (or 127.0.0.1:PORT);
+    ``ray stop`` stops it. A cluster of several machines needs an address the others can reach: use
+    ``ray start --head`` there.
+
+    Returns:
+        The head's address, ``127.0.0.1:PORT``.
+
+    Raises:
+        ConfigError: Ray is not installed, or the head did not start (the port is taken, a head is running).
+    """
+    _ray()
+    from ray.scripts.scripts import start
+
+    args = ["--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--include-dashboard=false",
+            "--disable-usage-stats"]
+    if num_cpus is not None:
+        args.append(f"--num-cpus={num_cpus}")
+    with loopback_only():
+        try:
+            start.main(args=args, standalone_mode=False)
+        except (Exception, SystemExit) as exc:  # click's and Ray's errors alike: one paragraph
+            raise ConfigError(f"encsim ray-head: Ray could not start a head node on 127.0.0.1:{port} "
+                              f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}). "
+                              "Is one running already (`ray status`; stop it with `ray stop`), or is the port "
+                              "taken (choose another with --port)?") from None
+    return f"127.0.0.1:{port}"
 
 
 def connect(address: str | None) -> Callable[[], None]:
@@ -279,10 +338,12 @@ def connect(address: str | None) -> Callable[[], None]:
 
     try:
         if address is None:
-            ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-                     logging_level=logging.WARNING, log_to_driver=False)
+            with loopback_only():
+                ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
+                         logging_level=logging.WARNING, log_to_driver=False)
         else:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+            with loopback_only():  # a loopback head (`encsim ray-head`) stays at 127.0.0.1 (other addresses: no-op)
+                ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         raise ConfigError(f"--ray-address {address}: could not join a Ray cluster ({str(exc).splitlines()[0]}). "
                           "Start one with `ray start --head` (or check the address), or drop --ray-address to "

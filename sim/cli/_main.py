@@ -19,6 +19,7 @@ from sim.cli import (
     _judges,
     _live,
     _pairwise,
+    _ray_head,
     _report,
     _rubrics,
     _run_command,
@@ -30,7 +31,7 @@ from sim.cli._common import EXIT_INTERRUPTED, CliParser, quiet_pipecat, report_e
 
 # in the order `encsim --help` lists them
 COMMANDS = (_run_command, _pairwise, _report, _compare, _scenarios, _import, _rubrics, _judges, _demo, _live,
-            _watch, _annotations, _serve_agent)
+            _watch, _annotations, _serve_agent, _ray_head)
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``encsim`` parser with every command's sub-parser.

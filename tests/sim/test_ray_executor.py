@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -22,8 +23,10 @@ from typing import Any
 
 import pytest
 
-# before `import ray`: the instance binds 127.0.0.1 only; set before it starts, so its workers inherit the key
-os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+# Not RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (which also keeps Ray on 127.0.0.1): the instances here start as a
+# user's do, so the loopback-only tests check `loopback_only`. The key is set before Ray starts, so that its
+# workers inherit it.
+os.environ.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
 KEY = "sk-ray-test-6f1c0e9a2b7d"
 os.environ["ENCSIM_RAY_TEST_KEY"] = KEY
 
@@ -47,9 +50,12 @@ THREE = "viral_uri,acs_chest_pain,appendicitis"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    """One local Ray instance for the module; yields its address (HOST:PORT of the GCS)."""
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False)
+    """One local Ray instance for the module, started as ``connect`` starts one; yields its GCS address."""
+    from sim.ray_executor import loopback_only
+
+    with loopback_only():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+                 log_to_driver=False)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
@@ -252,6 +258,147 @@ def test_a_voice_run_on_ray_writes_the_same_audio_layout_and_scores(cluster: str
         assert (remote / "audio" / name).read_bytes() == (local / "audio" / name).read_bytes(), name
     assert json.loads((remote / "summary.json").read_text())["voice"]["messages"] > 0
 
+
+def _cmdlines() -> dict[int, tuple[str, int]]:
+    """pid -> (command line, parent pid) of every process."""
+    out = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):  # a process that ended while being read
+                continue
+            out[int(proc.name)] = (cmd, ppid)
+    return out
+
+
+def _listening(pids: set[int]) -> list[tuple[str, str]]:
+    """(process, local address) of every listening TCP socket of the processes ``pids``."""
+    import socket as _socket
+    import struct
+
+    def address(hexed: str) -> str:
+        host, port = hexed.split(":")
+        raw = bytes.fromhex(host)
+        if len(raw) == 4:
+            return f"{_socket.inet_ntop(_socket.AF_INET, struct.pack('<I', int(host, 16)))}:{int(port, 16)}"
+        words = b"".join(struct.pack("<I", int(host[i:i + 8], 16)) for i in range(0, 32, 8))
+        return f"[{_socket.inet_ntop(_socket.AF_INET6, words)}]:{int(port, 16)}"
+
+    listening: dict[str, str] = {}  # socket inode -> address
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[3] == "0A":  # LISTEN
+                listening[cols[9]] = address(cols[1])
+    found = []
+    for pid in pids:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:[") and target[8:-1] in listening:
+                    found.append((cmd.split()[0] if cmd.split() else str(pid), listening[target[8:-1]]))
+        except OSError:  # a process that ended while being read
+            continue
+    return found
+
+
+def _ray_pids(*, session_of_port: int | None = None) -> set[int]:
+    """The Ray processes of this machine, or of the head node at ``session_of_port`` only: its session's
+    processes (their command lines name the session folder) and their descendants (workers rename themselves)."""
+    procs = _cmdlines()
+    if session_of_port is None:
+        roots = {pid for pid, (cmd, _) in procs.items()
+                 if any(n in cmd for n in ("gcs_server", "raylet", "ray::", "/ray/session_"))}
+    else:
+        gcs = re.compile(rf"--gcs-address=\S+:{session_of_port}\b")  # whatever address the head took
+        sessions = {m for cmd, _ in procs.values() if gcs.search(cmd)
+                    for m in re.findall(r"/(session_[\w.-]+)/", cmd)}
+        roots = {pid for pid, (cmd, _) in procs.items() if any(s in cmd for s in sessions)}
+    mine = set(roots)
+    grew = True
+    while grew:
+        children = {pid for pid, (_, ppid) in procs.items() if ppid in mine} - mine
+        mine |= children
+        grew = bool(children)
+    return mine
+
+
+def test_the_local_ray_instance_listens_on_127_0_0_1_only(cluster: str) -> None:
+    """Ray 2.60 turns a loopback node IP into the machine's address and then listens on every interface;
+    ``loopback_only`` (used by ``connect`` and ``encsim ray-head``) keeps every server on 127.0.0.1."""
+    @ray.remote
+    def ping() -> int:
+        return 1
+
+    assert ray.get(ping.remote()) == 1  # a worker is up as well
+    sockets = _listening(_ray_pids())
+    assert any("gcs_server" in p for p, _ in sockets) and any("raylet" in p for p, _ in sockets), sockets
+    loopback = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
+    assert all(a.startswith(loopback) for _, a in sockets), sockets
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop_head(port: int) -> None:
+    """SIGTERM every process of the head at ``port`` (not `ray stop`: that would stop other tests' Ray too)."""
+    pids = _ray_pids(session_of_port=port)
+    for sig in (signal.SIGTERM, signal.SIGKILL):  # as `ray stop` does: a grace period, then SIGKILL
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        for _ in range(50):
+            pids = {p for p in pids if Path(f"/proc/{p}").exists() and "Z" not in _state(p)}
+            if not pids:
+                return
+            time.sleep(0.2)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+@pytest.mark.slow
+def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path) -> None:
+    """`encsim ray-head` (the README's one-machine cluster) starts a head on 127.0.0.1 only; a run joins it by
+    address, scores as usual, and the head outlives the run. A second head on the same port is one paragraph."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cli = [sys.executable, "-m", "sim.cli"]
+    try:
+        head = subprocess.run([*cli, "ray-head", "--port", str(port), "--num-cpus", "1"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert head.returncode == 0, head.stdout + head.stderr
+        assert f"127.0.0.1:{port}" in head.stdout and "ray stop" in head.stdout
+        run = subprocess.run([*cli, "run", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}",
+                              "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
+                              "--out", str(tmp_path / "run")], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        (line,) = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+        assert json.loads(line)["error"] is None
+        sockets = _listening(_ray_pids(session_of_port=port))
+        assert any("gcs_server" in p for p, _ in sockets), sockets  # the head is still up after the run
+        loopback = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
+        assert all(a.startswith(loopback) for _, a in sockets), sockets
+        again = subprocess.run([*cli, "ray-head", "--port", str(port)], env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+        assert again.returncode == 2 and "Traceback" not in again.stdout + again.stderr
+        (error,) = [x for x in again.stderr.splitlines() if x.startswith("error: ")]
+        assert "--port" in error and "ray stop" in error
+    finally:
+        _stop_head(port)
 
 def _by_persona(run: Path) -> dict[tuple[str, int, str], tuple[float | None, list[str]]]:
     return {(x["scenario_id"], x["k"], x["persona"]): ((x["score"] or {}).get("composite"),
