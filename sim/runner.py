@@ -743,6 +743,8 @@ async def run_batch(
 
     async with session:
         session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
+                        planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
+                                 for s in scenarios} if len(meta.personas) > 1 else None,
                         resumed=bool(records), already_done=finished)
         workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
         try:
