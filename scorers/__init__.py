@@ -60,6 +60,7 @@ from scorers._judge_validation import (
 from scorers._pairwise import Answer, PairOutcome, Ranking, bradley_terry, majority_outcome, rank_models, unswap
 from scorers._profiles import PROFILES, Profile, ProfileError, combine, load_profile
 from scorers._reliability import bootstrap_ci, cluster_bootstrap_ci, pass_hat_k, worst_at_k
+from scorers._robustness import persona_robustness
 from scorers._rubric_gen import GENERATOR, generate_rubrics
 from scorers._rubric_model import (
     MODEL_GENERATOR,
@@ -107,5 +108,5 @@ __all__ = [
     "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
     "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "failure_rate", "FAILURE_RATE_SEED", "judge_validity", "rogan_gladen", "split_of",
-    "wilson_ci",
+    "wilson_ci", "persona_robustness",
 ]

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sim.records import Channel, Delivery
+from sim.records import Channel, Delivery, RecordingChannel, encounter_slot
 
 if TYPE_CHECKING:
-    from scenarios import LoadedScenario
+    from scenarios import LoadedScenario, Scenario
     from sim.records import RunMeta
 
 
@@ -36,8 +36,12 @@ class TextChannel:
 def make_channel(meta: RunMeta, scenarios: list[LoadedScenario], audio_dir: Path) -> Channel:
     """A run's channel: ``TextChannel``, or the ``VoiceChannel`` with each scenario's preset, voice and vocabulary.
 
+    In a persona sweep (``meta.personas``) the patient's voice follows each persona's fields (the scenario as
+    ``scenarios.personas.with_persona`` tells it): one voice channel per persona, sharing one Piper synthesiser,
+    and each encounter goes through the one of the persona its k stands for (``PersonaVoices``).
+
     Args:
-        meta: The run's metadata (``channel``, ``voice_preset``, ``seed``).
+        meta: The run's metadata (``channel``, ``voice_preset``, ``seed``, ``personas``, ``k``).
         scenarios: The run's scenarios.
         audio_dir: Where a voice channel writes its audio (the run's ``audio/``, or a Ray worker's scratch folder).
 
@@ -48,12 +52,58 @@ def make_channel(meta: RunMeta, scenarios: list[LoadedScenario], audio_dir: Path
         return TextChannel()
     from audio.channel import VoiceChannel
     from audio.effects import preset
-    from audio.tts import style_for_profile
+    from audio.tts import PiperTTS, style_for_profile
+    from scenarios.personas import DEFAULT_PERSONA, with_persona
     from sim.live import scenario_vocabulary
 
     effects = {s.scenario.id: preset(meta.voice_preset or (s.scenario.voice.preset if s.scenario.voice else "clean"))
                for s in scenarios}
-    return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=audio_dir,
-                        patient_styles={s.scenario.id: style_for_profile(s.scenario.patient_profile)
-                                        for s in scenarios},
-                        vocabulary={s.scenario.id: scenario_vocabulary(s.scenario) for s in scenarios}, seed=meta.seed)
+    vocabulary = {s.scenario.id: scenario_vocabulary(s.scenario) for s in scenarios}
+    tts = PiperTTS()
+
+    def voice(persona: str) -> VoiceChannel:
+        return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=audio_dir, tts=tts,
+                            patient_styles={s.scenario.id: style_for_profile(
+                                with_persona(s.scenario, persona).patient_profile) for s in scenarios},
+                            vocabulary=vocabulary, seed=meta.seed)
+
+    if list(meta.personas) == [DEFAULT_PERSONA]:
+        return voice(DEFAULT_PERSONA)
+    return PersonaVoices({p: voice(p) for p in dict.fromkeys([DEFAULT_PERSONA, *meta.personas])}, meta=meta,
+                         scenarios={s.scenario.id: s.scenario for s in scenarios})
+
+
+class PersonaVoices:
+    """A persona sweep's voice channel: each encounter goes through the voice channel of its persona.
+
+    The persona is the one encounter k of the scenario stands for (``sim.records.encounter_slot``); every channel
+    writes to the same ``audio/`` layout, whose folders are per (scenario, k) and so never shared.
+    """
+
+    name = "voice"
+
+    def __init__(self, channels: dict[str, RecordingChannel], *, meta: RunMeta,
+                 scenarios: dict[str, Scenario]) -> None:
+        self._channels = channels
+        self._meta = meta
+        self._scenarios = scenarios
+
+    def channel_for(self, scenario_id: str, k: int) -> RecordingChannel:
+        """The channel of the persona that encounter ``k`` of ``scenario_id`` stands for (default if none)."""
+        from scenarios.personas import DEFAULT_PERSONA
+
+        scenario = self._scenarios.get(scenario_id)
+        slot = encounter_slot(self._meta.personas, scenario, k, self._meta.k) if scenario is not None else None
+        return self._channels[slot[0] if slot is not None else DEFAULT_PERSONA]
+
+    async def to_agent(self, patient_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """The patient's line in the voice of the encounter's persona."""
+        return await self.channel_for(scenario_id, k).to_agent(patient_text, scenario_id=scenario_id, k=k, turn=turn)
+
+    async def to_patient(self, agent_text: str, *, scenario_id: str, k: int, turn: int) -> Delivery:
+        """The agent's reply, through the same channel as the encounter's patient lines."""
+        return await self.channel_for(scenario_id, k).to_patient(agent_text, scenario_id=scenario_id, k=k, turn=turn)
+
+    async def finish_encounter(self, scenario_id: str, k: int) -> dict[str, str]:
+        """Write the encounter's recording (its persona's channel holds it)."""
+        return await self.channel_for(scenario_id, k).finish_encounter(scenario_id, k)

@@ -1,7 +1,9 @@
 """The batch runner: N scenarios x K runs against one agent, into a run directory.
 
 Plan and memory: the (scenario, k) pairs are made one at a time by a generator (``_plan``) that skips
-every pair already recorded, and a fixed pool of ``concurrency`` worker tasks takes the next pair as
+every pair already recorded (with ``--personas``, each scenario's K runs under each persona: a k stands for one
+(persona, run), ``sim.records.encounter_slot``, and a record counts as done only under the persona its k stands
+for), and a fixed pool of ``concurrency`` worker tasks takes the next pair as
 it finishes one. Nothing is made per planned pair up front, so memory is O(concurrency + recorded
 results), never O(scenarios x K). The CLI refuses a plan larger than ``MAX_K`` runs per scenario or
 ``MAX_ENCOUNTERS`` encounters, or ``--concurrency`` over ``MAX_CONCURRENCY``, unless ``--i-know``
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import hashlib
 import re
 import statistics
@@ -49,9 +52,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from scenarios import LoadedScenario, Scenario
+from scenarios.personas import DEFAULT_PERSONA, with_persona
 from scenarios.schema import ImageRef
 from scorers import (
     FailureJudgeSpec,
@@ -67,6 +71,7 @@ from scorers import (
     judge_encounter,
     judge_path_score,
     load_profile,
+    persona_robustness,
     run_failure_judge,
     score_encounter,
     summarise_judges,
@@ -95,9 +100,13 @@ from sim.records import (
     ScoreCard,
     UnderstandingMetrics,
     VoiceMetrics,
+    encounter_k,
+    encounter_slot,
     load_judge_validation,
     one_line,
     percentile,
+    planned_encounters,
+    scenario_personas,
 )
 from sim.reports import render_report, write_html_report
 from sim.session import RunSession
@@ -113,7 +122,11 @@ DEFAULT_FAIL_FAST = 5  # --fail-fast: stop when the first N agent calls all fail
 
 
 def encounter_seed(seed: int, scenario_id: str, k: int) -> int:
-    """Stable per-encounter seed: different for every k, independent of run order and concurrency."""
+    """Stable per-encounter seed: different for every k, independent of run order and concurrency.
+
+    In a persona sweep ``k`` is the run's index within its persona (``encounter_slot``), so run j of every persona
+    of a scenario shares a seed: the personas are compared on the same draws, and a plain run's seeds are unchanged.
+    """
     digest = hashlib.sha256(f"{seed}:{scenario_id}:{k}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -125,8 +138,11 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
     cards = {key: r.score for key, r in records.items() if r.status == "ok" and r.score is not None and key[0] in ids}
     errors = {key: r.error or "error" for key, r in records.items() if r.status == "error" and key[0] in ids}
     na = {key for key, r in records.items() if r.status == "not_applicable" and key[0] in ids}
-    summary = aggregate([s.scenario for s in scenarios], cards, errors, expected_total=len(scenarios) * meta.k,
-                        not_applicable=na)
+    personas = {key: r.persona for key, r in records.items() if key[0] in ids}
+    plain = [s.scenario for s in scenarios]
+    summary = aggregate(plain, cards, errors, expected_total=planned_encounters(plain, meta.personas, meta.k),
+                        not_applicable=na, personas=personas)
+    summary.persona_robustness = persona_robustness(plain, cards, errors, personas, meta.personas)
     judged = {key: c.judge for key, c in cards.items() if c.judge is not None}
     if meta.judges or judged:
         summary.judge = summarise_judges(judged, judges=[j.name for j in meta.judges if j.name not in
@@ -319,15 +335,18 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
     else:
         what = ("unscored (rubric only: needs a judge)" if rec.score.composite is None
                 else f"composite {rec.score.composite:.2f}")
-    print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}: {what}", file=sys.stderr, flush=True)
+    persona = f" ({rec.persona})" if rec.persona != DEFAULT_PERSONA else ""
+    print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}{persona}: {what}", file=sys.stderr, flush=True)
 
 
 async def record_for(result: ConversationResult, scenario: Scenario, *, evaluator_names: list[str],
                      judges: Sequence[Judge] | None, profile: Profile,
-                     failure_judges: Sequence[FailureJudgeSpec] = ()) -> EncounterRecord:
+                     failure_judges: Sequence[FailureJudgeSpec] = (),
+                     persona: str = DEFAULT_PERSONA) -> EncounterRecord:
     """Score a finished encounter (deterministic path, evaluators, judges, profile) into its record.
 
-    An encounter that ended in an error is recorded as an error, never scored.
+    An encounter that ended in an error is recorded as an error, never scored. ``persona`` is the preset the
+    patient played (``--personas``), recorded on the record.
 
     Scoring is inside the encounter's error boundary: a scorer or an evaluator that raises on this encounter
     (a bug, an imported case it does not expect) makes this one encounter an error that keeps its transcript
@@ -335,10 +354,10 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
     ``run_evaluators`` and recorded on the card; this catches the rest.)
     """
     if result.termination == "not_applicable":
-        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="not_applicable", result=result,
-                               recorded_at=time.time())
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="not_applicable",
+                               result=result, recorded_at=time.time())
     if not result.ok:
-        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="error", result=result,
                                error="; ".join(result.errors) or result.termination, recorded_at=time.time())
     try:
         card = await asyncio.to_thread(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
@@ -361,10 +380,10 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
             judge=judge_path_score(card.judge) if card.judge else None,
             evaluators=[e for e in card.evaluators if e.applicable])
     except Exception as exc:  # this encounter's scoring failed: an error of this encounter, not of the run
-        return EncounterRecord(scenario_id=scenario.id, k=result.k, status="error", result=result,
+        return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="error", result=result,
                                error=f"scoring failed: {type(exc).__name__}: {exc}", recorded_at=time.time())
-    return EncounterRecord(scenario_id=scenario.id, k=result.k, status="ok", result=result, score=card,
-                           recorded_at=time.time())
+    return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="ok", result=result,
+                           score=card, recorded_at=time.time())
 
 
 def _score_and_evaluate(result: ConversationResult, scenario: Scenario, evaluator_names: list[str]) -> ScoreCard:
@@ -415,24 +434,27 @@ class EndpointUnusable(ConfigError):
         self.summary = summary
 
 
-def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: bool = False) -> None:
+def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: bool = False,
+                    personas: int = 1) -> None:
     """Refuse a plan too large to be meant, unless ``--i-know``: a typo'd ``--k`` must not start a run that never ends.
 
-    K <= MAX_K, scenarios x K <= MAX_ENCOUNTERS and
+    K <= MAX_K, scenarios x K (x personas) <= MAX_ENCOUNTERS and
     concurrency <= MAX_CONCURRENCY unless ``--i-know``; else a one-paragraph ConfigError naming the flag (or the
     product and both numbers) and --i-know.
     """
     if i_know:
         return
-    total = n_scenarios * k
+    total = n_scenarios * k * personas
     if k > MAX_K:
         raise ConfigError(f"--k {k}: at most {MAX_K} runs per scenario without --i-know ({n_scenarios} scenario(s) x "
                           f"{k} = {total:,} encounters). Lower --k (10 to 100 is usual), or add --i-know if you "
                           "really mean that many.")
     if total > MAX_ENCOUNTERS:
-        raise ConfigError(f"{n_scenarios} scenarios x --k {k} = {total:,} encounters: more than {MAX_ENCOUNTERS:,} "
-                          "without --i-know. Lower --k or choose fewer --scenarios, or add --i-know if you really "
-                          "mean that many.")
+        times = f" x {personas} --personas" if personas > 1 else ""
+        raise ConfigError(f"{n_scenarios} scenarios x --k {k}{times} = {total:,} encounters: more than "
+                          f"{MAX_ENCOUNTERS:,} without --i-know. Lower --k or choose fewer --scenarios"
+                          + (" or --personas" if personas > 1 else "") + ", or add --i-know if you really mean that "
+                          "many.")
     if concurrency > MAX_CONCURRENCY:
         raise ConfigError(f"--concurrency {concurrency}: at most {MAX_CONCURRENCY} encounters at once without "
                           "--i-know (each holds a connection to the endpoint). Lower --concurrency (4 to 64 is "
@@ -578,12 +600,34 @@ def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) 
             f"{root}.{detail} {fix}.")
 
 
-def _plan(scenarios: list[LoadedScenario], k: int, done: set[tuple[str, int]]) -> Iterator[tuple[LoadedScenario, int]]:
-    """Every (scenario, k) pair not done yet, in order, made as it is asked for (never a list: O(1) memory in K)."""
+class Planned(NamedTuple):
+    """One encounter of the plan: the scenario as its persona tells it, its k, the persona and its run index."""
+
+    item: LoadedScenario
+    k: int
+    persona: str
+    run: int
+
+
+def _plan(scenarios: list[LoadedScenario], k: int, done: set[tuple[str, int, str]],
+          personas: Sequence[str] = (DEFAULT_PERSONA,)) -> Iterator[Planned]:
+    """Every (scenario, persona, run) not done yet, in order, made as it is asked for (O(1) memory in K).
+
+    ``done`` holds (scenario id, k, persona) of the recorded encounters: a record whose persona is not the one the
+    plan gives its k is not counted as done. A scenario is told by each persona once (``with_persona``), not per
+    encounter; the copy is what the harness, the channel and a Ray worker get.
+    """
     for item in scenarios:
-        for j in range(k):
-            if (item.scenario.id, j) not in done:
-                yield item, j
+        for index, persona in enumerate(scenario_personas(personas, item.scenario)):
+            told: LoadedScenario | None = None
+            for j in range(k):
+                key = encounter_k(index, j, k)
+                if (item.scenario.id, key, persona) in done:
+                    continue
+                if told is None:
+                    told = item if persona == DEFAULT_PERSONA else \
+                        dataclasses.replace(item, scenario=with_persona(item.scenario, persona))
+                yield Planned(told, key, persona, j)
 
 
 async def run_batch(
@@ -612,11 +656,14 @@ async def run_batch(
     profile = profile or load_profile(meta.profile)
     evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
     records, _ = store.load_records()
-    done = {key for key, r in records.items() if r.status == "ok" or not retry_errors}
-    done_per_scenario = Counter(sid for sid, k in done if 0 <= k < meta.k)
-    total = len(scenarios) * meta.k
+    done = {(sid, k, r.persona) for (sid, k), r in records.items() if r.status == "ok" or not retry_errors}
+    by_id = {s.scenario.id: s.scenario for s in scenarios}
+    done_per_scenario = Counter(sid for sid, k, persona in done if sid in by_id
+                                and (slot := encounter_slot(meta.personas, by_id[sid], k, meta.k)) is not None
+                                and slot[0] == persona)
+    total = planned_encounters(list(by_id.values()), meta.personas, meta.k)
     finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
-    plan = _plan(scenarios, meta.k, done)
+    plan = _plan(scenarios, meta.k, done, meta.personas)
     check = _FailFast(fail_fast)
     watched = _Watched(agent, check)
     held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
@@ -630,13 +677,14 @@ async def run_batch(
 
     session = RunSession(store, meta, summarise=lambda: summarise(store, scenarios, meta), on_saved=saved)
 
-    async def encounter(item: LoadedScenario, k: int) -> tuple[ConversationResult | EncounterRecord, list[AgentError]]:
+    async def encounter(planned: Planned) -> tuple[ConversationResult | EncounterRecord, list[AgentError]]:
         """Run one encounter: its result, or the error record of an encounter that could not run."""
+        item, k = planned.item, planned.k
         scenario = item.scenario
         session.encounter_started(scenario.id, k)
         call_errors: list[AgentError] = []
         token = _CALL_ERRORS.set(call_errors)
-        seed = encounter_seed(meta.seed, scenario.id, k)
+        seed = encounter_seed(meta.seed, scenario.id, planned.run)
         try:
             if remote is not None:
                 result = await remote.run(item, k, seed=seed, sink=session.events,
@@ -648,19 +696,20 @@ async def run_batch(
                 if isinstance(channel, RecordingChannel):
                     result.artifacts.update(await channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
-            return EncounterRecord(scenario_id=scenario.id, k=k, status="error", recorded_at=time.time(),
+            return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
+                                   recorded_at=time.time(),
                                    error=str(exc) if isinstance(exc, EncounterLost) else f"{type(exc).__name__}: {exc}"
                                    ), call_errors
         finally:
             _CALL_ERRORS.reset(token)
         return result, call_errors
 
-    async def settle(item: LoadedScenario, outcome: ConversationResult | EncounterRecord,
+    async def settle(planned: Planned, outcome: ConversationResult | EncounterRecord,
                      call_errors: list[AgentError]) -> None:
         """Score a finished encounter and record it (or hold it back while the fail-fast check is undecided)."""
         rec = outcome if isinstance(outcome, EncounterRecord) else await record_for(
-            outcome, item.scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
-            failure_judges=failure_judges)
+            outcome, planned.item.scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
+            failure_judges=failure_judges, persona=planned.persona)
         if (rec.status == "error" and call_errors and check.cause is not None
                 and _fatal_cause(call_errors[-1]) == check.cause and check.state != "off"):
             if check.state == "armed":
@@ -676,13 +725,13 @@ async def run_batch(
         # worker awaits it before it ends (a trip or the end of the plan), so nothing finished is left unrecorded.
         pending: asyncio.Task[None] | None = None
         try:
-            for item, k in plan:  # one shared generator: each pair is taken by exactly one worker
+            for planned in plan:  # one shared generator: each encounter is taken by exactly one worker
                 if check.state == "tripped":
                     break
-                outcome, call_errors = await encounter(item, k)
+                outcome, call_errors = await encounter(planned)
                 if pending is not None:
                     await pending
-                pending = asyncio.create_task(settle(item, outcome, call_errors))
+                pending = asyncio.create_task(settle(planned, outcome, call_errors))
             if pending is not None:
                 await pending
         finally:
@@ -694,6 +743,8 @@ async def run_batch(
 
     async with session:
         session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
+                        planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
+                                 for s in scenarios} if len(meta.personas) > 1 else None,
                         resumed=bool(records), already_done=finished)
         workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
         try:

@@ -100,10 +100,10 @@ class RunSession:
         self._summarise = summarise
 
     def started(self, *, scenario_ids: list[str], k: int, total: int, resumed: bool = False,
-                already_done: int = 0) -> None:
-        """The run starts (or resumes): ``run_started``."""
+                already_done: int = 0, planned: dict[str, int] | None = None) -> None:
+        """The run starts (or resumes): ``run_started`` (``planned``: a persona sweep's encounters per scenario)."""
         self.events(RunStarted(run_id=self.meta.run_id, model=self.meta.model, scenarios=scenario_ids, k=k,
-                               total=total, resumed=resumed, already_done=already_done))
+                               total=total, resumed=resumed, already_done=already_done, planned=planned or {}))
 
     def encounter_started(self, scenario_id: str, k: int) -> None:
         """An encounter starts: ``encounter_started``."""

@@ -16,12 +16,12 @@ from sim.agents.chat import (
     is_fatal,
 )
 from sim.agents.local import LlamaServer, LocalAgent
-from sim.agents.scripted import SCRIPTED, NaturalAgent, ReferenceAgent, UndertriageAgent
+from sim.agents.scripted import SCRIPTED, NaturalAgent, ReferenceAgent, ShallowAgent, UndertriageAgent
 from sim.records import ConfigError
 
 __all__ = [
     "FATAL_KINDS", "Agent", "AgentReply", "AgentRequest", "ChatCompletionsAgent", "ChatMessage", "EndpointError",
-    "LlamaServer", "LocalAgent", "NaturalAgent", "ReferenceAgent", "UndertriageAgent", "check_base_url",
+    "LlamaServer", "LocalAgent", "NaturalAgent", "ReferenceAgent", "ShallowAgent", "UndertriageAgent", "check_base_url",
     "check_call_timeout", "check_model_spec", "is_fatal", "make_agent",
 ]
 

@@ -449,3 +449,41 @@ class NaturalAgent:
 
 SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": UndertriageAgent,
                                     "natural": NaturalAgent}
+
+
+BROAD_QUESTIONS = ("Can you tell me more about what's going on?", "Anything else you've noticed?",
+                   "Any other symptoms?")
+
+
+class ShallowAgent:
+    """``scripted:shallow``: broad questions only, never a specific follow-up, then the reference's assessment.
+
+    (A scripted control like those above, and stateless like them; kept at the end of the module.)
+
+    It asks ``BROAD_QUESTIONS``, one per turn, whatever the patient said: it never reads the answer key for its
+    questions. Its assessment is the reference's (the scenario's expected triage level, escalation and diagnoses),
+    on purpose: the score it loses against ``scripted:reference`` then comes from information gathering alone
+    (the information component, and a history that would not justify the assessment), which is what a persona
+    sweep (``--personas``) should expose: a patient with poor recall, or one who minimises, gives their red flags
+    only to a specific question. A replay or imaging item (nothing to ask) gets the reference's reply.
+    """
+
+    name = "scripted:shallow"
+    vision = True
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        """The next broad question, then (or at once, on a replay or imaging item) the reference's assessment."""
+        scenario = _scenario_of(request, self.name)
+        if scenario.imaging is None and scenario.replay is None and request.agent_turn <= len(BROAD_QUESTIONS):
+            return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
+        # the reference's assessment: what it says on the turn before the limit (it asks nothing more then, and
+        # never after its last question batch), with no transcript to look back at
+        last = max(len(question_batches(scenario)) + 1, scenario.max_turns - 1)
+        return await ReferenceAgent().respond(request.model_copy(update={"agent_turn": last, "messages": []}))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+        return None
+
+
+SCRIPTED["shallow"] = ShallowAgent

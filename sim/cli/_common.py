@@ -192,7 +192,9 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
     gate = summary.safety_gate
     head = summary.headline.text() if summary.headline is not None else \
         ("aggregate n/a" if summary.aggregate is None else f"aggregate {summary.aggregate:.3f}")
-    print(clean(f"{head}; safety gate {'TRIGGERED by ' + ', '.join(gate.scenarios) if gate.triggered else 'passed'}; "
+    triggered_by = ", ".join(sid + (f" (under {', '.join(gate.personas[sid])})" if gate.personas.get(sid) else "")
+                             for sid in gate.scenarios)
+    print(clean(f"{head}; safety gate {'TRIGGERED by ' + triggered_by if gate.triggered else 'passed'}; "
                 f"{summary.completed} scored, {summary.errors} errors"))
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")
@@ -220,6 +222,11 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
         else:
             said += f", no corrected rate ({r.status}" + (f": {one_line(r.note)}" if r.note else "") + ")"
         print(clean(f"failure mode {mode}: {said}; {r.judged} judged, {r.no_verdict} without a verdict"))
+    if summary.persona_robustness is not None:
+        from sim.reports import robustness_cli_lines
+
+        for line in robustness_cli_lines(summary.persona_robustness):
+            print(clean(line))
     print(f"report: {run_dir / 'report.md'} (and report.html)")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scenarios.personas import DEFAULT_PERSONA, PERSONA_PRESETS, parse_personas
 from sim.agents.chat import check_call_timeout
 from sim.cli._common import (
     EXIT_INTERRUPTED,
@@ -62,8 +63,8 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     run.add_argument("--scenarios", action="append", default=[], metavar="X",
                      help="scenario file, folder, id or suite name; repeatable or comma-separated (default: all)")
     run.add_argument("--model", default="local",
-                     help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:undertriage, "
-                          "or an endpoint's model name")
+                     help="local (embedded SmolLM2), scripted:reference, scripted:natural, scripted:shallow, "
+                          "scripted:undertriage, or an endpoint's model name")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
     run.add_argument("--call-timeout", type=check_call_timeout, metavar="SECONDS",
@@ -82,6 +83,12 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
                      help=f"stop the run (exit 2) when the first N agent calls all fail with the same cause that "
                           f"every call would repeat: connection refused, unknown host, HTTP 401/403/404 "
                           f"(default {DEFAULT_FAIL_FAST}; 0 = never)")
+    run.add_argument("--personas", metavar="LIST",
+                     help="a persona sweep: run every scenario K times under each of these patient presets, "
+                          "comma-separated, as separate encounters of one run directory (" + ", ".join(PERSONA_PRESETS)
+                          + "; default: default only); the summary and reports add each persona's mean, the worst "
+                          "persona and the drop from default. Replays and imaging items have no patient to vary: "
+                          "they run K times under default only")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--max-turns", type=positive("--max-turns"), help="override every scenario's turn limit")
     run.add_argument("--out", type=Path, help="run directory (default runs/<time>-<model>)")
@@ -165,6 +172,7 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     ray_actors: int | None = None
+    personas: list[str] = dataclasses.field(default_factory=lambda: [DEFAULT_PERSONA])
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> RunOptions:
@@ -182,6 +190,7 @@ class RunOptions:
         Raises:
             ConfigError: ``--retry-errors`` or ``--out`` or a plan flag with(out) ``--resume`` where that makes
                 no sense, or a negative ``--fail-fast``.
+            PersonaError: ``--personas`` names no preset or an unknown one.
         """
         if args.retry_errors and not args.resume:
             raise ConfigError("--retry-errors only applies with --resume DIR.")
@@ -190,14 +199,15 @@ class RunOptions:
                               "--resume.")
         if args.resume and (given := _flags_ignored_by_resume(args)):
             raise ConfigError(f"{', '.join(given)} cannot be combined with --resume: a resumed run continues the plan "
-                              f"stored in {args.resume / 'run.json'} (model, scenarios, K, seed, judges, deadlines, "
-                              "...), so these would be ignored. Drop them to continue the run as planned, or start a "
-                              "new run with --out. Only --retry-errors, --concurrency, --fail-fast, --i-know, "
-                              "--judge-concurrency, --executor (--ray-address, --ray-actors), --no-progress, --quiet, "
-                              "--tui and --reviewer apply to a resume.")
+                              f"stored in {args.resume / 'run.json'} (model, scenarios, K, personas, seed, judges, "
+                              "deadlines, ...), so these would be ignored. Drop them to continue the run as planned, "
+                              "or start a new run with --out. Only --retry-errors, --concurrency, --fail-fast, "
+                              "--i-know, --judge-concurrency, --executor (--ray-address, --ray-actors), --no-progress, "
+                              "--quiet, --tui and --reviewer apply to a resume.")
         if args.executor != "ray" and (args.ray_address is not None or args.ray_actors is not None):
             raise ConfigError("--ray-address and --ray-actors only apply with --executor ray; add --executor ray "
                               "or drop them.")
+        personas = parse_personas(args.personas) if args.personas is not None else [DEFAULT_PERSONA]
         if args.fail_fast < 0:
             raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same "
                               f"fatal way, stop the run (default {DEFAULT_FAIL_FAST}), or 0 to never stop early.")
@@ -210,7 +220,8 @@ class RunOptions:
                    patient_api_key_env=args.patient_api_key_env, mode=args.mode, voice_preset=args.voice_preset,
                    text_only=args.text_only, allow_outside_images=args.allow_outside_images, profile=args.profile,
                    evaluator_modules=args.evaluator_module, failure_judges=args.failure_judges,
-                   executor=args.executor, ray_address=args.ray_address, ray_actors=args.ray_actors)
+                   executor=args.executor, ray_address=args.ray_address, ray_actors=args.ray_actors,
+                   personas=personas)
 
 
 def _flags_ignored_by_resume(args: argparse.Namespace) -> list[str]:
@@ -329,7 +340,8 @@ async def run_plan(options: RunOptions, *,
         profile = load_profile(spec if spec is None or spec in PROFILES else str(Path(spec)))
         # a profile meant for some suites chooses them when --scenarios is not given
         scenarios = resolve(options.scenarios or (profile.suites or []))
-        check_plan_size(len(scenarios), options.k, concurrency=options.concurrency, i_know=options.i_know)
+        check_plan_size(len(scenarios), options.k, concurrency=options.concurrency, i_know=options.i_know,
+                        personas=len(options.personas))
         check_model_spec(options.model, options.base_url, options.api_key_env)
         if options.gguf is not None and options.model != "local":
             raise ConfigError("--gguf only applies with --model local; drop it or use --model local.")
@@ -362,6 +374,7 @@ async def run_plan(options: RunOptions, *,
                        profile=profile_spec, evaluator_modules=modules, channel=options.mode,
                        failure_judges=str(options.failure_judges.resolve()) if options.failure_judges else None,
                        voice_preset=options.voice_preset, text_only=options.text_only or options.model == "local",
+                       personas=options.personas,
                        allow_outside_images=options.allow_outside_images,
                        created_at=time.time(), packages=package_versions())
     extra_evaluators = [name for spec in meta.evaluator_modules for name in load_evaluator_module(spec)]
@@ -478,7 +491,8 @@ class _Bar:
         rate = done / max(1e-9, time.monotonic() - self.t0)
         score = rec.score.composite if rec.score else None
         shown = "ERROR" if rec.score is None else "n/a" if score is None else f"{score:.2f}"
-        last = f"{rec.scenario_id} k={rec.k} {shown}"
+        last = f"{rec.scenario_id} k={rec.k}" + (f" {rec.persona}" if rec.persona != DEFAULT_PERSONA else "") \
+            + f" {shown}"
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.2f}/s {last[:40]:40}")
         if done == total:
             sys.stderr.write("\n")

@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     """
     sa = subparsers.add_parser("serve-agent", help="a built-in voice agent (Whisper ears, Piper voice) answering calls")
     sa.add_argument("--model", default="scripted:reference",
-                    help="local, scripted:reference, scripted:natural, scripted:undertriage, "
+                    help="local, scripted:reference, scripted:natural, scripted:shallow, scripted:undertriage, "
                          "or an endpoint's model name")
     sa.add_argument("--base-url", help="with an endpoint model: OpenAI-compatible endpoint URL")
     sa.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")

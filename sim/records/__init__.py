@@ -9,7 +9,8 @@
 - Run metrics: ``VoiceMetrics``, ``LiveMetrics`` and ``UnderstandingMetrics`` (``Summary.voice``, ``.live`` and
   ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
-  directory.
+  directory; persona sweeps: ``encounter_slot`` (which persona and run a k stands for), ``encounter_k``,
+  ``scenario_personas``, ``persona_varies``, ``planned_encounters``.
 - Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``,
   ``taxonomy_lock`` (held across every read-modify-write of a taxonomy file); a judge's suggested codes:
   ``CodeSuggestion``, ``append_code_suggestions``, ``load_code_suggestions`` (code_suggestions.jsonl).
@@ -86,7 +87,10 @@ from sim.records._scores import (
     InformationComponent,
     JudgeCard,
     JudgeSummary,
+    PersonaRobustness,
+    PersonaScore,
     Rate,
+    RobustnessRow,
     RubricVerdict,
     SafetyGate,
     ScenarioSummary,
@@ -100,6 +104,13 @@ from sim.records._scores import (
     TrustRating,
     Verdict,
     verdict_text,
+)
+from sim.records._sweep import (
+    encounter_k,
+    encounter_slot,
+    persona_varies,
+    planned_encounters,
+    scenario_personas,
 )
 from sim.records._taxonomy import (
     TAXONOMY_LOCK_TIMEOUT_S,
@@ -135,14 +146,16 @@ __all__ = [
     "JudgeValidation", "load_run_validation", "CodeSuggestion", "append_code_suggestions", "load_code_suggestions",
     "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
     "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
+    "encounter_k", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",
     "EncounterFailed", "EncounterFinished", "EncounterRecord", "EncounterStarted", "EscalationComponent",
     "EvaluatorErrorRecord", "EvaluatorResult", "EvaluatorSummary", "Event", "EventLog", "EventSink", "Finding",
     "Headline", "ImagingComponent", "InformationComponent", "JudgeCard", "JudgeRef", "JudgeSummary",
-    "LatencyMeasured", "LiveMetrics", "OverlapDetected", "ParsedAssessment", "Rate", "RecordingChannel",
-    "RubricVerdict", "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef",
+    "LatencyMeasured", "LiveMetrics", "OverlapDetected", "ParsedAssessment",
+    "PersonaRobustness", "PersonaScore", "Rate", "RecordingChannel",
+    "RobustnessRow", "RubricVerdict", "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef",
     "ScenarioSummary", "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status",
     "SuiteSummary", "Summary", "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating",
     "Turn", "TurnRecorded", "UnderstandingMetrics", "Verdict", "VoiceMetrics", "clean", "display_json",

@@ -36,6 +36,8 @@ class RunStarted(_Event):
     total: int
     resumed: bool = False
     already_done: int = 0
+    planned: dict[str, int] = Field(default={}, description="a persona sweep's planned encounters per scenario (K "
+                                                            "per persona it runs under); empty: K each")
 
 
 class EncounterStarted(_Event):

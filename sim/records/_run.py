@@ -207,6 +207,9 @@ class RunMeta(BaseModel):
     judge_warnings: list[str] = []
     patient_model: JudgeRef | None = Field(default=None, description="--patient-model: the model layer of the "
                                                                      "patient's understanding")
+    personas: list[str] = Field(default=["default"], description="--personas: each scenario runs K times under each "
+                                                                 "of these presets (scenarios.personas); replays and "
+                                                                 "imaging items under 'default' only")
     created_at: float
     finished_at: float | None = None
     python: str = platform.python_version()
@@ -214,10 +217,17 @@ class RunMeta(BaseModel):
 
 
 class EncounterRecord(BaseModel):
-    """One line of results.jsonl: an encounter's status, its result and score card, or its error."""
+    """One line of results.jsonl: an encounter's status, its result and score card, or its error.
+
+    ``k`` numbers a scenario's encounters across the whole run: in a persona sweep, the i-th persona of the plan
+    that applies to the scenario has k = i x K ... i x K + K - 1 (``sim.records.encounter_slot``), so
+    (scenario_id, k) stays the one key of an encounter everywhere (audio folders, events, annotations, reports).
+    ``persona`` says which preset the patient played (older records: ``default``).
+    """
 
     scenario_id: str
     k: int
+    persona: str = "default"
     status: Literal["ok", "error", "not_applicable"]
     result: ConversationResult | None = None
     score: ScoreCard | None = None

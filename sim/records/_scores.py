@@ -444,6 +444,64 @@ class SafetyGate(BaseModel):
     threshold: float
     scenarios: list[str] = []
     reasons: dict[str, str] = {}
+    personas: dict[str, list[str]] = Field(default={}, description="persona sweeps: per triggering scenario, the "
+                                                                   "personas under which it failed the gate")
+
+
+class PersonaScore(BaseModel):
+    """One persona's mean score on a scenario (or over the scenarios of a sweep), with its bootstrap CI."""
+
+    persona: str
+    n: int = Field(description="scored encounters")
+    errors: int = 0
+    mean: float | None = Field(description="mean composite, each errored encounter counted as 0")
+    ci95: list[float] | None = None
+    drop: float | None = Field(default=None, description="the default persona's mean minus this one's (positive: "
+                                                         "worse than default); None without a default persona")
+    drop_ci95: list[float] | None = None
+
+
+class RobustnessRow(BaseModel):
+    """How one scenario (or the whole sweep, ``id`` ``overall``) holds up across personas."""
+
+    id: str
+    personas: list[PersonaScore]
+    mean: float | None = Field(description="mean across personas (of the persona means)")
+    mean_ci95: list[float] | None = None
+    worst_persona: str | None = Field(default=None, description="the persona with the lowest mean")
+    worst: float | None = None
+    worst_ci95: list[float] | None = None
+    drop: float | None = Field(default=None, description="the default persona's mean minus the worst persona's; "
+                                                         "None without a default persona in the sweep")
+    drop_ci95: list[float] | None = None
+
+    def drop_text(self, digits: int = 2) -> str:
+        """The drop as reports print it: "0.31 [0.20, 0.42]", or "n/a (no default persona)"."""
+        if self.drop is None:
+            return "n/a (no default persona)" if self.worst is not None else "n/a"
+        ci = f" [{self.drop_ci95[0]:.{digits}f}, {self.drop_ci95[1]:.{digits}f}]" if self.drop_ci95 else ""
+        return f"{self.drop:.{digits}f}{ci}"
+
+
+class PersonaRobustness(BaseModel):
+    """A persona sweep's robustness (``Summary.persona_robustness``; absent for a run under one persona).
+
+    Per scenario and overall: each persona's mean, the mean across personas, the worst persona and the drop from
+    the default persona, with percentile bootstrap 95% CIs. The bootstrap resamples encounters within each
+    (scenario, persona) cell, ``resamples`` times, seeded; the scenarios themselves are fixed, so the CIs say
+    how much K runs leave uncertain, not how other scenarios would fare. Overall, a persona's mean is the plain
+    mean of its scenario means.
+    """
+
+    personas: list[str]
+    default: str = "default"
+    has_default: bool
+    overall: RobustnessRow
+    scenarios: list[RobustnessRow] = []
+    not_varied: list[str] = Field(default=[], description="scenarios run under the default persona only (replays, "
+                                                          "imaging items): not in the robustness figures")
+    resamples: int = 1000
+    seed: int = 0
 
 
 class SuiteSummary(BaseModel):
@@ -503,6 +561,10 @@ class Summary(BaseModel):
                                                                           "facts revealed per layer (trigger, "
                                                                           "intent, model), assessment forms, "
                                                                           "patient-model warnings")
+    persona_robustness: PersonaRobustness | None = Field(default=None, description="persona sweeps: per scenario "
+                                                                                  "and overall, the mean per persona, "
+                                                                                  "the worst persona and the drop "
+                                                                                  "from default, with bootstrap CIs")
     triage_accuracy: TriageAccuracy | None = Field(default=None, description="escalation accuracy, under/over-triage, "
                                                                             "per class, confusion matrix, diagnosis "
                                                                             "top-1/top-3 with bootstrap CIs; None "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scorers import Summary, TriageAccuracy
-from sim.records import EncounterRecord, LiveMetrics, RunMeta, UnderstandingMetrics, one_line
+from sim.records import EncounterRecord, LiveMetrics, PersonaRobustness, RunMeta, UnderstandingMetrics, one_line
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -189,3 +189,54 @@ def failure_rate_rows(summary: Summary) -> list[list[str]]:
         status = r.status + (f": {one_line(r.note)}" if r.status != "corrected" and r.note else "")
         rows.append([mode, str(r.judged), str(r.no_verdict), _f(r.raw), corrected, measured, status])
     return rows
+
+
+ROBUSTNESS_INTRO = ("Each scenario ran K times under each persona, as separate encounters. Per persona: the mean "
+                    "composite (an errored encounter counts 0) with its bootstrap 95% CI; mean across = the mean of "
+                    "the persona means; worst = the persona with the lowest mean; drop = the default persona's mean "
+                    "minus the worst persona's. CIs resample encounters within each (scenario, persona); overall, a "
+                    "persona's mean is the plain mean of its scenario means.")
+
+
+def _ci_text(value: float | None, ci: list[float] | None) -> str:
+    """"0.82 [0.75, 0.90]", "0.82" without a CI, "n/a" without a value."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def robustness_header(pr: PersonaRobustness) -> list[str]:
+    """The robustness table's header: scenario, one column per persona, mean across, worst persona, drop."""
+    return ["scenario", *pr.personas, "mean across", "worst persona", "drop from default"]
+
+
+def robustness_rows(pr: PersonaRobustness) -> list[list[str]]:
+    """One row per varied scenario, then ``overall``: each persona's mean [CI], mean across, worst and drop."""
+    rows = []
+    for row in [*pr.scenarios, pr.overall]:
+        cells = {p.persona: _ci_text(p.mean, p.ci95) for p in row.personas}
+        worst = f"{row.worst_persona} {_ci_text(row.worst, row.worst_ci95)}" if row.worst_persona else "n/a"
+        rows.append([f"**{row.id}**" if row is pr.overall else row.id, *(cells.get(p, "n/a") for p in pr.personas),
+                     _ci_text(row.mean, row.mean_ci95), worst, row.drop_text()])
+    return rows
+
+
+def robustness_notes(pr: PersonaRobustness) -> list[str]:
+    """What the table leaves out: scenarios without a patient to vary, and a sweep without the default persona."""
+    notes = []
+    if not pr.has_default:
+        notes.append("The sweep has no `default` persona, so there is no drop from default: n/a.")
+    if pr.not_varied:
+        notes.append("Run under the default persona only (replays and imaging items have no patient to vary), so "
+                     "not in these figures: " + ", ".join(pr.not_varied) + ".")
+    return notes
+
+
+def robustness_cli_lines(pr: PersonaRobustness) -> list[str]:
+    """The terminal's lines: per persona overall, then mean across, worst and drop (with CIs)."""
+    o = pr.overall
+    per = ", ".join(f"{p.persona} {_ci_text(p.mean, p.ci95)}" for p in o.personas)
+    worst = f"{o.worst_persona} {_ci_text(o.worst, o.worst_ci95)}" if o.worst_persona else "n/a"
+    return [f"persona robustness ({len(pr.scenarios)} scenarios): {per}",
+            f"persona robustness: mean across personas {_ci_text(o.mean, o.mean_ci95)}; worst persona {worst}; "
+            f"drop from default {o.drop_text()}"]

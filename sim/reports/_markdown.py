@@ -16,9 +16,13 @@ from sim.reports._cells import (
     FAILURE_RATE_HEADER,
     FAILURE_RATE_INTRO,
     IMAGING_HEADER,
+    ROBUSTNESS_INTRO,
     failure_rate_rows,
     imaging_rows,
     live_lines,
+    robustness_header,
+    robustness_notes,
+    robustness_rows,
     triage_accuracy_intro,
     triage_accuracy_notes,
     triage_accuracy_tables,
@@ -47,7 +51,9 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         f"# encounter-sim report: {meta.run_id}",
         "",
         f"- model: `{meta.model}`" + (f" at `{meta.base_url}`" if meta.base_url else ""),
-        f"- channel: {meta.channel}; harness {meta.harness_version}; K = {meta.k}; seed {meta.seed}",
+        f"- channel: {meta.channel}; harness {meta.harness_version}; K = {meta.k}"
+        + (f" per persona ({', '.join(meta.personas)})" if meta.personas != ["default"] else "")
+        + f"; seed {meta.seed}",
         f"- started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(meta.created_at))}",
         f"- encounters: {summary.completed} scored, {summary.errors} errors, of {total} planned",
         "",
@@ -83,6 +89,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         lines += ["## Safety gate", "", "| scenario | why |", "|---|---|"]
         lines += [f"| {sid} | {why} |" for sid, why in gate.reasons.items()]
         lines.append("")
+    lines += robustness_lines(summary)
     if summary.triage_accuracy is not None:
         lines += triage_accuracy_lines(summary.triage_accuracy)
     if summary.voice is not None:
@@ -183,6 +190,21 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         if len(errs) > 50:
             lines.append(f"- ... and {len(errs) - 50} more in results.jsonl")
     return "\n".join(lines) + "\n"
+
+
+def robustness_lines(summary: Summary) -> list[str]:
+    """The report.md section "Persona robustness" of a persona sweep; none for a run under one persona."""
+    pr = summary.persona_robustness
+    if pr is None:
+        return []
+    header = robustness_header(pr)
+    lines = ["## Persona robustness", "", f"Personas: {', '.join(pr.personas)}. {ROBUSTNESS_INTRO}", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in robustness_rows(pr)]
+    lines.append("")
+    for note in robustness_notes(pr):
+        lines += [note, ""]
+    return lines
 
 
 def failure_rate_lines(summary: Summary) -> list[str]:

@@ -7,6 +7,7 @@ test's subprocess joins it through ``--ray-address``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -398,3 +399,57 @@ def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path)
         assert "--port" in error and "ray stop" in error
     finally:
         _stop_head(port)
+
+def _by_persona(run: Path) -> dict[tuple[str, int, str], tuple[float | None, list[str]]]:
+    return {(x["scenario_id"], x["k"], x["persona"]): ((x["score"] or {}).get("composite"),
+                                                      [t["text"] for t in x["result"]["turns"]]) for x in _lines(run)}
+
+
+def test_a_persona_sweep_on_ray_gives_the_local_records_and_each_worker_gets_the_personas_scenario(
+        cluster: str, tmp_path: Path, library: list[LoadedScenario]) -> None:
+    """Issue 18: the (scenario, persona, k) encounters, their scores and transcripts are the same on Ray; and the
+    scenario a Ray worker's agent is handed is the persona's (the persona travels with the task)."""
+    for executor in ("local", "ray"):
+        assert main(["run", "--executor", executor, "--model", "scripted:shallow", "--scenarios",
+                     "viral_uri,acs_chest_pain", "--k", "1", "--personas", "default,minimiser,carer",
+                     "--out", str(tmp_path / executor), "--quiet"]) == 0
+    local, remote = _by_persona(tmp_path / "local"), _by_persona(tmp_path / "ray")
+    assert len(remote) == 6 and remote == local
+
+    async def reads_persona(spec: WorkerSpec) -> Any:  # pickled by value: built in the worker
+        from sim.agents import make_agent
+
+        inner = await make_agent("scripted:reference")
+
+        class ReadsPersona:
+            name = inner.name
+            vision = inner.vision
+
+            async def respond(self, request: Any) -> Any:
+                from sim.agents import AgentReply
+
+                p = request.scenario.patient_profile.persona
+                if request.agent_turn == 1:
+                    return AgentReply(text=f"style={p.speaking_style} relay={p.relay}. What brings you in?")
+                return await inner.respond(request.model_copy(update={"agent_turn": 99}))
+
+            async def aclose(self) -> None:
+                await inner.aclose()
+
+        return ReadsPersona()
+
+    items = [s for s in library if s.scenario.id == "viral_uri"]
+    meta = _meta(items, 1).model_copy(update={"personas": ["minimiser", "carer"]})
+    store = RunStore.create(tmp_path / "r", meta)
+    remote_runner = RayEncounters(WorkerSpec(model=meta.model, agent_factory=reads_persona), meta=meta,
+                                  scenarios=items, audio_dir=tmp_path / "r" / "audio")
+    try:
+        asyncio.run(run_batch(store, items, ReferenceAgent(), TextChannel(), meta, concurrency=2, progress=None,
+                              remote=remote_runner))
+    finally:
+        remote_runner.close()
+        store.close()
+    said = {x["persona"]: next(t["text"] for t in x["result"]["turns"] if t["speaker"] == "agent")
+            for x in _lines(tmp_path / "r")}
+    assert said["minimiser"].startswith("style=minimiser relay=False")
+    assert said["carer"].startswith("style=") and "relay=True" in said["carer"]

@@ -293,3 +293,19 @@ def test_tui_imports_only_the_readers_it_may_use() -> None:
                 if name.split(".")[0] in project:
                     assert any(name == a or name.startswith(a + ".") for a in allowed_project), \
                         f"{module.name} imports {name}"
+
+
+def test_a_persona_sweep_shows_each_scenarios_planned_encounters(tmp_path: Path) -> None:
+    """Issue 18: in a sweep a scenario has K per persona it runs under (run_started's ``planned``), not K."""
+    from tui._widgets import reliability_row
+
+    run = tmp_path / "r1"
+    run.mkdir()
+    (run / "run.json").write_text(meta("r1", ["fx_chest_pain", "fx_ankle"], k=2).model_dump_json())
+    jsonl(run / "events.jsonl", [RunStarted(run_id="r1", model="m", scenarios=["fx_chest_pain", "fx_ankle"], k=2,
+                                            total=8, planned={"fx_chest_pain": 6, "fx_ankle": 2}, t=T0)])
+    state = RunState(run, clock=lambda: T0 + 60)
+    state.poll()
+    assert state.total == 8 and state.planned_for("fx_chest_pain") == 6 and state.planned_for("fx_ankle") == 2
+    assert reliability_row(state, "fx_chest_pain", "safety")[2] == "0/6"
+    assert reliability_row(state, "fx_ankle", "triage")[2] == "0/2"

@@ -138,6 +138,12 @@ class RunView:
         """Runs per scenario (run_started, else run.json)."""
         return self.started.k if self.started else (self.meta.k if self.meta else None)
 
+    def planned_for(self, scenario_id: str) -> int | None:
+        """How many encounters a scenario will have: K, or in a persona sweep K per persona it runs under."""
+        if self.started is not None and scenario_id in self.started.planned:
+            return self.started.planned[scenario_id]
+        return self.k
+
     @property
     def scenario_ids(self) -> list[str]:
         """The run's scenarios in run order, then any other seen in the files."""

@@ -56,7 +56,7 @@ def reliability_row(state: RunView, scenario_id: str, suite: str | None) -> list
     worst = state.worst_key(scenario_id)
     marker = ("gate" if scenario_id in state.gate_reasons or any(e.gate for e in encs)
               else "safety" if any(e.safety_failures for e in encs) else None)
-    k_total = state.k
+    k_total = state.planned_for(scenario_id)
     return [
         scenario_id, suite or "—", f"{len(scored)}/{k_total if k_total is not None else len(encs)}",
         Text(spark(values), style="cyan"), Text(score(state.scenario_mean(scenario_id), 2), justify="right"),

@@ -31,6 +31,7 @@ from sim.reports._html._imaging import imaging_section
 from sim.reports._html._judge import judge_section
 from sim.reports._html._live import live_section
 from sim.reports._html._patient import patient_section
+from sim.reports._html._robustness import robustness_section
 from sim.reports._html._scenarios import scenarios_section
 from sim.reports._html._suites import suites_section
 from sim.reports._html._triage_accuracy import triage_accuracy_section
@@ -194,6 +195,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
     flagged = flagged_encounters(summary.disagreements, records, anchors)  # adds the flagged encounters' anchors
     sections = [
         ("gate", "Gate", gate_section(summary)),
+        ("persona-robustness", "Persona robustness", robustness_section(summary)),
         ("triage-accuracy", "Triage accuracy", triage_accuracy_section(summary)),
         ("suites", "Suites", suites_section(summary)),
         ("live", "Live call", live_section(summary, records)),
