@@ -19,7 +19,7 @@ COMMAND_LINES = [
     ["scenarios", "validate", "a"], ["scenarios", "lint", "a"], ["import", "healthbench", "f", "--out", "d"],
     ["import", "agentclinic", "f", "--out", "d"], ["import", "vignettes", "f", "--out", "d", "--map", "case=c"],
     ["rubrics", "generate", "all", "--out", "d"], ["judges", "build", "a"], ["judges", "validate", "a"],
-    ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"],
+    ["demo"], ["live", "viral_uri"], ["watch"], ["annotations", "export", "a"], ["serve-agent"], ["ray-head"],
     ["annotations", "taxonomy", "a", "--json", "--taxonomy", "t.json"], ["watch", "r", "--taxonomy", "t.json"],
     ["annotations", "suggest-codes", "a", "--judge", "m", "--judge-base-url", "http://127.0.0.1:9/v1"],
 ]
@@ -42,7 +42,7 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     assert list(commands) == ["run", "pairwise", "report", "compare", "scenarios", "import", "rubrics", "judges",
-                              "demo", "live", "watch", "annotations", "serve-agent"]
+                              "demo", "live", "watch", "annotations", "serve-agent", "ray-head"]
     assert {line[0] for line in COMMAND_LINES} == set(commands)
     for line in COMMAND_LINES:
         assert callable(parser.parse_args(line).handler), line
