@@ -67,7 +67,8 @@ from sim.records import (
 
 HARNESS_VERSION = "1.5.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
-# 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment); 1.5: persona behaviours
+# 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment); 1.5: persona behaviours,
+# and a patient who volunteers a symptom to an open question
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 

@@ -26,6 +26,13 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
      ``fallback_lines``, which are non-committal ("Sorry, what do you mean?"; ``encsim scenarios validate``
      refuses lines that deny or suggest a symptom).
 
+   An open question about the patient's symptoms ("Anything else you've noticed?": the intents
+   ``VOLUNTEER_INTENTS``) that asks for no fact is answered by **volunteering**: the next untold symptom,
+   red flag or part of the story (``VOLUNTEER_CATEGORIES``; critical first, then tree order), one per
+   question and ``VOLUNTEER_MAX`` per encounter, recorded with the layer ``volunteered``; after that, while
+   something of those kinds is untold, a line of ``NOTHING_MORE_LINES``, never a "no". A persona decides
+   what it would not volunteer (``sim.persona.PersonaBehaviour.may_volunteer``).
+
    Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
 5. A persona whose values change the text (``sim.persona.changes_text``: poor recall, a minimiser, a
@@ -38,11 +45,12 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from scenarios.schema import Fact, Scenario
+from scenarios.schema import Fact, FactCategory, Scenario
 from sim.persona import PersonaBehaviour, changes_text
 from sim.understanding import Layer, Layers, Understanding, normalise, stem
 
@@ -52,6 +60,7 @@ __all__ = ["NEGATIVE_LINES", "UNSURE_LINES", "PatientReply", "PatientSimulator",
 AnswerKind = Literal["facts", "unsure", "negative", "fallback", "withheld", "vague", "not_known", "not_understood"]
 
 NEGATIVE_LINES = ("No, nothing like that.", "No, not that I've noticed.", "No, I don't think so. Nothing like that.")
+NOTHING_MORE_LINES = ("Nothing else comes to mind just now.", "I can't think of anything else right now.")
 UNSURE_LINES = ("I'm not sure, to be honest.", "I couldn't really say, sorry.", "Hmm, I'm not sure how to answer that.")
 # Intents that ask how, when, where or how much of something, not whether it is there: "no" does not answer them.
 ATTRIBUTE_INTENTS = frozenset({
@@ -71,6 +80,16 @@ UNANSWERABLE_BY_NO = frozenset({
     "exam_pelvic", "test_blood", "test_urine", "test_imaging", "test_cardiac", "test_microbiology",
     "test_pathology", "test_other",
 })
+
+# Volunteering: to an open question about their symptoms ("Anything else you've noticed?", "Tell me what's been
+# happening"), and to nothing else, a patient brings up one thing they have not been asked about yet: the next
+# symptom, critical first, then in the tree's order, up to VOLUNTEER_MAX in an encounter. A persona decides what
+# it would not bring up (``PersonaBehaviour.may_volunteer``). Revealed by the layer ``volunteered``.
+VOLUNTEER_INTENTS = frozenset({"other_symptoms", "presenting_complaint"})
+VOLUNTEER_CATEGORIES = frozenset({FactCategory.symptoms, FactCategory.red_flag, FactCategory.history})
+VOLUNTEER_MAX = 3
+_YES = re.compile(r"^(?:yes|yeah|yep|yes,? i have|yes,? there is)\b[,.!]?\s*", re.I)
+
 
 @dataclass
 class PatientReply:
@@ -103,6 +122,7 @@ class PatientSimulator:
         self.persona = (PersonaBehaviour(scenario, self.understanding, seed=seed)
                         if changes_text(scenario.patient_profile.persona) else None)
         self._opening: str | None = None
+        self.volunteered: list[str] = []
 
     @property
     def opening_line(self) -> str:
@@ -157,14 +177,28 @@ class PatientSimulator:
             parts = sorted([*new, *repeated], key=lambda f: self._order[f.id])
             return PatientReply(" ".join(f.answer for f in parts), [f.id for f in new],
                                 {f.id: self.revealed_by[f.id] for f in new})
-        if asked:  # asked only for facts still locked behind their prerequisites
-            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
-        intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
-        if not intents:
-            return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
-        if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:
-            return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
-        return PatientReply(self._pick("negative", NEGATIVE_LINES), kind="negative")
+        if not asked and (offered := self._volunteer(message)) is not None:
+            return PatientReply(volunteered_answer(offered), [offered.id], {offered.id: "volunteered"})
+        return self._plain_reply(message, asked)
+
+    def _volunteer(self, message: str) -> Fact | None:
+        """The fact the patient brings up to an open question about their symptoms, if any (and record it)."""
+        if len(self.volunteered) >= VOLUNTEER_MAX:
+            return None
+        intents = self.understanding.recognised(message)
+        if not intents or not intents <= VOLUNTEER_INTENTS:
+            return None
+        done = set(self.gathered_info)
+        for fact in sorted(self.scenario.information_tree, key=lambda f: (not f.critical, self._order[f.id])):
+            if (fact.id in done or fact.category not in VOLUNTEER_CATEGORIES
+                    or (fact.requires is not None and fact.requires not in done)
+                    or (self.persona is not None and not self.persona.may_volunteer(fact))):
+                continue
+            self.gathered_info.append(fact.id)
+            self.revealed_by[fact.id] = "volunteered"
+            self.volunteered.append(fact.id)
+            return fact
+        return None
 
     def _respond_persona(self, message: str, asked: dict[str, Layer]) -> PatientReply:
         """``respond`` with the persona's behaviours: some facts held back, the answers reworded."""
@@ -175,6 +209,10 @@ class PatientSimulator:
         held = [fid for fid in turn.held if fid not in self.gathered_info]
         reasons = [turn.held[fid] for fid in held]
         base: PatientReply | None = None
+        if not parts and not held and not turn.not_understood and not turn.asked:
+            offered = self._volunteer(message)
+            if offered is not None:
+                new, parts = [offered], [offered]
         if not parts and not held and not turn.not_understood:
             base = self._plain_reply(message, turn.asked)
         text = self.persona.answer(parts, turn, base.text if base is not None else None)
@@ -194,6 +232,10 @@ class PatientSimulator:
         if asked:
             return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
         intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
+        if intents and intents <= VOLUNTEER_INTENTS and any(
+                f.category in VOLUNTEER_CATEGORIES and f.id not in self.gathered_info
+                for f in self.scenario.information_tree):  # "anything else?" with more to tell: never a "no"
+            return PatientReply(self._pick("nothing_more", NOTHING_MORE_LINES), kind="unsure")
         if not intents:
             return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
         if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:
@@ -211,3 +253,9 @@ class PatientSimulator:
         choices = [i for i in range(len(lines)) if i != last] or [0]
         self._last[kind] = self._rng.choice(choices)
         return lines[self._last[kind]]
+
+
+def volunteered_answer(fact: Fact) -> str:
+    """A fact's scripted answer as said unasked: without the "Yes," that answered a question."""
+    text = _YES.sub("", fact.answer.strip(), count=1)
+    return text[:1].upper() + text[1:] if text else fact.answer

@@ -220,6 +220,13 @@ class PersonaBehaviour:
         self._asked_once: set[str] = set()  # vague or not-known facts already answered once
         self._to_check: dict[str, Layer] = {}  # not-known facts the carer has said they would have to ask about
 
+    def may_volunteer(self, fact: Fact) -> bool:
+        """Whether this patient would bring ``fact`` up unasked (``sim.patient``'s volunteering).
+
+        Not a critical fact with poor recall, not a red flag for a minimiser, not what a carer would have to check.
+        """
+        return fact.id not in self.specific_only and fact.id not in self.not_known
+
     # ------------------------------------------------------------------------------------------ deciding
 
     def decide(self, message: str, asked: dict[str, Layer], revealed: Iterable[str]) -> PersonaTurn:

@@ -41,7 +41,7 @@ from scenarios.lexicon import (
 )
 from scenarios.schema import Fact, Scenario
 
-Layer = Literal["trigger", "intent", "model"]
+Layer = Literal["trigger", "intent", "model", "volunteered"]
 SpeechAct = Literal["question", "request", "statement"]
 
 # ------------------------------------------------------------------------------------------ sentences

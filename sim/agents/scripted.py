@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
 from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
+from sim.persona import red_flag_ids
 from sim.records import AgentError
 from sim.understanding import Layers, Understanding
 
@@ -452,30 +453,62 @@ SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": 
 
 
 BROAD_QUESTIONS = ("Can you tell me more about what's going on?", "Anything else you've noticed?",
-                   "Any other symptoms?")
+                   "Any other symptoms?", "Is there anything else bothering you?")
+HEARD_SHARE = 0.6  # of a red flag's answer's content words (its first sentence) in one patient message: heard
+
+
+def heard_red_flags(scenario: Scenario, patient_lines: list[str]) -> set[str]:
+    """The scenario's red-flag facts whose answer the patient has said, as far as the words show.
+
+    A persona rewords answers (a tag, lay words, only the first sentence), so a red flag counts as heard when
+    ``HEARD_SHARE`` of the content words of its answer's first sentence are in one patient message.
+    """
+    lines = [set(_content_words(x)) for x in patient_lines]
+    heard = set()
+    for fact in scenario.information_tree:
+        if fact.id not in red_flag_ids(scenario):
+            continue
+        words = set(_content_words(re.split(r"(?<=[.!?])\s", fact.answer.strip(), maxsplit=1)[0]))
+        if words and any(len(words & line) >= HEARD_SHARE * len(words) for line in lines):
+            heard.add(fact.id)
+    return heard
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 3]
 
 
 class ShallowAgent:
-    """``scripted:shallow``: broad questions only, never a specific follow-up, then the reference's assessment.
+    """``scripted:shallow``: broad questions only, never a specific follow-up; it escalates only what it heard.
 
     (A scripted control like those above, and stateless like them; kept at the end of the module.)
 
     It asks ``BROAD_QUESTIONS``, one per turn, whatever the patient said: it never reads the answer key for its
-    questions. Its assessment is the reference's (the scenario's expected triage level, escalation and diagnoses),
-    on purpose: the score it loses against ``scripted:reference`` then comes from information gathering alone
-    (the information component, and a history that would not justify the assessment), which is what a persona
-    sweep (``--personas``) should expose: a patient with poor recall, or one who minimises, gives their red flags
-    only to a specific question. A replay or imaging item (nothing to ask) gets the reference's reply.
+    questions, so it learns only what the patient volunteers (``sim.patient``: to an open question about their
+    symptoms a patient brings up the next one, critical first, up to three in an encounter). Then, like a
+    clinician who takes a history at face value: if the scenario has red flags (``expected.red_flags`` and facts
+    of category ``red_flag``) and none of them was heard (``heard_red_flags``), it reassures, as
+    ``scripted:undertriage`` does (two levels too low, self care, a benign diagnosis); otherwise it gives the
+    reference's assessment. So it loses the information it never asked for under every persona, and the
+    escalation as well under a persona that keeps red flags back from open questions (poor recall keeps every
+    critical fact back, a minimiser every red flag), which is what a persona sweep (``--personas``) should
+    expose. A replay or imaging item (nothing to ask) gets the reference's reply.
     """
 
     name = "scripted:shallow"
     vision = True
 
     async def respond(self, request: AgentRequest) -> AgentReply:
-        """The next broad question, then (or at once, on a replay or imaging item) the reference's assessment."""
+        """The next broad question, then (or at once, on a replay or imaging item) its assessment."""
         scenario = _scenario_of(request, self.name)
-        if scenario.imaging is None and scenario.replay is None and request.agent_turn <= len(BROAD_QUESTIONS):
-            return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
+        if scenario.imaging is None and scenario.replay is None:
+            if request.agent_turn <= len(BROAD_QUESTIONS):
+                return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
+            patient = [m.text for m in request.messages if m.role == "user"]
+            if red_flag_ids(scenario) and not heard_red_flags(scenario, patient):
+                level = min(5, (scenario.expected.triage_level or 3) + 2)
+                return AgentReply(text=assessment(level, "self_care", ["Minor self-limiting illness"],
+                                                  "From what you've told me this sounds minor; rest at home."))
         # the reference's assessment: what it says on the turn before the limit (it asks nothing more then, and
         # never after its last question batch), with no transcript to look back at
         last = max(len(question_batches(scenario)) + 1, scenario.max_turns - 1)

@@ -38,7 +38,9 @@ def told(scenario: Scenario, preset: str, seed: int = 0) -> PatientSimulator:
 
 
 def test_default_persona_says_exactly_what_it_said_before(by_id: dict[str, Scenario]) -> None:
-    """The golden file was written by the code before the behaviours (main at cf6c1d9), same questions."""
+    """The golden file was written by the code before the behaviours (main at cf6c1d9), same questions, and
+    rewritten once for volunteering (an open question about symptoms now brings one up; the seeded lines that
+    follow shift with it): a persona that changes no text must keep saying exactly this."""
     golden = json.loads(GOLDEN.read_text())
     for sid, rows in golden["scenarios"].items():
         p = told(by_id[sid], "default", seed=golden["seed"])
@@ -331,3 +333,52 @@ def test_limited_english_does_not_understand_jargon_it_has_no_fact_for(by_id: di
     assert told(by_id["appendicitis"], "default").respond(question).kind in ("negative", "fallback", "unsure")
     r = told(by_id["appendicitis"], "limited-english").respond(question)
     assert r.kind == "not_understood" and r.revealed == [] and "understand" in r.text
+
+
+# ------------------------------------------------------------------------------------------ volunteering
+
+OPEN = ["So tell me, what's been happening today?", "Is there anything else you've noticed?",
+        "Any other problems at all?", "Has anything else changed?", "Anything else you're worried about?"]
+
+
+def test_an_open_question_brings_up_one_symptom_critical_first_up_to_three(by_id: dict[str, Scenario]) -> None:
+    """Real patients answer "anything else?": the default patient brings up the next symptom, critical first, to
+    an open question (in words not taken from the scenarios), and at most three in an encounter."""
+    from sim.patient import NOTHING_MORE_LINES, VOLUNTEER_MAX
+
+    for sid in ("stroke_facial_droop", "anaphylaxis_peanut", "appendicitis"):
+        scenario = by_id[sid]
+        p = told(scenario, "default")
+        offered = []
+        for q in OPEN:
+            r = p.respond(q)
+            if r.revealed:
+                assert len(r.revealed) == 1 and r.revealed_by == {r.revealed[0]: "volunteered"} and r.kind == "facts"
+                offered += r.revealed
+            else:  # after the third: never a "no" while there is more to tell
+                assert r.text in NOTHING_MORE_LINES and r.kind == "unsure", (sid, q, r.text)
+        assert len(offered) == VOLUNTEER_MAX, (sid, offered)
+        # which: the symptoms and history of the complaint, critical ones first, each in the tree's order
+        kinds = [f for f in scenario.information_tree if f.category.value in ("symptoms", "red_flag", "history")]
+        ranked = [f for f in kinds if f.critical] + [f for f in kinds if not f.critical]
+        expected: list[str] = []
+        while len(expected) < VOLUNTEER_MAX:
+            expected.append(next(f.id for f in ranked if f.id not in expected
+                                 and (f.requires is None or f.requires in expected)))
+        assert offered == expected, (sid, offered, expected)
+        # a specific question is answered as before: volunteering adds nothing to it
+        q = told(scenario, "default").respond("Have you taken anything for it?")
+        assert "volunteered" not in q.revealed_by.values()
+
+
+def test_poor_recall_and_the_minimiser_do_not_volunteer_what_they_keep_back(by_id: dict[str, Scenario]) -> None:
+    from sim.persona import red_flag_ids
+
+    for sid in ("acs_chest_pain", "stroke_facial_droop", "anaphylaxis_peanut", "sepsis_elderly"):
+        scenario = by_id[sid]
+        critical = {f.id for f in scenario.information_tree if f.critical}
+        poor, minimiser = told(scenario, "poor-recall"), told(scenario, "minimiser")
+        for q in OPEN:
+            assert not set(poor.respond(q).revealed) & critical, (sid, q)
+            assert not set(minimiser.respond(q).revealed) & red_flag_ids(scenario), (sid, q)
+        assert any(told(scenario, "default").respond(q).revealed for q in OPEN[:1])  # the default does bring one up

@@ -21,12 +21,14 @@ import pytest
 from scenarios import LoadedScenario, Scenario
 from scenarios.personas import PERSONA_PRESETS
 from scorers import aggregate, persona_robustness
-from sim.agents.base import AgentReply, AgentRequest
-from sim.agents.scripted import BROAD_QUESTIONS, ReferenceAgent, ShallowAgent, question_batches
+from sim.agents.base import AgentReply, AgentRequest, ChatMessage
+from sim.agents.scripted import BROAD_QUESTIONS, ReferenceAgent, ShallowAgent, heard_red_flags, question_batches
+from sim.assessment import parse_assessment
 from sim.channel import PersonaVoices, TextChannel, make_channel
 from sim.cli import main
 from sim.cli._common import print_summary
 from sim.harness import HARNESS_VERSION
+from sim.persona import red_flag_ids
 from sim.records import (
     ConfigError,
     Delivery,
@@ -415,7 +417,7 @@ async def test_a_voice_sweep_speaks_each_encounter_in_its_personas_voice(by_id: 
 # ----------------------------------------------------------------------------------------------- scripted:shallow
 
 
-async def test_the_shallow_control_asks_broad_questions_only_then_the_references_assessment(
+async def test_the_shallow_control_asks_broad_questions_only_and_escalates_only_what_it_heard(
         by_id: dict[str, Scenario]) -> None:
     acs = by_id["acs_chest_pain"]
     understanding = Understanding(acs)
@@ -425,12 +427,23 @@ async def test_the_shallow_control_asks_broad_questions_only_then_the_references
         assert (await ShallowAgent().respond(req)).text == question
         # the patient's own understanding hears a broad question, not one about a specific fact
         assert understanding.recognised(question) <= broad, (question, understanding.recognised(question))
-    last = AgentRequest(messages=[], temperature=0.0, max_tokens=10, seed=0, scenario=acs,
-                        agent_turn=len(BROAD_QUESTIONS) + 1)
     ref = AgentRequest(messages=[], temperature=0.0, max_tokens=10, seed=0, scenario=acs,
                        agent_turn=len(question_batches(acs)) + 1)
-    assert (await ShallowAgent().respond(last)).text == (await ReferenceAgent().respond(ref)).text
-    assert "ASSESSMENT:" in (await ShallowAgent().respond(last)).text
+    reference = (await ReferenceAgent().respond(ref)).text
+
+    def last(patient_said: list[str]) -> AgentRequest:
+        messages = [ChatMessage(role="user", content=x) for x in patient_said]
+        return AgentRequest(messages=messages, temperature=0.0, max_tokens=10, seed=0, scenario=acs,
+                            agent_turn=len(BROAD_QUESTIONS) + 1)
+
+    flag = next(f for f in acs.information_tree if f.id in red_flag_ids(acs))
+    # a red flag heard, even reworded by a persona (a tag after it, only its first sentence): the reference's
+    heard = f"{flag.answer.split('. ')[0]}. It's probably nothing, though."
+    assert heard_red_flags(acs, [acs.opening_line, heard]) == {flag.id}
+    assert (await ShallowAgent().respond(last([acs.opening_line, heard]))).text == reference
+    # none heard: it takes the history at face value and reassures, as the undertriage control does
+    quiet = (await ShallowAgent().respond(last([acs.opening_line, "Nothing else comes to mind just now."]))).text
+    assert quiet != reference and parse_assessment(quiet).escalation == "self_care", quiet
 
 
 def test_the_shallow_control_runs_from_the_cli_and_gathers_less_than_the_reference(tmp_path: Path) -> None:
@@ -446,3 +459,27 @@ def test_the_shallow_control_runs_from_the_cli_and_gathers_less_than_the_referen
         assert shallow["score"]["triage"]["score"] == ref["score"]["triage"]["score"]  # the same assessment
         asked = [t["text"] for t in shallow["result"]["turns"] if t["speaker"] == "agent"][:-1]
         assert asked == list(BROAD_QUESTIONS)
+
+
+def test_a_sweep_separates_thorough_from_shallow_interviewing(tmp_path: Path) -> None:
+    """The issue's evidence in small: the reference stays >= 0.9 under every persona, while the shallow control
+    (open questions only) drops clearly under poor recall and the minimiser and trips the gate there only."""
+    four = "acs_chest_pain,stroke_facial_droop,anaphylaxis_peanut,appendicitis"
+    means: dict[str, dict[str, float]] = {}
+    for model in ("scripted:reference", "scripted:shallow"):
+        out = tmp_path / model.replace(":", "-")
+        code = main(["run", "--model", model, "--scenarios", four, "--k", "1", "--personas",
+                     "default,poor-recall,minimiser", "--out", str(out), "--quiet"])
+        summary = json.loads((out / "summary.json").read_text())
+        overall = summary["persona_robustness"]["overall"]
+        means[model] = {p["persona"]: p["mean"] for p in overall["personas"]}
+        gate = summary["safety_gate"]
+        if model == "scripted:reference":
+            assert code == 0 and not gate["triggered"]
+        else:
+            failed_under = {p for ps in gate["personas"].values() for p in ps}
+            assert gate["triggered"] and failed_under and failed_under <= {"poor-recall", "minimiser"}, gate
+    assert min(means["scripted:reference"].values()) >= 0.9, means
+    shallow = means["scripted:shallow"]
+    assert shallow["default"] - shallow["poor-recall"] >= 0.2 and shallow["default"] - shallow["minimiser"] >= 0.2, \
+        shallow
