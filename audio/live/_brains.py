@@ -21,6 +21,25 @@ from audio.live._speaking import speakable
 from audio.live._turns import TurnTaker
 
 
+class LiveAnswer(Protocol):
+    """One answer of the patient (sim.patient.PatientReply): what is said, and what the persona did."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def revealed(self) -> list[str]: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def held(self) -> list[str]: ...
+
+    @property
+    def persona_note(self) -> str | None: ...
+
+
 class LivePatient(Protocol):
     """What the patient brain needs from the information-tree simulator (sim.patient.PatientSimulator)."""
 
@@ -29,7 +48,7 @@ class LivePatient(Protocol):
 
     gathered_info: list[str]
 
-    def reply(self, message: str) -> tuple[str, list[str]]: ...
+    def respond(self, message: str) -> LiveAnswer: ...
 
 
 NUDGE_LINE = "Sorry, I have to go soon. What do you think I should do?"
@@ -78,7 +97,8 @@ class PatientBrain(TurnTaker):
             self.final_assessment = spoken
             self._restart_assessment_timer()
             return
-        answer, revealed = self.patient.reply(heard)
+        reply = self.patient.respond(heard)
+        answer, revealed = reply.text, list(reply.revealed)
         remaining = self.turn_limit - self.agent_turns
         if remaining <= 0:
             await self.say(GOODBYE_LINE, revealed=revealed)
@@ -87,7 +107,9 @@ class PatientBrain(TurnTaker):
             return
         if remaining == 1:  # the spoken form of the harness nudge: one more agent turn is left
             answer = f"{answer} {NUDGE_LINE}"
-        await self.say(answer, revealed=revealed)
+        turn = await self.say(answer, revealed=revealed)
+        # as the harness records a patient message: the kind of answer, and what the persona held back and did
+        turn.answer_kind, turn.persona_held, turn.persona_note = reply.kind, list(reply.held), reply.persona_note
         await self.notify({"type": "transcript", "speaker": "patient", "text": answer})
 
     def _restart_assessment_timer(self) -> None:

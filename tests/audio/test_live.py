@@ -265,8 +265,8 @@ async def test_both_entry_points_build_their_outcome_the_same_way(tmp_path: Path
         opening_line = "Hi."
         gathered_info = ["fever"]
 
-        def reply(self, message: str) -> tuple[str, list[str]]:
-            return "ok", []
+        def respond(self, message: str) -> Any:
+            raise AssertionError("not asked in this test")
 
     clock = _SetClock()
     common: dict[str, Any] = dict(clock=clock, settings=LiveSettings(), sink=lambda _e: None, k=0)
@@ -1037,3 +1037,29 @@ async def test_the_voice_agent_refuses_other_sites_and_silent_connections(tmp_pa
     assert outcome.termination == "no_connection" and outcome.turns == []
     assert (outcome.refused, outcome.silent) == (1, 1)
     assert any("'https://evil.example'" in line and "--allow-origin https://evil.example" in line for line in log)
+
+
+async def test_a_live_patient_records_what_its_persona_held_back(by_id: dict[str, Any]) -> None:
+    """The live patient's messages carry the answer's kind, the facts the persona held back and its note, as
+    the batch harness's do: poor recall keeps a critical fact from an open question."""
+    from audio.live import PatientBrain
+    from scenarios.personas import with_persona
+    from sim.patient import PatientSimulator
+
+    scenario = with_persona(by_id["acs_chest_pain"], "poor-recall")
+    common: dict[str, Any] = dict(clock=_SetClock(), settings=LiveSettings(), sink=lambda _e: None, k=0)
+    brain = PatientBrain(patient=PatientSimulator(scenario, seed=0), turn_limit=10, is_assessment=lambda _t: False,
+                         scenario_id=scenario.id, **common)
+    spoken: list[Any] = []
+
+    async def push_frame(frame: Any, direction: Any = None) -> None:
+        spoken.append(frame)
+
+    brain.push_frame = push_frame  # type: ignore[method-assign]
+    await brain.decide_and_say("Have you been diagnosed with any conditions in the past?")
+    (turn,) = [t for t in brain.log.turns if t.speaker == "patient"]
+    assert turn.answer_kind == "withheld" and turn.persona_held == ["risk_factors"], turn
+    assert "withheld: risk_factors" in (turn.persona_note or "") and spoken
+    await brain.decide_and_say("Has a doctor ever said you have diabetes or high blood pressure?")
+    last = [t for t in brain.log.turns if t.speaker == "patient"][-1]
+    assert last.revealed == ["risk_factors"] and last.answer_kind == "facts" and last.persona_held == []
