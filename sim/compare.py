@@ -198,6 +198,11 @@ def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
         notes.append(f"harness versions differ (A {meta_a.harness_version}, B {meta_b.harness_version}).")
     if meta_a.k != meta_b.k:
         notes.append(f"K differs (A {meta_a.k}, B {meta_b.k}).")
+    if meta_a.personas != meta_b.personas:  # a scenario's scores pool its personas' encounters
+        notes.append(f"the persona sweeps differ (A {','.join(meta_a.personas)}; B {','.join(meta_b.personas)}): "
+                     "each scenario's scores pool its personas, so the difference mixes the patients' difficulty "
+                     "with the model's; compare runs with the same --personas, or read each run's persona "
+                     "robustness table.")
     sha_a = {s.id: s.sha256 for s in meta_a.scenarios}
     changed = sorted(s.id for s in meta_b.scenarios if s.id in sha_a and sha_a[s.id] != s.sha256)
     if changed:

@@ -271,6 +271,8 @@ class EncounterScreen(_Base):
             return
         title = Text(f"{enc.scenario_id}", style="bold")
         title.append(f"  k={enc.k}  ")
+        if enc.record is not None and enc.record.persona != "default":  # a persona sweep's harder patient
+            title.append(f"({enc.record.persona})  ", style="italic")
         title.append(enc.status, style={"done": "green", "error": "bold red", "running": "bold cyan"}.get(
             enc.status, "dim"))
         title.append(f"  composite {score(enc.composite)}")

@@ -483,3 +483,16 @@ def test_a_sweep_separates_thorough_from_shallow_interviewing(tmp_path: Path) ->
     shallow = means["scripted:shallow"]
     assert shallow["default"] - shallow["poor-recall"] >= 0.2 and shallow["default"] - shallow["minimiser"] >= 0.2, \
         shallow
+
+
+def test_compare_says_when_two_runs_swept_different_personas(tmp_path: Path) -> None:
+    from sim.compare import compare_runs
+
+    runs = {}
+    for name, personas in (("plain", "default"), ("sweep", "default,minimiser"), ("sweep2", "default,minimiser")):
+        runs[name] = tmp_path / name
+        assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1", "--personas",
+                     personas, "--out", str(runs[name]), "--quiet"]) == 0
+    notes = compare_runs(runs["plain"], runs["sweep"]).notes
+    assert any("persona sweeps differ (A default; B default,minimiser)" in n for n in notes), notes
+    assert not any("persona" in n for n in compare_runs(runs["sweep"], runs["sweep2"]).notes)

@@ -537,3 +537,21 @@ async def test_a_poll_during_shutdown_touches_no_screen(running_dir: Path, monke
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
     assert errors == []
+
+
+async def test_an_encounter_of_a_persona_sweep_names_its_persona(tmp_path: Path) -> None:
+    from sim.cli import main
+
+    run = tmp_path / "sweep"
+    assert await asyncio.to_thread(main, ["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k",
+                                          "1", "--personas", "default,minimiser", "--out", str(run), "--quiet"]) == 0
+    app = DashboardApp(run, clock=frozen_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        titles = {}
+        for k in (0, 1):
+            app.push_screen(EncounterScreen(("viral_uri", k)))
+            await pilot.pause()
+            titles[k] = str(app.screen.query_one("#enc-title").render())
+            await pilot.press("escape")
+            await pilot.pause()
+    assert "(minimiser)" in titles[1] and "(" not in titles[0].split("k=0")[1].split("composite")[0], titles
