@@ -31,7 +31,7 @@ Short window (issue 17)
     model's ``encode`` is wrapped once at load time and drops the zero padding beyond the window
     chosen by the calling thread (a thread-local set for the duration of one :func:`transcribe`).
     ``window_s=None`` restores the full 30 s window (the behaviour before). When the short window yields
-    no segment, a segment ending more than 1 s after the clip, a segment repeating an earlier one, a run
+    no segment, a segment starting more than 0.5 s after the clip, a segment repeating an earlier one, a run
     of words said twice in a row, or more than 3 + 5 words per second (Whisper repeating itself, as on a
     1.1 s "No allergies." heard as that line four times), the clip is decoded again with the full
     window: those cases cost as before and read as before. Measured with
@@ -43,17 +43,29 @@ Short window (issue 17)
     ``BatchedInferencePipeline`` were measured there too (see that bench's docstring and output).
 
 Timestamps
-    In the short window Whisper's timestamp tokens are unreliable: on about one clip in ten without
-    hotwords (a 2.7 s "Any shortness of breath, sweating or feeling sick?" read correctly but ending at
-    7.0 s; a 3.7 s question ending at 26.6 s) the last segment ends far past the clip, which sent the
-    clip back to the full window, paying twice. So the short window decodes without timestamps (one
-    segment for the clip; faster-whisper's ``without_timestamps``) and the full window, the fallback
-    included, with them. Measured on 70 clips (Piper's default voice: 7 clinician questions, and the
-    opening line, four scripted questions and their answers of 7 library scenarios; no hotwords; /tmp
-    script): with timestamps in the short window 6 of 70 went back to the full window, median 340 ms
-    per clip, WER 0.045; without, none did, median 255 ms, WER 0.047 (one word); the full window 758 ms
-    and 0.045. On the voice bench's clips (``bench/voice_rtf.py``, with the scenario's hotwords, clean
-    and bad-line) time and WER were the same either way.
+    In the short window Whisper's timestamp tokens are unreliable at the end of a clip: on about one clip in
+    four of the voice bench (``bench/voice_rtf.py``) and one in ten of Piper's lines over a phone line, the
+    last segment is read right but stamped as ending far past the clip (7.0 s for a 2.7 s "Any shortness
+    of breath, sweating or feeling sick?"; 26.6 s for a 3.7 s question). Until 2026-11-24 every such clip
+    went back to the full window, paying twice. Now the end is clipped to the clip, and the clip goes back
+    only when the decode was also unsure (average log-probability below ``UNSURE_LOGPROB``, -0.45) or a
+    segment *starts* past the clip. The threshold: on 330 clips not used before (Piper's questions and
+    answers of 10 library scenarios through the phone, noisy-phone and bad-line presets), 34 had an end
+    past the clip; the full window read none of those above -0.55 better (17 clips, one worse), and 7 of
+    the 17 below it better (4 worse). -0.45 leaves a margin, and re-decodes the bench's bad-line "up into
+    my jaw" (-0.48), which the short window heard as "job". Measured (/tmp scripts, one thread, idle
+    machine; the bench's 19 clips clean and through ``bad-line``)::
+
+        rule                                          clean: ms/clip  WER    bad-line WER
+        30 s window (before issue 17)                         599     0.062  0.192
+        end past the clip -> 30 s (until 2026-11-24)          358     0.048  0.191
+        end past the clip and unsure -> 30 s (adopted)        189     0.048  0.191
+        no 30 s for an end past the clip                       197     0.053  0.202
+        short window without timestamps                        163     0.067  -
+
+    Decoding without timestamps in the short window is faster still, but read "short of breath" as
+    "Georgia breath" and a drug name worse, above the 30 s window's WER on the bench's clips, so it was
+    refused (it was on main for an hour, in 177147e).
 
 Threads
     Each transcription runs on one CTranslate2 thread by default (``STT_THREADS``; the environment
@@ -364,7 +376,7 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                compute_type: ComputeType = "int8", beam_size: int = 5,
                vocabulary: Sequence[str] | None = None, initial_prompt: str | None = None,
                language: str = "en", window_s: float | None = WINDOW_S,
-               timestamps: bool | None = None) -> Transcript:
+               timestamps: bool = True) -> Transcript:
     """Transcribe one clip (blocking; CPU-bound).
 
     Args:
@@ -380,8 +392,8 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
             length plus 1 s, at most Whisper's 30 s); ``None`` pads every clip to the full 30 s window,
             as faster-whisper does (the behaviour before issue 17: about 3x slower on short clips).
         timestamps: let Whisper predict segment timestamps (faster-whisper's default); ``False`` is
-            faster-whisper's ``without_timestamps=True`` (one segment per window). ``None`` (the default):
-            off in the short window, on in the full window (see "Timestamps" in the module docstring).
+            faster-whisper's ``without_timestamps=True`` (one segment per window: faster, but worse on the voice
+            bench's clips; see "Timestamps" in the module docstring).
 
     Raises:
         AudioInputError, ModelDirError: see the module docstring.
@@ -404,10 +416,9 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
                                   "effects that produced it.")
     hotwords = ", ".join(w.strip() for w in vocabulary if w.strip()) if vocabulary else None
     def decode(window: float | None) -> tuple[list[Segment], str]:
-        stamps = (window is None) if timestamps is None else timestamps
         segments_iter, info = model.transcribe(samples, language=language, beam_size=beam_size,
                                                initial_prompt=initial_prompt or None, hotwords=hotwords or None,
-                                               condition_on_previous_text=False, without_timestamps=not stamps)
+                                               condition_on_previous_text=False, without_timestamps=not timestamps)
         _WINDOW.frames = None if window is None else round(window * _FRAMES_PER_S)
         try:  # the segments are decoded (and the encoder called) while iterating, in this thread
             return [Segment(start=s.start, end=s.end, text=s.text.strip(), avg_logprob=s.avg_logprob,
@@ -418,6 +429,8 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
     segments, detected = decode(window_s)
     if window_s is not None and _doubtful(segments, audio_seconds):
         segments, detected = decode(None)  # the full window, as before
+    elif window_s is not None:  # the short window's last timestamp can run past the clip: the clip ends there
+        segments = [s.model_copy(update={"end": min(s.end, audio_seconds)}) for s in segments]
     seconds = time.perf_counter() - started
     text = " ".join(s.text for s in segments if s.text).strip()
     weights = np.array([max(s.end - s.start, 1e-3) for s in segments])
@@ -436,13 +449,19 @@ def transcribe(audio: AudioInput, *, sample_rate: int | None = None, model_dir: 
 def _doubtful(segments: Sequence[Segment], audio_seconds: float) -> bool:
     """Whether a short-window decode looks like Whisper's failure modes, so the full window is used instead.
 
-    Nothing heard; a segment ending more than 1 s after the clip; a segment repeating an earlier one; a run
-    of two or more words said twice back to back ("no allergies no allergies", Whisper looping inside one
-    segment); or more words than anyone says in that time (3 + 5 per second: Piper's brisk lines reach
-    4.3 words per second, and 2 + 4 per second sent an 8.6 s opening line of 37 words back to 30 s).
+    Nothing heard; a segment starting more than 0.5 s after the clip (text Whisper made up past the audio); a
+    segment repeating an earlier one; a run of two or more words said twice back to back ("no allergies no
+    allergies", Whisper looping inside one segment); or more words than anyone says in that time (3 + 5 per
+    second: Piper's brisk lines reach 4.3 words per second, and 2 + 4 per second sent an 8.6 s opening line of
+    37 words back to 30 s). A segment that starts inside the clip but *ends* past it is doubtful only when the
+    decode is unsure (a segment's average log-probability below ``UNSURE_LOGPROB``): in the short window
+    Whisper often stamps the clip's last words with an end far past it (7.0 s for a 2.7 s clip) while reading
+    them right (see "Timestamps" in the module docstring).
     """
-    if not segments or max(s.end for s in segments) > audio_seconds + 1.0:
+    if not segments or max(s.start for s in segments) > audio_seconds + 0.5:
         return True
+    if max(s.end for s in segments) > audio_seconds + 1.0 and min(s.avg_logprob for s in segments) < UNSURE_LOGPROB:
+        return True  # an end past the clip on an unsure decode (a bad line): the full window reads it better
     texts = [" ".join(normalize_words(s.text)) for s in segments]
     if len({t for t in texts if t}) < len([t for t in texts if t]):
         return True
@@ -450,6 +469,9 @@ def _doubtful(segments: Sequence[Segment], audio_seconds: float) -> bool:
         return True
     return sum(len(t.split()) for t in texts) > 3 + 5 * audio_seconds
 
+
+UNSURE_LOGPROB = -0.45
+"""Below this average log-probability, a short-window segment that ends past its clip is decoded again at 30 s."""
 
 _LOOP = re.compile(r"\b(\S+(?: \S+)+) \1\b")
 """Two or more words said twice in a row, in normalised text."""
@@ -459,7 +481,7 @@ async def transcribe_async(audio: AudioInput, *, sample_rate: int | None = None,
                            model_dir: str | Path | None = None, compute_type: ComputeType = "int8",
                            beam_size: int = 5, vocabulary: Sequence[str] | None = None,
                            initial_prompt: str | None = None, language: str = "en",
-                           window_s: float | None = WINDOW_S, timestamps: bool | None = None) -> Transcript:
+                           window_s: float | None = WINDOW_S, timestamps: bool = True) -> Transcript:
     """:func:`transcribe` run in the loop's default thread executor, so the event loop stays free."""
     loop = asyncio.get_running_loop()
     call = functools.partial(transcribe, audio, sample_rate=sample_rate, model_dir=model_dir,

@@ -252,8 +252,10 @@ def test_short_clips_use_a_short_encoder_window(monkeypatch: pytest.MonkeyPatch)
     assert word_error_rate(JFK_TEXT, jfk.text) <= 0.25, jfk.text
     samples = load_audio(JFK)
     transcribe(np.concatenate([samples, samples, samples]), sample_rate=SAMPLE_RATE)  # 33 s: 30 s window, then 3 s
-    # (the same sentence three times reads as Whisper repeating itself, so it is decoded again at 30 s)
-    assert seen[3:5] == [3000, 1000] and set(seen[5:]) <= {3000}
+    # the remainder after the first 30 s gets a short window (where the first window stops depends on Whisper's
+    # timestamps, and its temperature fallback on this repeated sentence samples); the same sentence three times
+    # reads as Whisper repeating itself, so it is decoded again at 30 s
+    assert seen[3] == 3000 and 1000 <= seen[4] < 3000 and set(seen[5:]) <= {3000}, seen
     with pytest.raises(ValueError, match="window_s"):
         transcribe(ONE_TWO_THREE, window_s=0.5)
 
@@ -280,15 +282,19 @@ def test_window_setting_stays_with_its_thread(monkeypatch: pytest.MonkeyPatch) -
 def test_doubtful_short_window_decodes_go_back_to_the_full_window() -> None:
     from audio.stt import Segment, _doubtful
 
-    def seg(start: float, end: float, text: str) -> Segment:
-        return Segment(start=start, end=end, text=text, avg_logprob=-0.3, no_speech_prob=0.01)
+    def seg(start: float, end: float, text: str, logprob: float = -0.3) -> Segment:
+        return Segment(start=start, end=end, text=text, avg_logprob=logprob, no_speech_prob=0.01)
 
     # what the 10 s window made of a 1.1 s "No allergies." in the voice run: the line four times
     repeated = [seg(0.0, 0.5, "no allergies."), seg(0.5, 0.8, "No allergies."), seg(0.8, 1.0, "No allergies."),
                 seg(1.0, 1.06, "No allergies.")]
     assert _doubtful(repeated, 1.06)
     assert _doubtful([seg(0.0, 1.06, "no allergies. No allergies. No allergies. No allergies.")], 1.06)  # 8 words
-    assert _doubtful([seg(0.0, 20.0, "no allergies.")], 1.06)  # timestamps far past the clip
+    assert _doubtful([seg(0.0, 1.0, "No allergies."), seg(2.0, 4.0, "Thank you.")], 1.06)  # starts past the clip
+    # read right but stamped as ending far past the clip (the short window's last timestamp): kept, not redone
+    assert not _doubtful([seg(0.0, 20.0, "no allergies.")], 1.06)
+    assert _doubtful([seg(0.0, 7.0, "it goes into my left arm and up into my job", -0.48)], 2.6)  # and unsure: redo
+    assert not _doubtful([seg(0.0, 2.6, "it goes into my left arm and up into my job", -0.48)], 2.6)  # ends inside
     assert _doubtful([], 2.5)  # nothing heard
     assert not _doubtful([seg(0.0, 1.0, "No allergies.")], 1.06)
     assert not _doubtful([seg(0.0, 2.4, "It goes into my left arm and up into my jaw.")], 2.33)
@@ -345,17 +351,16 @@ def test_a_voice_run_with_a_bad_thread_setting_stops_before_writing_anything(
 @slow
 def test_a_short_clip_is_decoded_once_even_where_its_timestamps_would_run_past_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Piper's line, read right in the short window, but with timestamps the last segment 'ends' at 7.0 s of a
-    2.7 s clip, which sent it back to the full window (two decodes). Without timestamps there: one decode."""
+    """Piper's line, read right in the short window, but its last segment stamped as ending at 7.0 s of a 2.7 s
+    clip: that sent it back to the full window (two decodes, 1000 then 3000 frames). Now one decode, the text
+    as the full window reads it, and the end clipped to the clip."""
     from audio.tts import PiperTTS
 
     line = "Any shortness of breath, sweating or feeling sick?"
     speech = PiperTTS(cache_dir=None).synthesize(line)
     seen = _encoder_frames(monkeypatch)
-    stamped = transcribe(speech.samples, sample_rate=speech.sample_rate, timestamps=True)
-    assert seen == [1000, 3000], seen  # the case this guards against: short window, then the full one
-    seen.clear()
-    default = transcribe(speech.samples, sample_rate=speech.sample_rate)
+    short = transcribe(speech.samples, sample_rate=speech.sample_rate)
     assert seen == [1000], seen
-    assert word_error_rate(line, default.text) <= word_error_rate(line, stamped.text) + 0.1, default.text
-    assert default.segments and default.segments[-1].end <= speech.seconds + 1.0
+    full = transcribe(speech.samples, sample_rate=speech.sample_rate, window_s=None)
+    assert normalize_words(short.text) == normalize_words(full.text) and word_error_rate(line, short.text) == 0.0
+    assert short.segments and max(s.end for s in short.segments) <= short.audio_seconds <= speech.seconds + 0.01
