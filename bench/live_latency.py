@@ -9,15 +9,19 @@ replies ten times, then the agent gives its assessment. Printed per configuratio
 * the same-run baseline ratio: the call is made twice, with speculative transcription (the default)
   and without it; ``ratio`` is plain / speculative for each figure.
 
-Goals on 2 cores: p50 <= 0.800 s and p95 <= 1.500 s for the default configuration (issue 17 asks for
-p50 <= 0.70 s and p95 <= 1.2 s). The Piper cache is off so that every patient line is synthesised during the call.
+Goals on 2 cores (issue 17): p50 <= 0.70 s and p95 <= 1.2 s for the default configuration (they were 0.8 s
+and 1.5 s before). The Piper cache is off so that every patient line is synthesised during the call.
 
-Figures (2026-11-24, this 2-core machine, otherwise idle): speculative p50 1.010 s, p95 1.602 s; plain 1.187 s
-and 1.730 s. With ``ENCSIM_STT_THREADS=4`` the speculative call was slower (1.669 / 2.654 s), and so it was
-with the full 30 s window (1.719 / 2.204 s). Neither goal is met: the patient's own STT and the agent side's
-Whisper and Piper share the two cores during the call.
-
-    .venv/bin/python bench/live_latency.py [--scenario acs_chest_pain] [--turns 10] [--only speculative]
+Figures (2026-11-24 22:35, this 2-core machine, idle, ``.venv/bin/python bench/live_latency.py``, at 4f67dac):
+speculative p50 0.478 s, p95 0.769 s (stages p50: VAD stop 0.300, STT 0.000 after it, first TTS frame 0.143);
+plain p50 0.645 s, p95 0.992 s (STT 0.185 after the VAD stop). Both of issue 17's goals are met. The STT
+that makes it: the short window without a second decode for a segment stamped past its clip, on one thread
+(``audio.stt``), so the speculative transcription started at the first pause is done by the VAD's stop.
+Earlier the same day, with other work on the machine (load average 2.5-3): p50 0.93 s, p95 1.73 s, and 1.01 /
+1.60 s on an idle machine before the STT changes of that evening. One run of three that evening ended at once
+("WebsocketClientInputTransport object has no attribute '_audio_in_queue'": pipecat's websocket client
+connects during setup, so audio that arrives before its StartFrame has no queue yet); the call ended in a
+hangup with no replies and the bench stopped with a traceback.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from sim.live import make_respond, scenario_vocabulary  # noqa: E402
 from sim.patient import PatientSimulator  # noqa: E402
 from sim.records import percentile  # noqa: E402
 
-GOAL_P50, GOAL_P95 = 0.800, 1.500
+GOAL_P50, GOAL_P95 = 0.700, 1.200  # issue 17
 
 
 class OneQuestionAgent:
@@ -129,6 +133,9 @@ def main() -> int:
         m = r["metrics"]
         print(f"\n[{config}] {args.scenario}: {r['replies']} patient replies, call {r['seconds']:.1f} s, ended "
               f"{r['termination']}, {r['facts']} facts revealed")
+        if m.get("patient_latency_p50_s") is None:  # no reply: the call failed before it started
+            print(f"  the call failed ({r['termination']}): no latency to measure; run the bench again")
+            return 1
         print(f"  patient voice-to-voice latency  p50 {m['patient_latency_p50_s']:.3f} s   "
               f"p95 {m['patient_latency_p95_s']:.3f} s")
         for q in (50, 95):

@@ -43,12 +43,14 @@ Goals (from the issue): TTS RTF <= 0.1; STT RTF <= 0.25 on short clips; voice ov
 <= 1.5 s cold and <= 0.8 s warm; peak RSS <= 1.5 GB. Issue 17 sets warm voice overhead per turn <= 0.25 s
 with the WER unchanged.
 
-Figures (2026-11-24, this 2-core machine, otherwise idle, ``.venv/bin/python bench/voice_rtf.py``): warm voice
-overhead 0.436 s per message (STT 435 ms per 2.93 s clip), STT RTF 0.149, WER 0.053, with the short encoder
-window (``audio.stt.WINDOW_S``) and one CTranslate2 thread per model (``audio.stt.STT_THREADS``). Issue 17's
-0.25 s is not met: the encoder and the decoder take about 0.2 s each per 3 s clip on one thread, and two
-threads or CTranslate2's default of four are slower on two cores (a 2.7 s clip: 0.22 s with one thread,
-0.31 s with two, 0.33 s with four; the 11 s JFK clip: 0.43, 0.69 and 0.71 s).
+Figures (2026-11-24 22:30, this 2-core machine, idle, ``.venv/bin/python bench/voice_rtf.py
+--no-concurrency-check``): warm voice overhead **0.194 s** per message (STT 193 ms per 2.93 s clip), WER 0.048;
+with ``--preset bad-line`` 0.247 s and WER 0.181. Main at 90de086 (before that change), measured in the same
+hour: 0.323 s and 0.048 (bad-line 0.269 s, 0.181). Issue 17's goal (<= 0.25 s warm, the WER unchanged) is met. The whole
+window of 30 s (``window_s=None``, before issue 17) takes 599 ms per clip with WER 0.062 on these clips.
+What changed (``audio.stt``): the short encoder window, one CTranslate2 thread per model (two threads or
+CTranslate2's default of four are slower on two cores: a 2.7 s clip 0.22 s with one thread, 0.31 s with
+two, 0.33 s with four), and no second decode for a segment stamped past its clip unless the decode was unsure.
 
 How to run
 ----------
