@@ -42,26 +42,15 @@ from sim.records import (
 from sim.runner import check_plan_size, run_batch
 from sim.store import RunStore
 from sim.understanding import Understanding
+from tests.scorers.test_triage_accuracy import REPLAY as TRIAGE_REPLAY
 
 ROOT = Path(__file__).parents[2]
 TWO = "acs_chest_pain,viral_uri"
 THREE_PERSONAS = "default,minimiser,poor-recall"
 
-REPLAY = """\
-id: replay_headache_sweep
-title: A fixed conversation the agent answers once
-suite: ddx
-canary: encsim-canary-12345678-replay-headache-sweep
-patient_profile: {age: 40, sex: female}
-chief_complaint: headache
-opening_line: "unused for replay items"
-fallback_lines: ["-"]
-replay:
-  - {role: patient, content: "I have had a throbbing headache with flashing lights since this morning."}
-expected:
-  escalation: urgent
-  diagnoses: [{name: Migraine with aura, synonyms: [migraine]}]
-"""
+# the replay item of the triage-accuracy tests, under its own id
+REPLAY = TRIAGE_REPLAY.replace("replay-headache", "replay-headache-sweep").replace("id: replay_headache",
+                                                                                  "id: replay_headache_sweep")
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
