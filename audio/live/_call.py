@@ -107,6 +107,24 @@ def _worker(pipeline: Pipeline) -> PipelineWorker:
 _WARMED: set[tuple[str, int]] = set()
 
 
+def _drop_audio_before_start(input_transport: Any) -> None:  # noqa: ANN401 - pipecat's input transport
+    """Drop audio that arrives before the pipeline has started, instead of failing the call.
+
+    pipecat's websocket client connects while the pipeline is set up, before its StartFrame, so audio the far
+    end sends at once reaches ``push_audio_frame`` before the input transport has made its queue, and the call
+    ended with "'WebsocketClientInputTransport' object has no attribute '_audio_in_queue'" (one live-latency
+    bench run of three on 2026-11-24). Nothing is heard before the call starts anyway.
+    """
+    push = input_transport.push_audio_frame
+
+    async def push_when_started(frame: Any) -> None:  # noqa: ANN401 - a pipecat frame
+        if getattr(input_transport, "_audio_in_queue", None) is None:
+            return
+        await push(frame)
+
+    input_transport.push_audio_frame = push_when_started
+
+
 def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
     """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one.
 
@@ -308,6 +326,7 @@ async def run_patient_call(
     if connect is not None:
         transport: Any = WebsocketClientTransport(
             connect, WebsocketClientParams(**_transport_params(_WireSerializer())))
+        _drop_audio_before_start(transport.input())
 
         @transport.event_handler("on_connected")
         async def _on_connected(_t: Any, _ws: Any) -> None:

@@ -1063,3 +1063,23 @@ async def test_a_live_patient_records_what_its_persona_held_back(by_id: dict[str
     await brain.decide_and_say("Has a doctor ever said you have diabetes or high blood pressure?")
     last = [t for t in brain.log.turns if t.speaker == "patient"][-1]
     assert last.revealed == ["risk_factors"] and last.answer_kind == "facts" and last.persona_held == []
+
+
+async def test_audio_that_reaches_the_calling_side_before_its_pipeline_starts_is_dropped() -> None:
+    """pipecat's websocket client connects during setup, so the far end's first audio can arrive before the input
+    transport has its queue: that ended the call at once (AttributeError). It is dropped instead."""
+    from pipecat.frames.frames import InputAudioRawFrame
+    from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
+
+    from audio.live._call import _drop_audio_before_start
+
+    frame = InputAudioRawFrame(audio=b"\0\0" * 320, sample_rate=16000, num_channels=1)
+    bare = WebsocketClientTransport("ws://127.0.0.1:9", WebsocketClientParams(audio_in_enabled=True)).input()
+    with pytest.raises(AttributeError, match="_audio_in_queue"):
+        await bare.push_audio_frame(frame)  # what happened without the guard
+    guarded = WebsocketClientTransport("ws://127.0.0.1:9", WebsocketClientParams(audio_in_enabled=True)).input()
+    _drop_audio_before_start(guarded)
+    await guarded.push_audio_frame(frame)  # dropped, no error
+    guarded._audio_in_queue = asyncio.Queue()  # once started, audio goes through as before
+    await guarded.push_audio_frame(frame)
+    assert guarded._audio_in_queue.qsize() == 1
