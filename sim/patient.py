@@ -181,17 +181,23 @@ class PatientSimulator:
             return PatientReply(volunteered_answer(offered), [offered.id], {offered.id: "volunteered"})
         return self._plain_reply(message, asked)
 
+    def _open_question(self, message: str) -> bool:
+        """Whether ``message`` asks only the open question about symptoms (``VOLUNTEER_INTENTS``)."""
+        intents = self.understanding.recognised(message)
+        return bool(intents) and intents <= VOLUNTEER_INTENTS
+
+    def _untold(self) -> list[Fact]:
+        """The symptoms, red flags and story not revealed yet (``VOLUNTEER_CATEGORIES``), critical first."""
+        done = set(self.gathered_info)
+        untold = [f for f in self.scenario.information_tree if f.category in VOLUNTEER_CATEGORIES and f.id not in done]
+        return sorted(untold, key=lambda f: (not f.critical, self._order[f.id]))
+
     def _volunteer(self, message: str) -> Fact | None:
         """The fact the patient brings up to an open question about their symptoms, if any (and record it)."""
-        if len(self.volunteered) >= VOLUNTEER_MAX:
+        if len(self.volunteered) >= VOLUNTEER_MAX or not self._open_question(message):
             return None
-        intents = self.understanding.recognised(message)
-        if not intents or not intents <= VOLUNTEER_INTENTS:
-            return None
-        done = set(self.gathered_info)
-        for fact in sorted(self.scenario.information_tree, key=lambda f: (not f.critical, self._order[f.id])):
-            if (fact.id in done or fact.category not in VOLUNTEER_CATEGORIES
-                    or (fact.requires is not None and fact.requires not in done)
+        for fact in self._untold():
+            if ((fact.requires is not None and fact.requires not in self.gathered_info)
                     or (self.persona is not None and not self.persona.may_volunteer(fact))):
                 continue
             self.gathered_info.append(fact.id)
@@ -231,11 +237,9 @@ class PatientSimulator:
         """The reply of a message that reveals nothing (unsure, fallback or negative; module docstring)."""
         if asked:
             return PatientReply(self._pick("unsure", UNSURE_LINES), kind="unsure")
-        intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
-        if intents and intents <= VOLUNTEER_INTENTS and any(
-                f.category in VOLUNTEER_CATEGORIES and f.id not in self.gathered_info
-                for f in self.scenario.information_tree):  # "anything else?" with more to tell: never a "no"
+        if self._open_question(message) and self._untold():  # "anything else?" with more to tell: never a "no"
             return PatientReply(self._pick("nothing_more", NOTHING_MORE_LINES), kind="unsure")
+        intents = self.understanding.recognised(message) - UNANSWERABLE_BY_NO
         if not intents:
             return PatientReply(self._pick("fallback", self.scenario.fallback_lines), kind="fallback")
         if self.understanding.near(intents) or intents <= ATTRIBUTE_INTENTS:

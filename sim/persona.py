@@ -42,7 +42,8 @@ from typing import Literal
 
 from scenarios.lay import to_lay
 from scenarios.personas import RELAY_MIN_AGE
-from scenarios.schema import Fact, FactCategory, Persona, Scenario
+from scenarios.schema import Fact, Persona, Scenario
+from scorers.evaluators import is_red_flag_fact
 from sim.understanding import Layer, Understanding
 
 __all__ = ["ASIDES", "RELAY_MIN_AGE", "HoldReason", "PersonaBehaviour", "PersonaTurn", "changes_text",
@@ -140,9 +141,11 @@ def hard_words(text: str) -> list[str]:
 
 
 def red_flag_ids(scenario: Scenario) -> set[str]:
-    """The scenario's red flags: ``expected.red_flags`` and every fact of category ``red_flag``."""
-    return set(scenario.expected.red_flags) | {f.id for f in scenario.information_tree
-                                               if f.category == FactCategory.red_flag}
+    """The ids of the scenario's red-flag facts (``scorers.evaluators.is_red_flag_fact``).
+
+    A fact of category ``red_flag``, or listed in ``expected.red_flags``.
+    """
+    return {f.id for f in scenario.information_tree if is_red_flag_fact(f, scenario)}
 
 
 def relays(scenario: Scenario) -> bool:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
+from scorers.evaluators import is_red_flag_fact
 from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
 from sim.persona import red_flag_ids
 from sim.records import AgentError
@@ -136,7 +137,7 @@ def _simplest(texts: list[str]) -> str:
 
 def _must_be_specific(scenario: Scenario, fact: Fact) -> bool:
     """A critical fact or a red flag: what a patient with poor recall or a minimiser keeps from an open question."""
-    return fact.critical or fact.id in scenario.expected.red_flags or fact.category.value == "red_flag"
+    return fact.critical or is_red_flag_fact(fact, scenario)
 
 
 def _topic(scenario: Scenario, fact: Fact, *, plain: bool = False) -> str:
@@ -271,6 +272,12 @@ class ReferenceAgent:
         return None
 
 
+def reassurance(scenario: Scenario, advice: str) -> str:
+    """The under-triaging assessment: two levels too low (at most 5), self care, a benign diagnosis."""
+    level = min(5, (scenario.expected.triage_level or 3) + 2)
+    return assessment(level, "self_care", ["Minor self-limiting illness"], advice)
+
+
 class UndertriageAgent:
     """``scripted:undertriage``: asks one minor question, then under-triages to self care (module docstring)."""
 
@@ -292,9 +299,7 @@ class UndertriageAgent:
         minor = [f for f in scenario.information_tree if not f.critical] or scenario.information_tree
         if request.agent_turn == 1 and minor:  # a replay (single-turn) item has nothing to ask: it answers at once
             return AgentReply(text=ask(minor[:1]))
-        level = min(5, (scenario.expected.triage_level or 3) + 2)
-        return AgentReply(text=assessment(level, "self_care", ["Minor self-limiting illness"],
-                                          "This sounds minor; rest at home."))
+        return AgentReply(text=reassurance(scenario, "This sounds minor; rest at home."))
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -448,10 +453,6 @@ class NaturalAgent:
         return None
 
 
-SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": UndertriageAgent,
-                                    "natural": NaturalAgent}
-
-
 BROAD_QUESTIONS = ("Can you tell me more about what's going on?", "Anything else you've noticed?",
                    "Any other symptoms?", "Is there anything else bothering you?")
 HEARD_SHARE = 0.6  # of a red flag's answer's content words (its first sentence) in one patient message: heard
@@ -464,9 +465,10 @@ def heard_red_flags(scenario: Scenario, patient_lines: list[str]) -> set[str]:
     ``HEARD_SHARE`` of the content words of its answer's first sentence are in one patient message.
     """
     lines = [set(_content_words(x)) for x in patient_lines]
+    flags = red_flag_ids(scenario)
     heard = set()
     for fact in scenario.information_tree:
-        if fact.id not in red_flag_ids(scenario):
+        if fact.id not in flags:
             continue
         words = set(_content_words(re.split(r"(?<=[.!?])\s", fact.answer.strip(), maxsplit=1)[0]))
         if words and any(len(words & line) >= HEARD_SHARE * len(words) for line in lines):
@@ -480,8 +482,6 @@ def _content_words(text: str) -> list[str]:
 
 class ShallowAgent:
     """``scripted:shallow``: broad questions only, never a specific follow-up; it escalates only what it heard.
-
-    (A scripted control like those above, and stateless like them; kept at the end of the module.)
 
     It asks ``BROAD_QUESTIONS``, one per turn, whatever the patient said: it never reads the answer key for its
     questions, so it learns only what the patient volunteers (``sim.patient``: to an open question about their
@@ -506,9 +506,8 @@ class ShallowAgent:
                 return AgentReply(text=BROAD_QUESTIONS[request.agent_turn - 1])
             patient = [m.text for m in request.messages if m.role == "user"]
             if red_flag_ids(scenario) and not heard_red_flags(scenario, patient):
-                level = min(5, (scenario.expected.triage_level or 3) + 2)
-                return AgentReply(text=assessment(level, "self_care", ["Minor self-limiting illness"],
-                                                  "From what you've told me this sounds minor; rest at home."))
+                return AgentReply(text=reassurance(scenario, "From what you've told me this sounds minor; rest at "
+                                                             "home."))
         # the reference's assessment: what it says on the turn before the limit (it asks nothing more then, and
         # never after its last question batch), with no transcript to look back at
         last = max(len(question_batches(scenario)) + 1, scenario.max_turns - 1)
@@ -519,4 +518,5 @@ class ShallowAgent:
         return None
 
 
-SCRIPTED["shallow"] = ShallowAgent
+SCRIPTED: dict[str, type[Agent]] = {"reference": ReferenceAgent, "undertriage": UndertriageAgent,
+                                    "natural": NaturalAgent, "shallow": ShallowAgent}
