@@ -83,6 +83,7 @@ import argparse
 import asyncio
 import math
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -101,9 +102,11 @@ from scenarios import LoadedScenario, resolve  # noqa: E402
 from sim.agents.chat import ChatCompletionsAgent  # noqa: E402
 from sim.channel import TextChannel  # noqa: E402
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE  # noqa: E402
+from sim.process_executor import ProcessEncounters  # noqa: E402
 from sim.records import RunMeta, ScenarioRef  # noqa: E402
 from sim.runner import run_batch, summarise  # noqa: E402
 from sim.store import RunStore  # noqa: E402
+from sim.worker_spec import WorkerSpec  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
 
 GOAL_RATIO = 1.10  # to the schedule-aware ideal, at GOAL_CONCURRENCY
@@ -251,18 +254,31 @@ async def raw_schedule(url: str, encounters: int, turns: int, concurrency: int) 
             await c.aclose()
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) that process ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def run_level(server: ServerProcess, root: Path, scenarios: list[LoadedScenario], k: int, turns: int,
-                    concurrency: int, turn_limit: int | None, run: int = 1) -> dict[str, Any]:
-    """One concurrency level through the real harness; returns its timings and checks."""
-    meta = make_meta(f"bench-c{concurrency}-{run}", scenarios, k, server.base_url, turn_limit)
+                    concurrency: int, turn_limit: int | None, run: int = 1,
+                    workers: ProcessEncounters | None = None) -> dict[str, Any]:
+    """One concurrency level through the real harness (in this process, or on ``workers``); timings and checks.
+
+    ``cpu`` is the CPU time of this process and of the worker processes, if any.
+    """
+    meta = make_meta(f"bench-c{concurrency}-p{len(workers.pids) if workers else 0}-{run}", scenarios, k,
+                     server.base_url, turn_limit)
     store = RunStore.create(root / meta.run_id, meta)
     agent = ChatCompletionsAgent(model=meta.model, base_url=server.base_url)
     before = server.requests_seen()
+    pids = workers.pids if workers else []
     try:
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, w0 = time.perf_counter(), time.process_time(), sum(process_cpu(p) for p in pids)
         summary = await run_batch(store, scenarios, agent, TextChannel(), meta, concurrency=concurrency,
-                                  progress=None)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                                  progress=None, remote=workers)
+        wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0 + sum(process_cpu(p) for p in pids) - w0
     finally:
         await agent.aclose()
     requests = server.requests_seen() - before
@@ -291,6 +307,7 @@ async def main_async(args: argparse.Namespace) -> int:
     # The scenario's own limit (8..15 agent turns) is kept unless T needs more.
     turn_limit = None if t <= min(s.scenario.max_turns for s in scenarios) else t
     levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    processes = [int(p) for p in args.processes.split(",") if p.strip()]
 
     server = ServerProcess(lat, t)
     url = f"{server.base_url}/chat/completions"
@@ -304,38 +321,57 @@ async def main_async(args: argparse.Namespace) -> int:
 
         with tempfile.TemporaryDirectory(prefix="encsim-bench-", dir=args.tmp_dir) as tmp:
             root = Path(tmp)
-            # Warm-up, not timed: the first encounters of a process load the intent lexicon, compile its cues and
-            # the evaluators' per-scenario patterns (one-time costs of a process, not of a turn).
-            t0 = time.perf_counter()
-            warm = await run_level(server, root, scenarios, 1, t, 1, turn_limit, 0)
-            print(f"  warm-up (not timed in the tables): {warm['completed']} encounters in "
-                  f"{time.perf_counter() - t0:.3f} s", file=sys.stderr, flush=True)
-            for c, run in ((c, run) for c in levels for run in range(1, args.repeat + 1)):
-                if args.profile and c == max(levels) and run == 1:
-                    import cProfile
-                    prof = cProfile.Profile()
-                    prof.enable()
-                    res = await run_level(server, root, scenarios, k, t, c, turn_limit, run)
-                    prof.disable()
-                    prof.dump_stats(args.profile)
-                else:
-                    res = await run_level(server, root, scenarios, k, t, c, turn_limit, run)
-                res["raw"], res["raw_cpu"] = (None, None) if args.skip_raw else await raw_schedule(url, n, t, c)
-                print(f"  concurrency {c} run {run}: harness {res['wall']:.3f} s (CPU {res['cpu']:.3f} s), bare httpx "
-                      + ("-" if res["raw"] is None else f"{res['raw']:.3f} s (CPU {res['raw_cpu']:.3f} s)"),
-                      file=sys.stderr, flush=True)
-                res["c"], res["run"] = c, run
-                rows.append(res)
-                expected = n * t
-                if res["requests"] != expected:
-                    problems.append(f"concurrency {c} run {run}: server saw {res['requests']} requests, expected "
-                                    f"{n} encounters x {t} turns = {expected}")
-                if res["completed"] != n or res["errors"] or res["records"] != n or res["bad_lines"]:
-                    problems.append(f"concurrency {c} run {run}: {res['completed']} scored, {res['errors']} errors, "
-                                    f"{res['records']} records, {res['bad_lines']} malformed lines (expected {n} ok)")
-                if res["wrong"]:
-                    problems.append(f"concurrency {c} run {run}: {len(res['wrong'])} encounters did not end by "
-                                    f"assessment at turn {t}, e.g. {res['wrong'][0]}")
+            pools: dict[int, ProcessEncounters | None] = {0: None}
+            try:
+                for procs in processes:
+                    if procs:
+                        t0 = time.perf_counter()
+                        pools[procs] = await ProcessEncounters(WorkerSpec(model="bench-fake", base_url=server.base_url),
+                                                               processes=procs).start()
+                        print(f"  {procs} worker processes started in {time.perf_counter() - t0:.2f} s (not timed)",
+                              file=sys.stderr, flush=True)
+                    # Warm-up, not timed: the first encounters of a process load the intent lexicon, compile its
+                    # cues and the evaluators' per-scenario patterns (one-time costs of a process, not of a turn).
+                    t0 = time.perf_counter()
+                    warm = await run_level(server, root, scenarios, max(1, procs), t, max(1, procs), turn_limit, 0,
+                                           pools[procs])
+                    print(f"  warm-up with --processes {procs} (not timed in the tables): {warm['completed']} "
+                          f"encounters in {time.perf_counter() - t0:.3f} s", file=sys.stderr, flush=True)
+                for c, run in ((c, run) for c in levels for run in range(1, args.repeat + 1)):
+                    bare = (None, None) if args.skip_raw else await raw_schedule(url, n, t, c)
+                    for procs in processes:
+                        if args.profile and c == max(levels) and run == 1 and procs == processes[0]:
+                            import cProfile
+                            prof = cProfile.Profile()
+                            prof.enable()
+                            res = await run_level(server, root, scenarios, k, t, c, turn_limit, run, pools[procs])
+                            prof.disable()
+                            prof.dump_stats(args.profile)
+                        else:
+                            res = await run_level(server, root, scenarios, k, t, c, turn_limit, run, pools[procs])
+                        res["raw"], res["raw_cpu"] = bare
+                        print(f"  concurrency {c} --processes {procs} run {run}: harness {res['wall']:.3f} s (CPU "
+                              f"{res['cpu']:.3f} s), bare httpx "
+                              + ("-" if res["raw"] is None else f"{res['raw']:.3f} s (CPU {res['raw_cpu']:.3f} s)"),
+                              file=sys.stderr, flush=True)
+                        res["c"], res["p"], res["run"] = c, procs, run
+                        rows.append(res)
+                        expected = n * t
+                        what = f"concurrency {c} --processes {procs} run {run}"
+                        if res["requests"] != expected:
+                            problems.append(f"{what}: server saw {res['requests']} requests, expected "
+                                            f"{n} encounters x {t} turns = {expected}")
+                        if res["completed"] != n or res["errors"] or res["records"] != n or res["bad_lines"]:
+                            problems.append(f"{what}: {res['completed']} scored, {res['errors']} errors, "
+                                            f"{res['records']} records, {res['bad_lines']} malformed lines (expected "
+                                            f"{n} ok)")
+                        if res["wrong"]:
+                            problems.append(f"{what}: {len(res['wrong'])} encounters did not end by assessment at "
+                                            f"turn {t}, e.g. {res['wrong'][0]}")
+            finally:
+                for pool in pools.values():
+                    if pool is not None:
+                        await pool.aclose()
     finally:
         server.stop()
 
@@ -345,8 +381,8 @@ async def main_async(args: argparse.Namespace) -> int:
           f"{base_mean * 1000:.2f} ms, median {base_p50 * 1000:.2f} ms, max {base_max * 1000:.2f} ms "
           f"=> loopback HTTP + server cost beyond the latency: {(base_mean - lat) * 1000:.2f} ms per call")
     print()
-    hdr = (f"{'concurrency':>11} {'run':>3} {'encounters':>10} {'turns':>5} {'wall s':>8} {'ideal s':>8} {'ratio':>6} "
-           f"{'ovh ms/turn':>11} {'requests':>8}")
+    hdr = (f"{'concurrency':>11} {'proc':>4} {'run':>3} {'encounters':>10} {'turns':>5} {'wall s':>8} {'ideal s':>8} "
+           f"{'ratio':>6} {'ovh ms/turn':>11} {'requests':>8}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -354,13 +390,14 @@ async def main_async(args: argparse.Namespace) -> int:
         ideal = n * t * lat / c
         ovh = (r["wall"] - ideal) * c / (n * t) * 1000
         req = f"{r['requests']}" + ("" if r["requests"] == n * t else " !!")
-        print(f"{c:>11} {r['run']:>3} {n:>10} {t:>5} {r['wall']:>8.3f} {ideal:>8.3f} {r['wall'] / ideal:>6.3f} "
-              f"{ovh:>11.2f} {req:>8}")
+        print(f"{c:>11} {r['p']:>4} {r['run']:>3} {n:>10} {t:>5} {r['wall']:>8.3f} {ideal:>8.3f} "
+              f"{r['wall'] / ideal:>6.3f} {ovh:>11.2f} {req:>8}")
     print()
     print("schedule-aware view (ideal = ceil(encounters / concurrency) x turns x latency; raw = the same "
           "schedule with bare httpx, no harness):")
-    hdr2 = (f"{'concurrency':>11} {'run':>3} {'sched ideal s':>13} {'ratio':>6} {'ovh ms/turn':>11} {'raw wall s':>10} "
-            f"{'raw ratio':>9} {'harness-raw ms/turn':>19} {'summary s':>9} {'CPU ms/turn':>11} {'raw CPU':>7}")
+    hdr2 = (f"{'concurrency':>11} {'proc':>4} {'run':>3} {'sched ideal s':>13} {'ratio':>6} {'ovh ms/turn':>11} "
+            f"{'raw wall s':>10} {'raw ratio':>9} {'harness-raw ms/turn':>19} {'summary s':>9} {'CPU ms/turn':>11} "
+            f"{'raw CPU':>7}")
     print(hdr2)
     print("-" * len(hdr2))
     for r in rows:
@@ -374,17 +411,18 @@ async def main_async(args: argparse.Namespace) -> int:
             raw, rratio = f"{r['raw']:.3f}", f"{r['raw'] / sideal:.3f}"
             diff = f"{(r['wall'] - r['raw']) / steps * 1000:.2f}"
             rcpu = f"{r['raw_cpu'] / (n * t) * 1000:.2f}"
-        print(f"{c:>11} {r['run']:>3} {sideal:>13.3f} {r['wall'] / sideal:>6.3f} {ovh:>11.2f} {raw:>10} {rratio:>9} "
-              f"{diff:>19} {r['summarise_s']:>9.3f} {r['cpu'] / (n * t) * 1000:>11.2f} {rcpu:>7}")
+        print(f"{c:>11} {r['p']:>4} {r['run']:>3} {sideal:>13.3f} {r['wall'] / sideal:>6.3f} {ovh:>11.2f} {raw:>10} "
+              f"{rratio:>9} {diff:>19} {r['summarise_s']:>9.3f} {r['cpu'] / (n * t) * 1000:>11.2f} {rcpu:>7}")
     print("(summary s: one summarise() of the finished run, which run_batch also does inside its wall time; "
-          "CPU ms/turn: this process's CPU time (all threads) per agent turn, harness and bare httpx)")
+          "CPU ms/turn: CPU time per agent turn of this process (all threads) and of the worker processes (proc: "
+          "--processes, 0 = encounters in this process), harness and bare httpx)")
     print()
-    for c in levels:  # the goals, on the median of the repeats of each level
-        mine = [r for r in rows if r["c"] == c]
+    for c, procs in ((c, p) for c in levels for p in processes):  # the goals, on the median of the repeats
+        mine = [r for r in rows if r["c"] == c and r["p"] == procs]
         steps = math.ceil(n / c) * t
         of = f" (median of {len(mine)} runs)" if len(mine) > 1 else ""
         ratio = statistics.median(r["wall"] for r in mine) / (steps * lat)
-        line = f"concurrency {c}{of}: ratio to the schedule-aware ideal {ratio:.3f}"
+        line = f"concurrency {c} --processes {procs}{of}: ratio to the schedule-aware ideal {ratio:.3f}"
         if c == GOAL_CONCURRENCY:
             line += f" (goal <= {GOAL_RATIO:.2f}: {'met' if ratio <= GOAL_RATIO else 'NOT met'})"
         if all(r["raw"] is not None for r in mine):
@@ -413,6 +451,9 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=6, help="agent turns per encounter (default 6)")
     ap.add_argument("--latency", type=float, default=0.05, help="server latency in seconds (default 0.05)")
     ap.add_argument("--concurrency", default="1,8,32", help="comma-separated levels (default 1,8,32)")
+    ap.add_argument("--processes", default="0,2",
+                    help="comma-separated --processes values to measure (0 = encounters in this process, N = N "
+                         "worker processes; default 0,2)")
     ap.add_argument("--scenarios", default="acs_chest_pain",
                     help="scenario ids / suites, comma-separated; encounters are split evenly (default acs_chest_pain)")
     ap.add_argument("--baseline", type=int, default=200, help="sequential raw httpx POSTs for the baseline")

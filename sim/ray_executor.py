@@ -49,7 +49,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,43 +58,15 @@ from scenarios import LoadedScenario
 from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.records import AgentError, ConfigError, ConversationResult, RecordingChannel, RunMeta
 from sim.runner import CallObserver, EncounterLost
+from sim.worker_spec import WorkerSpec, make_worker_agent
+
+__all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",
+           "run_encounter_on_worker", "start_local_head"]
 
 INSTALL_HINT = "pip install encounter-sim[ray]"
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Set to 0 before ``import ray``, a Ray instance this process starts binds 127.0.0.1 only (Ray's own switch)."""
 CONNECT_TIMEOUT_S = 5.0  # a --ray-address that does not accept a TCP connection within this is an error
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkerSpec:
-    """What a worker needs to build the agent under test itself (picklable; never the API key, only its name).
-
-    Attributes:
-        model: ``--model`` (an endpoint's model name or ``scripted:...``).
-        base_url: ``--base-url``.
-        api_key_env: The name of the environment variable holding the key, read on the worker.
-        timeout_s: ``--call-timeout``.
-        text_only: ``--text-only``.
-        turn_limit: ``--max-turns``.
-        allow_outside_images: ``--allow-outside-images``.
-        agent_factory: Builds the agent on the worker instead of ``make_agent`` (tests); must be picklable.
-    """
-
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    timeout_s: float | None = None
-    text_only: bool = False
-    turn_limit: int | None = None
-    allow_outside_images: bool = False
-    agent_factory: Callable[[WorkerSpec], Awaitable[Agent]] | None = None
-
-    @classmethod
-    def from_meta(cls, meta: RunMeta) -> WorkerSpec:
-        """The spec of a run's agent, from its run.json."""
-        return cls(model=meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
-                   timeout_s=meta.call_timeout_s, text_only=meta.text_only, turn_limit=meta.turn_limit,
-                   allow_outside_images=meta.allow_outside_images)
 
 
 @dataclass
@@ -143,15 +115,6 @@ class _Recorded:
         await self._agent.aclose()
 
 
-async def _make_worker_agent(spec: WorkerSpec) -> Agent:
-    if spec.agent_factory is not None:
-        return await spec.agent_factory(spec)
-    from sim.agents import make_agent
-
-    return await make_agent(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
-                            timeout_s=spec.timeout_s, text_only=spec.text_only)
-
-
 async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int, seed: int,
                                   channel: Any = None) -> Outcome:  # noqa: ANN401 - a Channel, or None for text
     """One encounter on a worker, through the local executor's code path (``sim.runner.run_item``).
@@ -169,7 +132,7 @@ async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int
     from sim.runner import run_item
 
     outcome = Outcome()
-    agent = await _make_worker_agent(spec)
+    agent = await make_worker_agent(spec)
     try:
         result = await run_item(item, _Recorded(agent, outcome.calls), channel, outcome.events.append, k=k,
                                 seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,

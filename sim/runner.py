@@ -13,7 +13,10 @@ When an encounter finishes it is scored and appended to results.jsonl at once (o
 killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
 are recorded, never scored. A worker starts its next encounter while the last one is scored and its
 line fsync'd (at most one such encounter per worker; the worker waits for it before taking another
-and before it ends), so scoring CPU and the disk stay off the agent's critical path. The summary and
+and before it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs in a thread, and a
+thread that holds the GIL keeps the event loop from its replies for up to the interpreter's switch
+interval (5 ms by default: the first call of the next encounter waited that long), so a batch lowers
+the interval to ``SWITCH_INTERVAL_S`` while it runs (``_quick_switches``) and puts it back after. The summary and
 report are recomputed from every record at the end (also after Ctrl-C, SIGTERM or a fail-fast stop),
 so they always describe exactly what results.jsonl holds.
 With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
@@ -33,15 +36,18 @@ dropped if it trips (they say nothing about the model, and a plain ``--resume`` 
 Encounters that finished otherwise are always recorded.
 
 Where the encounters run: in this process by default; ``run_batch(..., remote=...)`` hands each (scenario, k)
-to an ``EncounterRunner`` instead (``sim.ray_executor``: Ray tasks or actors). Planning, seeds
+to an ``EncounterRunner`` instead (``sim.process_executor``: local worker processes, ``--processes N``;
+``sim.ray_executor``: Ray tasks or actors). Planning, seeds
 (``encounter_seed``), scoring (``record_for``), every write to the run directory, resume and the summary stay
-here either way, so a remote run's directory is the same as a local one's. A remote runner reports its agent
-calls after the encounter returns, so its fail-fast check decides per returned encounter, not per call.
+here either way, so a remote run's directory is the same as a local one's. Local worker processes stream each
+event and agent call as it happens; Ray reports an encounter's agent calls and events when it returns, so there
+the fail-fast check decides per returned encounter, not per call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import hashlib
@@ -118,6 +124,7 @@ MAX_K = 1000  # runs per scenario without --i-know
 MAX_ENCOUNTERS = 100_000  # scenarios x K without --i-know
 MAX_CONCURRENCY = 1000  # encounters at once without --i-know
 FAILURE_PREFIX = "failure:"  # the evaluators of the binary failure-mode judges (--failure-judges)
+SWITCH_INTERVAL_S = 0.0005  # the GIL switch interval while a batch runs (module docstring)
 DEFAULT_FAIL_FAST = 5  # --fail-fast: stop when the first N agent calls all fail with the same fatal cause
 
 
@@ -600,6 +607,17 @@ def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) 
             f"{root}.{detail} {fix}.")
 
 
+@contextlib.contextmanager
+def _quick_switches() -> Iterator[None]:
+    """The GIL switch interval at most ``SWITCH_INTERVAL_S`` inside, as it was outside (module docstring)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
 class Planned(NamedTuple):
     """One encounter of the plan: the scenario as its persona tells it, its k, the persona and its run index."""
 
@@ -741,26 +759,27 @@ async def run_batch(
         if check.state == "tripped":
             raise _Tripped
 
-    async with session:
-        session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
-                        planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
-                                 for s in scenarios} if len(meta.personas) > 1 else None,
-                        resumed=bool(records), already_done=finished)
-        workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
-        try:
+    with _quick_switches():
+        async with session:
+            session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
+                            planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
+                                     for s in scenarios} if len(meta.personas) > 1 else None,
+                            resumed=bool(records), already_done=finished)
+            workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
             try:
-                await asyncio.gather(*workers)
-            except _Tripped:
-                tripped = True
-            if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same way
-                check.state, tripped = "tripped", True
-            while held and check.state == "off":
-                await session.record(held.pop(0))
-        finally:
-            for t in workers:
-                t.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            session.cut_short = tripped
+                try:
+                    await asyncio.gather(*workers)
+                except _Tripped:
+                    tripped = True
+                if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same way
+                    check.state, tripped = "tripped", True
+                while held and check.state == "off":
+                    await session.record(held.pop(0))
+            finally:
+                for t in workers:
+                    t.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                session.cut_short = tripped
     summary = session.summary
     assert summary is not None  # the session summarised on the way out
     if tripped:

@@ -29,6 +29,7 @@ from sim.cli._common import (
     reload_scenarios,
     report_error,
 )
+from sim.process_executor import ProcessEncounters, check_processes, check_supported
 from sim.records import ConfigError, RunLayout
 from sim.runner import (  # the parser's limits; the runner comes with them
     DEFAULT_FAIL_FAST,
@@ -39,6 +40,7 @@ from sim.runner import (  # the parser's limits; the runner comes with them
     run_batch,
     text_progress,
 )
+from sim.worker_spec import WorkerSpec
 
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
 # `--resume` continues that plan (so a flag of the plan given with --resume is an error, never silently ignored)
 # (the executor is one of them: a run started with --executor ray can be resumed with local, and the other way)
 RESUME_FLAGS = frozenset({"resume", "retry_errors", "concurrency", "i_know", "fail_fast", "no_progress", "quiet",
-                          "tui", "reviewer", "judge_concurrency", "executor", "ray_address", "ray_actors", "help"})
+                          "tui", "reviewer", "judge_concurrency", "executor", "ray_address", "ray_actors", "processes",
+                          "help"})
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -104,6 +107,10 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     run.add_argument("--ray-actors", type=positive("--ray-actors"), metavar="N",
                      help="with --executor ray --mode voice: voice workers, each loading Piper and Whisper once "
                           "(default: the cluster's CPUs)")
+    run.add_argument("--processes", default="0", metavar="N",
+                     help="with --executor local: run the encounters in N worker processes, each with its own GIL, "
+                          "while this process scores and writes (text runs; 2 suits a 2-core machine at "
+                          "--concurrency 8 or more); 0 (default): in this process")
     run.add_argument("--no-progress", action="store_true", help="print one line per encounter instead of a bar")
     run.add_argument("--quiet", action="store_true", help="no progress output, only the final summary")
     run.add_argument("--tui", action="store_true", help="watch the run in the terminal dashboard while it runs")
@@ -172,6 +179,7 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     ray_actors: int | None = None
+    processes: int = 0
     personas: list[str] = dataclasses.field(default_factory=lambda: [DEFAULT_PERSONA])
 
     @classmethod
@@ -202,11 +210,16 @@ class RunOptions:
                               f"stored in {args.resume / 'run.json'} (model, scenarios, K, personas, seed, judges, "
                               "deadlines, ...), so these would be ignored. Drop them to continue the run as planned, "
                               "or start a new run with --out. Only --retry-errors, --concurrency, --fail-fast, "
-                              "--i-know, --judge-concurrency, --executor (--ray-address, --ray-actors), --no-progress, "
+                              "--i-know, --judge-concurrency, --executor (--ray-address, --ray-actors), --processes, "
+                              "--no-progress, "
                               "--quiet, --tui and --reviewer apply to a resume.")
         if args.executor != "ray" and (args.ray_address is not None or args.ray_actors is not None):
             raise ConfigError("--ray-address and --ray-actors only apply with --executor ray; add --executor ray "
                               "or drop them.")
+        processes = check_processes(args.processes)
+        if processes and args.executor == "ray":
+            raise ConfigError(f"--processes {processes} with --executor ray: Ray runs the encounters in its own "
+                              "workers. Drop --processes (or use --executor local with it).")
         personas = parse_personas(args.personas) if args.personas is not None else [DEFAULT_PERSONA]
         if args.fail_fast < 0:
             raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same "
@@ -221,7 +234,7 @@ class RunOptions:
                    text_only=args.text_only, allow_outside_images=args.allow_outside_images, profile=args.profile,
                    evaluator_modules=args.evaluator_module, failure_judges=args.failure_judges,
                    executor=args.executor, ray_address=args.ray_address, ray_actors=args.ray_actors,
-                   personas=personas)
+                   processes=processes, personas=personas)
 
 
 def _flags_ignored_by_resume(args: argparse.Namespace) -> list[str]:
@@ -395,7 +408,7 @@ async def run_plan(options: RunOptions, *,
     except BaseException:
         disconnect()
         raise
-    remote: RayEncounters | None = None
+    remote: RayEncounters | ProcessEncounters | None = None
     judge_server: LlamaServer | None = None
     judges = []
     patient_client: JudgeClient | None = None
@@ -430,8 +443,10 @@ async def run_plan(options: RunOptions, *,
             print(f"run directory: {store.root}", file=sys.stderr)
         channel = make_channel(meta, scenarios, RunLayout(store.root).audio)
         concurrency = options.concurrency
-        if options.executor == "ray":
-            from sim.ray_executor import RayEncounters, WorkerSpec
+        if options.processes:
+            remote = await ProcessEncounters(WorkerSpec.from_meta(meta), processes=options.processes).start()
+        elif options.executor == "ray":
+            from sim.ray_executor import RayEncounters
 
             remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=scenarios,
                                    audio_dir=RunLayout(store.root).audio, actors=options.ray_actors)
@@ -445,7 +460,9 @@ async def run_plan(options: RunOptions, *,
                                   failure_judges=failure_judges, remote=remote)
         return summary, store.root
     finally:
-        if remote is not None:
+        if isinstance(remote, ProcessEncounters):
+            await remote.aclose()
+        elif remote is not None:
             remote.close()
         disconnect()
         for j in judges:
@@ -460,7 +477,12 @@ async def run_plan(options: RunOptions, *,
 
 
 def _connect_executor(options: RunOptions, meta: RunMeta) -> Callable[[], None]:
-    """With --executor ray: check the plan can run on Ray and join the cluster; returns how to leave it."""
+    """With --executor ray: check the plan can run on Ray and join the cluster; returns how to leave it.
+
+    With --processes: check the plan can run in worker processes (``sim.process_executor.check_supported``).
+    """
+    if options.processes:
+        check_supported(meta)
     if options.executor != "ray":
         return lambda: None
     if meta.model == "local":

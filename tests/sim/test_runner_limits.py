@@ -22,7 +22,7 @@ from sim.channel import TextChannel
 from sim.cli import main
 from sim.harness import HARNESS_VERSION
 from sim.records import AgentError, EncounterRecord, RunMeta, ScenarioRef, read_events
-from sim.runner import MAX_ENCOUNTERS, MAX_K, _fatal_cause, run_batch
+from sim.runner import MAX_ENCOUNTERS, MAX_K, EndpointUnusable, _fatal_cause, run_batch
 from sim.store import RunStore
 from tests.fakeserver import FakeChatServer
 
@@ -211,6 +211,43 @@ async def test_the_next_encounter_talks_to_the_agent_while_the_last_one_is_score
     assert summary.completed == 3 and summary.errors == 0
     assert [x["k"] for x in results(tmp_path / "r")] == [0, 1, 2]
     assert all(x["status"] == "ok" for x in results(tmp_path / "r"))
+
+
+async def test_a_batch_hands_the_gil_back_to_the_event_loop_quickly_and_restores_the_interval_after(
+        tmp_path: Path, library: list[LoadedScenario]) -> None:
+    """A scoring thread that holds the GIL keeps the loop from the next agent reply for up to the switch interval:
+    inside a batch it is at most ``SWITCH_INTERVAL_S`` (0.5 ms, not Python's 5 ms), and afterwards it is again
+    what it was, also when the batch raised."""
+    from sim.runner import SWITCH_INTERVAL_S
+
+    seen: list[float] = []
+
+    class Watching(ReferenceAgent):
+        async def respond(self, request: Any) -> Any:
+            seen.append(sys.getswitchinterval())
+            return await super().respond(request)
+
+    items = [s for s in library if s.scenario.id == "viral_uri"]
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        store = RunStore.create(tmp_path / "r", _meta(items, 2))
+        summary = await run_batch(store, items, Watching(), TextChannel(), _meta(items, 2), concurrency=2,
+                                  progress=None)
+        assert summary.completed == 2
+        assert seen and max(seen) <= SWITCH_INTERVAL_S < 0.005
+        assert sys.getswitchinterval() == 0.005
+
+        class Refused(ReferenceAgent):
+            async def respond(self, request: Any) -> Any:
+                raise AgentError("connection refused", kind="connection_refused")
+
+        with pytest.raises(EndpointUnusable):  # the fail-fast check stops the batch: it raises out of run_batch
+            await run_batch(RunStore.create(tmp_path / "b", _meta(items, 3)), items, Refused(), TextChannel(),
+                            _meta(items, 3), concurrency=1, progress=None, fail_fast=1)
+        assert sys.getswitchinterval() == 0.005
+    finally:
+        sys.setswitchinterval(before)
 
 
 # --- fail fast ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""What a worker process needs to build the agent under test itself: ``WorkerSpec`` and ``make_worker_agent``.
+
+Shared by the executors that run encounters outside the ``encsim run`` process: the Ray executor
+(``sim.ray_executor``) and the local worker processes (``sim.process_executor``). A spec is picklable and never
+holds the API key, only the name of its environment variable, read where the agent is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sim.agents.base import Agent
+from sim.records import RunMeta
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSpec:
+    """What a worker needs to build the agent under test itself (picklable; never the API key, only its name).
+
+    Attributes:
+        model: ``--model`` (an endpoint's model name or ``scripted:...``).
+        base_url: ``--base-url``.
+        api_key_env: The name of the environment variable holding the key, read on the worker.
+        timeout_s: ``--call-timeout``.
+        text_only: ``--text-only``.
+        turn_limit: ``--max-turns``.
+        allow_outside_images: ``--allow-outside-images``.
+        agent_factory: Builds the agent on the worker instead of ``make_agent`` (tests); must be picklable.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float | None = None
+    text_only: bool = False
+    turn_limit: int | None = None
+    allow_outside_images: bool = False
+    agent_factory: Callable[[WorkerSpec], Awaitable[Agent]] | None = None
+
+    @classmethod
+    def from_meta(cls, meta: RunMeta) -> WorkerSpec:
+        """The spec of a run's agent, from its run.json."""
+        return cls(model=meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
+                   timeout_s=meta.call_timeout_s, text_only=meta.text_only, turn_limit=meta.turn_limit,
+                   allow_outside_images=meta.allow_outside_images)
+
+
+async def make_worker_agent(spec: WorkerSpec) -> Agent:
+    """The agent under test, built in a worker from its spec (``spec.agent_factory``, else ``make_agent``)."""
+    if spec.agent_factory is not None:
+        return await spec.agent_factory(spec)
+    from sim.agents import make_agent
+
+    return await make_agent(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
+                            timeout_s=spec.timeout_s, text_only=spec.text_only)
