@@ -252,14 +252,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         The exit code: 0, ``EXIT_RUN_ERRORS`` (3) when encounters errored (see :func:`run_exit_code`), or
         ``EXIT_INTERRUPTED`` (130) after Ctrl-C.
     """
-    options = RunOptions.from_namespace(args)
-    if options.tui:
-        return _run_with_dashboard(options)
     started: list[Path] = []
-    try:
+    options: RunOptions | None = None
+    try:  # from the first line: a Ctrl-C while the flags are read is still this command's to report
+        options = RunOptions.from_namespace(args)
+        if options.tui:
+            return _run_with_dashboard(options)
         summary, root = asyncio.run(run_plan(options, on_started=started.append))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (encsim_entry): the runner saved what finished
-        where = started[-1] if started else options.resume
+        where = started[-1] if started else options.resume if options is not None else None
         print(f"\ninterrupted; finished encounters are saved in {where}. Continue with: encsim run --resume {where}"
               if where else "\ninterrupted before the run directory was made; nothing was saved.", file=sys.stderr)
         return EXIT_INTERRUPTED

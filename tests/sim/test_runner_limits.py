@@ -250,6 +250,23 @@ async def test_a_batch_hands_the_gil_back_to_the_event_loop_quickly_and_restores
         sys.setswitchinterval(before)
 
 
+def test_a_ctrl_c_while_run_reads_its_flags_says_nothing_was_saved(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal-at-any-moment tests once ended with a bare "interrupted.": the interrupt came after the command
+    had started but before `run` had read its flags. That moment is the run command's too."""
+    from sim.cli import _run_command
+
+    def interrupted(args: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_run_command.RunOptions, "from_namespace", staticmethod(interrupted))
+    code = main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "interrupted before the run directory was made; nothing was saved."
+    assert not (tmp_path / "r").exists()
+
+
 # --- fail fast ---------------------------------------------------------------------------------------------------
 
 
