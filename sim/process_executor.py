@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scenarios import LoadedScenario
-from sim.agents.base import Agent, AgentReply, AgentRequest
+from sim.agents.base import Agent
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
 from sim.runner import CallObserver, EncounterLost
-from sim.worker_spec import WorkerSpec, make_worker_agent
+from sim.worker_spec import ReportingAgent, WorkerSpec, make_worker_agent
 
 MAX_PROCESSES = 64
 START_TIMEOUT_S = 120.0  # a worker that has not built its agent by then is a failed start
@@ -127,37 +127,12 @@ async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...]:
 # ---------------------------------------------------------------------------------------------- the worker side
 
 
-class _Streamed:
-    """The agent under test in a worker: each call's outcome goes to the ``encsim run`` process as it happens."""
-
-    def __init__(self, agent: Agent, tell: Callable[[tuple[str, str, bool] | None], None]) -> None:
-        self._agent = agent
-        self._tell = tell
-        self.name = agent.name
-        self.vision = agent.vision
-
-    def __getattr__(self, name: str) -> Any:  # anything else of the agent itself
-        return getattr(self._agent, name)
-
-    async def respond(self, request: AgentRequest) -> AgentReply:
-        try:
-            reply = await self._agent.respond(request)
-        except AgentError as exc:
-            self._tell((exc.kind, str(exc), exc.retryable))
-            raise
-        self._tell(None)
-        return reply
-
-    async def aclose(self) -> None:
-        await self._agent.aclose()
-
-
 async def _run_one(out: _Outbox, agent: Agent, spec: WorkerSpec, job: int, item: LoadedScenario, k: int,
                    seed: int) -> None:
     from sim.channel import TextChannel
     from sim.runner import run_item
 
-    streamed = _Streamed(agent, lambda call: out(("call", job, call)))
+    streamed = ReportingAgent(agent, lambda call: out(("call", job, call)))
     try:
         result = await run_item(item, streamed, TextChannel(), lambda event: out(("event", job, event)),
                                 k=k, seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,

@@ -55,10 +55,9 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario
-from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.records import AgentError, ConfigError, ConversationResult, RecordingChannel, RunMeta
 from sim.runner import CallObserver, EncounterLost
-from sim.worker_spec import WorkerSpec, make_worker_agent
+from sim.worker_spec import ReportingAgent, WorkerSpec, make_worker_agent
 
 __all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",
            "run_encounter_on_worker", "start_local_head"]
@@ -90,31 +89,6 @@ class Outcome:
     audio_root: str | None = None
 
 
-class _Recorded:
-    """The agent under test as a worker runs it: every call's outcome is kept for the driver's fail-fast check."""
-
-    def __init__(self, agent: Agent, calls: list[tuple[str, str, bool] | None]) -> None:
-        self._agent = agent
-        self._calls = calls
-        self.name = agent.name
-        self.vision = agent.vision
-
-    def __getattr__(self, name: str) -> Any:  # anything else of the agent itself
-        return getattr(self._agent, name)
-
-    async def respond(self, request: AgentRequest) -> AgentReply:
-        try:
-            reply = await self._agent.respond(request)
-        except AgentError as exc:
-            self._calls.append((exc.kind, str(exc), exc.retryable))
-            raise
-        self._calls.append(None)
-        return reply
-
-    async def aclose(self) -> None:
-        await self._agent.aclose()
-
-
 async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int, seed: int,
                                   channel: Any = None) -> Outcome:  # noqa: ANN401 - a Channel, or None for text
     """One encounter on a worker, through the local executor's code path (``sim.runner.run_item``).
@@ -134,7 +108,7 @@ async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int
     outcome = Outcome()
     agent = await make_worker_agent(spec)
     try:
-        result = await run_item(item, _Recorded(agent, outcome.calls), channel, outcome.events.append, k=k,
+        result = await run_item(item, ReportingAgent(agent, outcome.calls.append), channel, outcome.events.append, k=k,
                                 seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,
                                 allow_outside_images=spec.allow_outside_images)
         if isinstance(channel, RecordingChannel):

@@ -16,7 +16,7 @@ line fsync'd (at most one such encounter per worker; the worker waits for it bef
 and before it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs in a thread, and a
 thread that holds the GIL keeps the event loop from its replies for up to the interpreter's switch
 interval (5 ms by default: the first call of the next encounter waited that long), so a batch lowers
-the interval to ``SWITCH_INTERVAL_S`` while it runs (``_quick_switches``) and puts it back after. The summary and
+the interval to ``SWITCH_INTERVAL_S`` while it runs (``_batch_runtime``) and puts it back after. The summary and
 report are recomputed from every record at the end (also after Ctrl-C, SIGTERM or a fail-fast stop),
 so they always describe exactly what results.jsonl holds.
 With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
@@ -50,6 +50,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import gc
 import hashlib
 import re
 import statistics
@@ -608,13 +609,20 @@ def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) 
 
 
 @contextlib.contextmanager
-def _quick_switches() -> Iterator[None]:
-    """The GIL switch interval at most ``SWITCH_INTERVAL_S`` inside, as it was outside (module docstring)."""
+def _batch_runtime() -> Iterator[None]:
+    """The GIL switch interval at most ``SWITCH_INTERVAL_S`` inside, as it was outside (module docstring).
+
+    Also, what the process holds when the batch starts (modules, the lexicon, the scenarios) is set aside from
+    the cyclic garbage collector while it runs (``gc.freeze``; ``gc.unfreeze`` after): a full collection then
+    walks only what the batch made, not the whole heap (64 ms a time before, with the event loop stopped).
+    """
     before = sys.getswitchinterval()
     sys.setswitchinterval(min(before, SWITCH_INTERVAL_S))
+    gc.freeze()
     try:
         yield
     finally:
+        gc.unfreeze()
         sys.setswitchinterval(before)
 
 
@@ -759,7 +767,7 @@ async def run_batch(
         if check.state == "tripped":
             raise _Tripped
 
-    with _quick_switches():
+    with _batch_runtime():
         async with session:
             session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
                             planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
-from sim.agents.base import Agent
-from sim.records import RunMeta
+from sim.agents.base import Agent, AgentReply, AgentRequest
+from sim.records import AgentError, RunMeta
+
+CallOutcome = tuple[str, str, bool] | None
+"""One agent call as a worker reports it: None when it succeeded, else its error's (kind, message, retryable)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,3 +58,34 @@ async def make_worker_agent(spec: WorkerSpec) -> Agent:
 
     return await make_agent(spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env,
                             timeout_s=spec.timeout_s, text_only=spec.text_only)
+
+
+class ReportingAgent:
+    """The agent under test as a worker runs it: ``tell`` gets each call's ``CallOutcome``.
+
+    The ``encsim run`` process rebuilds a failed call's error (``AgentError(message, kind=, retryable=)``) for its
+    fail-fast check.
+    """
+
+    def __init__(self, agent: Agent, tell: Callable[[CallOutcome], None]) -> None:
+        self._agent = agent
+        self._tell = tell
+        self.name = agent.name
+        self.vision = agent.vision
+
+    def __getattr__(self, name: str) -> Any:  # anything else of the agent itself
+        return getattr(self._agent, name)
+
+    async def respond(self, request: AgentRequest) -> AgentReply:
+        """The agent's reply; the call's outcome goes to ``tell`` first (an error is raised on after it)."""
+        try:
+            reply = await self._agent.respond(request)
+        except AgentError as exc:
+            self._tell((exc.kind, str(exc), exc.retryable))
+            raise
+        self._tell(None)
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the agent."""
+        await self._agent.aclose()

@@ -205,6 +205,17 @@ async def test_a_worker_that_cannot_build_the_agent_is_a_one_paragraph_error_and
     assert len(remote.spawned) == 2 and not [p for p in remote.spawned if _alive(p)]
 
 
+def _wait_for_a_result(proc: subprocess.Popen[Any], out: Path) -> list[int]:
+    """Wait until the run in ``proc`` has recorded an encounter; its worker processes' ids."""
+    deadline = time.monotonic() + 120  # a bound on a hung subprocess, not the synchronisation
+    results = out / "results.jsonl"
+    while not (results.exists() and results.read_text().count("\n") >= 1):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -275,14 +286,8 @@ def test_ctrl_c_to_the_whole_process_group_stops_the_run_and_its_workers(tmp_pat
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         try:
-            deadline = time.monotonic() + 120  # a bound on a hung subprocess, not the synchronisation
-            results = out / "results.jsonl"
-            while not (results.exists() and results.read_text().count("\n") >= 1):
-                assert proc.poll() is None, proc.communicate()
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-            workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
-            assert len(workers) >= 2, [(_cmdline(p)) for p in _children(proc.pid)]
+            workers = _wait_for_a_result(proc, out)
+            assert len(workers) == 2, [(_cmdline(p)) for p in _children(proc.pid)]
             os.killpg(proc.pid, signal.SIGINT)
             _, stderr = proc.communicate(timeout=60)
         finally:
@@ -312,13 +317,7 @@ def test_workers_exit_when_the_run_process_is_killed(tmp_path: Path) -> None:
             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         try:
-            deadline = time.monotonic() + 120
-            results = out / "results.jsonl"
-            while not (results.exists() and results.read_text().count("\n") >= 1):
-                assert proc.poll() is None
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-            workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
+            workers = _wait_for_a_result(proc, out)
             assert len(workers) == 2
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -326,7 +325,7 @@ def test_workers_exit_when_the_run_process_is_killed(tmp_path: Path) -> None:
             while [p for p in workers if _alive(p)] and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert not [p for p in workers if _alive(p)]
-            before = results.read_text().splitlines()
+            before = (out / "results.jsonl").read_text().splitlines()
             assert main(["run", "--resume", str(out), "--processes", "2", "--quiet"]) in (0, 3)
         finally:
             if proc.poll() is None:

@@ -217,14 +217,20 @@ async def test_a_batch_hands_the_gil_back_to_the_event_loop_quickly_and_restores
         tmp_path: Path, library: list[LoadedScenario]) -> None:
     """A scoring thread that holds the GIL keeps the loop from the next agent reply for up to the switch interval:
     inside a batch it is at most ``SWITCH_INTERVAL_S`` (0.5 ms, not Python's 5 ms), and afterwards it is again
-    what it was, also when the batch raised."""
+    what it was, also when the batch raised. What the process held before the batch is frozen out of the cyclic
+    garbage collector during it (a full collection does not walk it), and unfrozen after."""
+    import gc
+
     from sim.runner import SWITCH_INTERVAL_S
 
     seen: list[float] = []
+    frozen: list[int] = []
+    frozen_before = gc.get_freeze_count()
 
     class Watching(ReferenceAgent):
         async def respond(self, request: Any) -> Any:
             seen.append(sys.getswitchinterval())
+            frozen.append(gc.get_freeze_count())
             return await super().respond(request)
 
     items = [s for s in library if s.scenario.id == "viral_uri"]
@@ -237,6 +243,8 @@ async def test_a_batch_hands_the_gil_back_to_the_event_loop_quickly_and_restores
         assert summary.completed == 2
         assert seen and max(seen) <= SWITCH_INTERVAL_S < 0.005
         assert sys.getswitchinterval() == 0.005
+        assert min(frozen) > frozen_before + 10_000  # the modules, the lexicon, the scenarios ...
+        assert gc.get_freeze_count() == frozen_before
 
         class Refused(ReferenceAgent):
             async def respond(self, request: Any) -> Any:
@@ -245,7 +253,7 @@ async def test_a_batch_hands_the_gil_back_to_the_event_loop_quickly_and_restores
         with pytest.raises(EndpointUnusable):  # the fail-fast check stops the batch: it raises out of run_batch
             await run_batch(RunStore.create(tmp_path / "b", _meta(items, 3)), items, Refused(), TextChannel(),
                             _meta(items, 3), concurrency=1, progress=None, fail_fast=1)
-        assert sys.getswitchinterval() == 0.005
+        assert sys.getswitchinterval() == 0.005 and gc.get_freeze_count() == frozen_before
     finally:
         sys.setswitchinterval(before)
 
