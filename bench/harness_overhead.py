@@ -10,10 +10,12 @@ encounter last exactly ``--turns`` (T = 6) agent turns: a question for agent tur
 from the assistant messages in the request), then a valid ``ASSESSMENT:`` block at turn T.
 
 ``--encounters`` (224: full waves at concurrency 1, 8 and 32) encounters are then run through the
-real path, once per concurrency level (1, 8, 32): ``ChatCompletionsAgent`` over httpx ->
-``TextChannel`` -> ``run_encounter`` -> ``run_batch`` into a fresh ``RunStore`` in a temporary
-directory. What is timed therefore includes the patient simulator, the event log, scoring, the
-fsync'd append to results.jsonl and the final summary/report that ``run_batch`` writes.
+real path, once per concurrency level (1, 8, 32) and per ``--processes`` value (0 and 2): ``ChatCompletionsAgent``
+over httpx -> ``TextChannel`` -> ``run_encounter`` -> ``run_batch`` into a fresh ``RunStore`` in a temporary
+directory; with ``--processes N`` the encounters run in N worker processes (``sim.process_executor``, started
+once before the timing, as ``encsim run --processes N`` starts them before its run) and this process scores and
+writes. What is timed therefore includes the patient simulator, the event log, scoring, the fsync'd append to
+results.jsonl and the final summary/report that ``run_batch`` writes.
 
 For each level it prints:
 
@@ -28,8 +30,9 @@ the ratio and overhead against it, and the wall time of the same schedule done w
 (no harness at all: ``concurrency`` workers, each with its own single-connection client like the
 harness's agent, taking encounters from one queue). ``harness-raw ms/turn`` = (harness wall - bare
 wall) / sequential agent turns on the critical path: what the harness adds per turn. ``CPU ms/turn``
-is this process's CPU time (all threads: scoring and the fsync'd writes run off the event loop) per
-agent turn, for the harness and for bare httpx.
+is the CPU time per agent turn of this process (all threads: scoring and the fsync'd writes run off the event
+loop) and of the worker processes (read from /proc), for the harness and for bare httpx. The bare httpx run of a
+level is done once per repeat, before the harness runs of that repeat, and compared with each of them.
 
 It also prints a baseline: the mean of ``--baseline`` (200) sequential raw httpx round trips to the
 same server, i.e. what loopback HTTP costs beyond the configured latency.
@@ -43,32 +46,32 @@ the schedule-aware ideal <= 1.10 at concurrency 32.
 
 Figures
 -------
-Measured 2026-11-24 on this 2-core machine, otherwise idle, ``--repeat 3``, medians of 224 encounters per level;
-before = main at 581461b, after = 7fdebde (a worker talks to the agent for its next encounter while the last
-one is scored and fsync'd; the run store keeps what it read and appended, so the closing summary does not
-re-read and re-validate results.jsonl; one untimed warm-up encounter)::
+Measured 2026-11-25 on this 2-core machine, otherwise idle, ``--repeat 3``, medians of 224 encounters per level, at
+7ebac1e (``--processes`` levels; the GIL switch interval at 0.5 ms and the pre-batch heap frozen out of the cyclic
+GC while a batch runs)::
 
-    concurrency  ratio (sched. ideal)  harness-bare ms/turn  CPU ms/turn (harness)
-                 before   after        before   after        before   after
-    1            1.103    1.092        1.99     1.66         4.33     4.12
-    8            1.340    1.212        9.15     3.36         3.53     3.05
-    32           2.428    2.084        55.5     40.4         -        -
+    concurrency  --processes  ratio (sched. ideal)  harness-bare ms/turn  CPU ms/turn harness / bare (medians)
+    1            0            1.064                 0.85                  3.00 / 1.78
+    1            2            1.069                 1.25                  3.41 / 1.78
+    8            0            1.200                 2.16                  2.38 / 1.04
+    8            2            1.134                 -1.15                 2.85 / 1.04
+    32           0            1.871                 27.3                  2.56 / 1.30
+    32           2            1.449                 9.87                  2.82 / 1.30
 
-The closing summary went from 0.19-0.28 s to 0.05-0.07 s per run.
+Earlier figures (the previous stop's note, idle, medians of 3, one process): 1.077 / 1.58 ms at concurrency 1,
+1.234 / 4.93 ms at 8, 1.683 at 32; at the start of issue 17: 1.105 / 2.85 ms, 1.451 / 17.75 ms, 2.430.
 
-Goals not met. Bare httpx alone, on the same schedule in the same process, has a ratio of 1.23-1.33 at
-concurrency 32 and costs 1.4-1.6 ms of CPU per turn, so no harness in one Python process can reach 1.10 there
-on two cores (the server's process takes part of the second). The process is GIL-bound: scoring runs in a
-thread but its regular expressions hold the GIL, so it stalls the event loop while it runs (a shorter
-``sys.setswitchinterval`` gave no clear gain). Of the harness's own CPU with a null agent (about 1.4 ms per
-turn): scoring 0.54-0.69, the results.jsonl append 0.12, the summary 0.05 (was 0.15). Scoring in a process
-pool is the next step, not taken.
+Goals met: concurrency 1 in one process, concurrency 8 with ``--processes 2``. Not met: 1.10 at concurrency 32,
+where the run is CPU-bound (1,344 turns x 2.2-2.9 ms of CPU per turn in 2.1 s on two cores, with the server
+process beside it); concurrency 32 in one process varies from 1.55 to 1.93 between runs of the same code.
+Bare httpx alone has 1.18-1.32 there: 32 replies arrive in a burst and one process handles them one after another.
 
 How to run
 ----------
 From the repository root::
 
-    .venv/bin/python bench/harness_overhead.py                    # 224 encounters, about 3 minutes
+    .venv/bin/python bench/harness_overhead.py                    # 224 encounters, about 4 minutes
+    .venv/bin/python bench/harness_overhead.py --processes 0,1,2  # also one worker process
     .venv/bin/python bench/harness_overhead.py --encounters 64    # quicker
     .venv/bin/python bench/harness_overhead.py --turns 4 --latency 0.02 --concurrency 8,32
     .venv/bin/python bench/harness_overhead.py --concurrency 32 --repeat 5  # concurrency 32 is noisy
