@@ -205,6 +205,16 @@ async def test_a_worker_that_cannot_build_the_agent_is_a_one_paragraph_error_and
     assert len(remote.spawned) == 2 and not [p for p in remote.spawned if _alive(p)]
 
 
+def _start_run(tmp_path: Path, base_url: str, k: int, output: Any) -> subprocess.Popen[Any]:
+    """`python -m encsim_entry run --processes 2` against ``base_url`` into tmp_path/r, in its own process group."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "encsim_entry", "run", "--processes", "2", "--model", "gpt-4o-mini", "--base-url",
+         base_url, "--scenarios", "viral_uri", "--k", str(k), "--max-turns", "2", "--concurrency", "4",
+         "--out", str(tmp_path / "r"), "--no-progress"],
+        cwd=tmp_path, stdout=output, stderr=output, text=True, start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
 def _wait_for_a_result(proc: subprocess.Popen[Any], out: Path) -> list[int]:
     """Wait until the run in ``proc`` has recorded an encounter; its worker processes' ids."""
     deadline = time.monotonic() + 120  # a bound on a hung subprocess, not the synchronisation
@@ -279,12 +289,7 @@ def test_ctrl_c_to_the_whole_process_group_stops_the_run_and_its_workers(tmp_pat
     saves what finished and exits 130 with its one line."""
     out = tmp_path / "r"
     with FakeChatServer(latency_s=0.3, default=("ok", "Could you tell me how long the sore throat has lasted?")) as srv:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "encsim_entry", "run", "--processes", "2", "--model", "gpt-4o-mini", "--base-url",
-             srv.base_url, "--scenarios", "viral_uri", "--k", "40", "--max-turns", "2", "--concurrency", "4",
-             "--out", str(out), "--no-progress"],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = _start_run(tmp_path, srv.base_url, 40, subprocess.PIPE)
         try:
             workers = _wait_for_a_result(proc, out)
             assert len(workers) == 2, [(_cmdline(p)) for p in _children(proc.pid)]
@@ -310,12 +315,7 @@ def test_workers_exit_when_the_run_process_is_killed(tmp_path: Path) -> None:
     """SIGKILL of `encsim run`: each worker reads the end of its socket and exits; a resume finishes the run."""
     out = tmp_path / "r"
     with FakeChatServer(latency_s=0.2, default=("ok", "Could you tell me how long the sore throat has lasted?")) as srv:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "encsim_entry", "run", "--processes", "2", "--model", "gpt-4o-mini", "--base-url",
-             srv.base_url, "--scenarios", "viral_uri", "--k", "30", "--max-turns", "2", "--concurrency", "4",
-             "--out", str(out), "--quiet"],
-            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = _start_run(tmp_path, srv.base_url, 30, subprocess.DEVNULL)
         try:
             workers = _wait_for_a_result(proc, out)
             assert len(workers) == 2
