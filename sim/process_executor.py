@@ -50,7 +50,8 @@ import pickle
 import signal
 import socket
 import struct
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,6 +200,27 @@ def _worker_main(sock: socket.socket, spec: WorkerSpec) -> None:
 # ---------------------------------------------------------------------------------------------- the parent side
 
 
+@contextlib.contextmanager
+def _real_stderr() -> Iterator[None]:
+    """``sys.stderr`` as the process's own stream while processes are spawned.
+
+    multiprocessing hands ``sys.stderr.fileno()`` to the resource tracker it starts with the first spawned process;
+    the dashboard (``encsim run --tui``) replaces sys.stderr with a stream whose fileno() is -1, which made the
+    spawn fail with "bad value(s) in fds_to_keep".
+    """
+    replaced = sys.stderr
+    try:
+        valid = replaced is not None and replaced.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        valid = False
+    if not valid and sys.__stderr__ is not None:
+        sys.stderr = sys.__stderr__
+    try:
+        yield
+    finally:
+        sys.stderr = replaced
+
+
 @dataclass
 class _Job:
     sink: Callable[[Any], None]
@@ -242,7 +264,8 @@ class ProcessEncounters:
                 mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 process = ctx.Process(target=_worker_main, args=(theirs, self.spec), daemon=True,
                                       name=f"encsim-worker-{index + 1}")
-                process.start()
+                with _real_stderr():
+                    process.start()
                 self.spawned.append(process.pid or 0)  # set once started
                 theirs.close()
                 reader, writer = await asyncio.open_unix_connection(sock=mine)

@@ -484,8 +484,10 @@ async def test_quitting_while_the_job_runs_cancels_it(tmp_path: Path) -> None:
     assert cancelled.is_set() and app.job_result is None and app.job_error is None
 
 
-async def test_run_tui_runs_the_real_batch_in_the_app(tmp_path: Path) -> None:
-    """`encsim run --tui` wiring: the CLI's own run coroutine is the app's job; the app follows what it writes."""
+@pytest.mark.parametrize("processes", ["0", "2"])
+async def test_run_tui_runs_the_real_batch_in_the_app(tmp_path: Path, processes: str) -> None:
+    """`encsim run --tui` wiring: the CLI's own run coroutine is the app's job; the app follows what it writes
+    (also with the encounters in worker processes, started from the app's event loop)."""
     import asyncio
 
     from sim.cli import _run, build_parser
@@ -493,13 +495,15 @@ async def test_run_tui_runs_the_real_batch_in_the_app(tmp_path: Path) -> None:
 
     out = tmp_path / "run"
     args = build_parser().parse_args(["run", "--model", "scripted:undertriage", "--scenarios",
-                                      "acs_chest_pain,viral_uri", "--k", "2", "--out", str(out), "--tui"])
+                                      "acs_chest_pain,viral_uri", "--k", "2", "--out", str(out), "--tui",
+                                      "--processes", processes])
     app = DashboardApp(out, job=lambda: _run(args), poll_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(200):
             await pilot.pause(0.05)
             if app.job_result is not None and app.state.done == 4:
                 break
+        assert app.job_result is not None, app.job_error
         summary, root = app.job_result
         assert root == out and summary.safety_gate.triggered
         assert (app.state.done, app.state.total) == (4, 4)
