@@ -59,7 +59,7 @@ from scenarios import LoadedScenario
 from sim.agents.base import Agent
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
 from sim.runner import CallObserver, EncounterLost
-from sim.worker_spec import ReportingAgent, WorkerSpec, make_worker_agent
+from sim.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 
 MAX_PROCESSES = 64
 START_TIMEOUT_S = 120.0  # a worker that has not built its agent by then is a failed start
@@ -130,18 +130,10 @@ async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...]:
 
 async def _run_one(out: _Outbox, agent: Agent, spec: WorkerSpec, job: int, item: LoadedScenario, k: int,
                    seed: int) -> None:
-    from sim.channel import TextChannel
-    from sim.runner import run_item
-
-    streamed = ReportingAgent(agent, lambda call: out(("call", job, call)))
-    try:
-        result = await run_item(item, streamed, TextChannel(), lambda event: out(("event", job, event)),
-                                k=k, seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,
-                                allow_outside_images=spec.allow_outside_images)
-    except Exception as exc:  # as in one process: the encounter is an error, the batch goes on
-        out(("error", job, f"{type(exc).__name__}: {exc}"))
-    else:
-        out(("done", job, result))
+    result, error = await run_on_worker(agent, spec, item, k, seed, channel=None,
+                                        sink=lambda event: out(("event", job, event)),
+                                        tell=lambda call: out(("call", job, call)))
+    out(("done", job, result) if error is None else ("error", job, error))
     out.flush()
     await out.writer.drain()
 

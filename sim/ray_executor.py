@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario
-from sim.records import AgentError, ConfigError, ConversationResult, RecordingChannel, RunMeta
+from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
 from sim.runner import CallObserver, EncounterLost
-from sim.worker_spec import ReportingAgent, WorkerSpec, make_worker_agent
+from sim.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 
 __all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",
            "run_encounter_on_worker", "start_local_head"]
@@ -103,19 +103,11 @@ async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int
     Returns:
         The outcome; an exception of the encounter is returned in ``error``, never raised.
     """
-    from sim.runner import run_item
-
     outcome = Outcome()
     agent = await make_worker_agent(spec)
     try:
-        result = await run_item(item, ReportingAgent(agent, outcome.calls.append), channel, outcome.events.append, k=k,
-                                seed=seed, turn_limit=spec.turn_limit, model_name=spec.model,
-                                allow_outside_images=spec.allow_outside_images)
-        if isinstance(channel, RecordingChannel):
-            result.artifacts.update(await channel.finish_encounter(item.scenario.id, k))
-        outcome.result = result
-    except Exception as exc:  # as the local executor: the encounter is an error, the batch goes on
-        outcome.error = f"{type(exc).__name__}: {exc}"
+        outcome.result, outcome.error = await run_on_worker(agent, spec, item, k, seed, channel=channel,
+                                                            sink=outcome.events.append, tell=outcome.calls.append)
     finally:
         await agent.aclose()
     return outcome

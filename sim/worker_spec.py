@@ -11,8 +11,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from scenarios import LoadedScenario
 from sim.agents.base import Agent, AgentReply, AgentRequest
-from sim.records import AgentError, RunMeta
+from sim.records import AgentError, ConversationResult, RecordingChannel, RunMeta
 
 CallOutcome = tuple[str, str, bool] | None
 """One agent call as a worker reports it: None when it succeeded, else its error's (kind, message, retryable)."""
@@ -89,3 +90,25 @@ class ReportingAgent:
     async def aclose(self) -> None:
         """Close the agent."""
         await self._agent.aclose()
+
+
+async def run_on_worker(agent: Agent, spec: WorkerSpec, item: LoadedScenario, k: int, seed: int, *,
+                        channel: Any, sink: Callable[[Any], None],  # noqa: ANN401 - a Channel, or None for text
+                        tell: Callable[[CallOutcome], None]) -> tuple[ConversationResult | None, str | None]:
+    """One encounter in a worker, through the in-process executor's code path (``sim.runner.run_item``).
+
+    ``sink`` gets the encounter's events and ``tell`` each agent call's outcome, as they happen. Returns the result
+    (with a recording channel's artifacts), or None and what the encounter raised as ``"Type: message"``, the way
+    the in-process executor records it: never raised.
+    """
+    from sim.runner import run_item
+
+    try:
+        result = await run_item(item, ReportingAgent(agent, tell), channel, sink, k=k, seed=seed,
+                                turn_limit=spec.turn_limit, model_name=spec.model,
+                                allow_outside_images=spec.allow_outside_images)
+        if isinstance(channel, RecordingChannel):
+            result.artifacts.update(await channel.finish_encounter(item.scenario.id, k))
+    except Exception as exc:  # as in one process: the encounter is an error, the batch goes on
+        return None, f"{type(exc).__name__}: {exc}"
+    return result, None

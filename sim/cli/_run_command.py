@@ -427,6 +427,8 @@ async def run_plan(options: RunOptions, *,
         judges = [judge_from_ref(r, local_url, concurrency=options.judges.concurrency,
                                  timeout_s=meta.call_timeout_s)
                   for r in active]
+        if options.processes:  # as the agent: started, or failed in one paragraph, before a new run directory exists
+            remote = await ProcessEncounters(WorkerSpec.from_meta(meta), processes=options.processes).start()
         if store is None:
             store = RunStore.create(out, meta)  # takes the run directory's lock
         else:  # --resume: one writer per run directory (exit 2 if another holds it); a torn last line is set aside
@@ -444,9 +446,7 @@ async def run_plan(options: RunOptions, *,
             print(f"run directory: {store.root}", file=sys.stderr)
         channel = make_channel(meta, scenarios, RunLayout(store.root).audio)
         concurrency = options.concurrency
-        if options.processes:
-            remote = await ProcessEncounters(WorkerSpec.from_meta(meta), processes=options.processes).start()
-        elif options.executor == "ray":
+        if options.executor == "ray":  # (--processes with ray is refused by RunOptions)
             from sim.ray_executor import RayEncounters
 
             remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=scenarios,

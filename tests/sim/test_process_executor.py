@@ -205,6 +205,22 @@ async def test_a_worker_that_cannot_build_the_agent_is_a_one_paragraph_error_and
     assert len(remote.spawned) == 2 and not [p for p in remote.spawned if _alive(p)]
 
 
+def test_workers_that_cannot_start_leave_no_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers start before the run directory is made, as the agent does: a failed start is one paragraph,
+    exit 2, and no directory that a second try with the same --out would call an existing run."""
+    async def fails(self: ProcessEncounters) -> ProcessEncounters:
+        raise ConfigError("--processes 2: worker process 1 could not build the agent: ConfigError: no. Run without "
+                          "--processes to see it in this process.")
+
+    monkeypatch.setattr(ProcessEncounters, "start", fails)
+    code = main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1", "--processes", "2",
+                 "--out", str(tmp_path / "r"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "worker process 1 could not build the agent" in err
+    assert not (tmp_path / "r").exists()
+
+
 def _start_run(tmp_path: Path, base_url: str, k: int, output: Any) -> subprocess.Popen[Any]:
     """`python -m encsim_entry run --processes 2` against ``base_url`` into tmp_path/r, in its own process group."""
     return subprocess.Popen(
