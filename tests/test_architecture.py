@@ -47,16 +47,17 @@ def test_nothing_outside_a_package_imports_its_private_modules() -> None:
 
 
 @pytest.mark.parametrize(("face", "never"), [
-    ("scorers", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "audio", "tui")),
-    ("sim.records", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "scorers", "audio", "tui")),
-    ("sim", ("sim.harness", "sim.agents", "sim.runner", "sim.records", "httpx")),
-    ("tui", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "audio")),
+    ("scorers", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "tui")),
+    ("sim.records", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "scorers", "audio",
+                     "tui")),
+    ("sim", ("sim.harness", "sim.agents", "sim.runner", "sim.records", "httpx", "aiohttp")),
+    ("tui", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio")),
     ("imaging", ("sim", "scorers", "audio", "tui")),
 ])
 def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, ...]) -> None:
     """At run time, not only in the import graph: the faces import lazily what they do not need."""
     code = (f"import sys, {face}; "
-            f"print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {set(PACKAGES) | {'httpx'}!r}))")
+            f"print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {set(PACKAGES) | {'httpx', 'aiohttp'}!r}))")
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     modules = loaded.stdout.split()
     assert face in modules

