@@ -50,6 +50,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import gc
 import hashlib
 import re
@@ -58,6 +59,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -368,7 +370,7 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
         return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="error", result=result,
                                error="; ".join(result.errors) or result.termination, recorded_at=time.time())
     try:
-        card = await asyncio.to_thread(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
+        card = await _off_loop(_score_and_evaluate, result, scenario, evaluator_names)  # CPU: off the loop
         if judges:  # a judge that fails gives "no verdict", never an error for the encounter
             # the rubric/trust/diagnosis calls and the binary failure-mode judges (evaluators failure:<mode>) all
             # go out together (each judge bounds its own calls in flight); a task group cancels the rest if one
@@ -392,6 +394,24 @@ async def record_for(result: ConversationResult, scenario: Scenario, *, evaluato
                                error=f"scoring failed: {type(exc).__name__}: {exc}", recorded_at=time.time())
     return EncounterRecord(scenario_id=scenario.id, k=result.k, persona=persona, status="ok", result=result,
                            score=card, recorded_at=time.time())
+
+
+_SCORING: ThreadPoolExecutor | None = None
+
+
+async def _off_loop(fn: Callable[..., ScoreCard], *args: Any) -> ScoreCard:
+    """``fn(*args)`` on the one scoring thread, in the caller's context.
+
+    One thread, not asyncio's default pool (up to 6 threads on 2 cores): scoring is pure Python, so more threads
+    only take the GIL from the event loop in turn. When 32 encounters of a wave end together, six scoring threads
+    made the loop wait behind each of them for the GIL, and the next wave's first requests went out 18 ms late
+    on average (bench/harness_overhead.py at concurrency 32).
+    """
+    global _SCORING
+    if _SCORING is None:
+        _SCORING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encsim-scoring")
+    ctx = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_SCORING, functools.partial(ctx.run, fn, *args))
 
 
 def _score_and_evaluate(result: ConversationResult, scenario: Scenario, evaluator_names: list[str]) -> ScoreCard:

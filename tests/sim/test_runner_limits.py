@@ -407,3 +407,39 @@ def test_a_signal_mid_run_saves_what_finished_and_says_how_to_resume(tmp_path: P
     assert 2 <= len(saved) < 40
     summary = json.loads((out / "summary.json").read_text())
     assert summary["completed"] == len(saved) and summary["errors"] == 0  # the cancelled ones are not errors
+
+
+async def test_encounters_are_scored_on_one_thread_not_on_asyncio_s_pool(
+        tmp_path: Path, library: list[LoadedScenario], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring is pure Python: with asyncio's default pool (up to 6 threads on 2 cores), the encounters of a wave
+    that ended together were scored by several threads at once, each taking the GIL from the event loop in turn,
+    and the next wave's first requests waited behind them. One scoring thread: at most one scoring at a time, in
+    the scoring context, and every encounter still scored."""
+    import threading
+
+    from sim import runner
+
+    active: list[int] = []
+    names: set[str] = set()
+    most = 0
+    real = runner._score_and_evaluate
+
+    def watched(*args: Any) -> Any:
+        nonlocal most
+        active.append(1)
+        most = max(most, len(active))
+        names.add(threading.current_thread().name)
+        try:
+            time.sleep(0.02)  # a scoring that takes a while: several would overlap on a pool
+            return real(*args)
+        finally:
+            active.pop()
+
+    monkeypatch.setattr(runner, "_score_and_evaluate", watched)
+    items = [s for s in library if s.scenario.id in ("viral_uri", "acs_chest_pain")]
+    store = RunStore.create(tmp_path / "r", _meta(items, 4))
+    summary = await run_batch(store, items, ReferenceAgent(), TextChannel(), _meta(items, 4), concurrency=8,
+                              progress=None)
+    assert summary.completed == 8 and summary.errors == 0
+    assert most == 1 and len(names) == 1 and next(iter(names)).startswith("encsim-scoring")
+    assert all(r.status == "ok" and r.score is not None for r in store.load_records()[0].values())
