@@ -99,6 +99,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from scenarios import LoadedScenario, resolve  # noqa: E402
@@ -229,32 +230,51 @@ async def raw_baseline(url: str, n: int) -> list[float]:
     return out
 
 
-async def raw_schedule(url: str, encounters: int, turns: int, concurrency: int) -> tuple[float, float]:
+async def raw_schedule(url: str, encounters: int, turns: int, concurrency: int,
+                       client: str = "httpx") -> tuple[float, float]:
     """Wall and CPU time of the benchmark's schedule (encounters x turns sequential POSTs, ``concurrency`` at a
-    time) done with bare httpx: the floor without any harness code.
+    time) done with bare ``client`` calls (``"httpx"`` or ``"aiohttp"``): the floor without any harness code.
 
-    Like the harness's agent (``ChatCompletionsAgent``), each call in flight has its own single-connection
-    client: one shared pool of 32 connections costs far more than the harness itself (httpcore scans the
-    whole pool on every request), which would make this floor meaningless at concurrency 32.
+    httpx: each call in flight has its own single-connection client (one shared pool of 32 connections costs far
+    more: httpcore scans the whole pool on every request). aiohttp: one session, as the harness's agent
+    (``ChatCompletionsAgent``) has since it moved to aiohttp; this is the floor of the harness's own transport.
     """
     bodies = [sample_body(t) for t in range(1, turns + 1)]
     left = iter(range(encounters))
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    clients = [httpx.AsyncClient(timeout=30.0, limits=limits) for _ in range(min(concurrency, encounters))]
+    workers = min(concurrency, encounters)
+    if client == "aiohttp":
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+
+        async def post(i: int, body: dict[str, Any]) -> None:  # noqa: ARG001 - one session for every worker
+            async with session.post(url, json=body) as r:
+                r.raise_for_status()
+                await r.json()
+
+        async def close() -> None:
+            await session.close()
+    else:
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        clients = [httpx.AsyncClient(timeout=30.0, limits=limits) for _ in range(workers)]
+
+        async def post(i: int, body: dict[str, Any]) -> None:
+            r = await clients[i].post(url, json=body)
+            r.raise_for_status()
+            r.json()
+
+        async def close() -> None:
+            for c in clients:
+                await c.aclose()
     try:
-        async def worker(client: httpx.AsyncClient) -> None:
+        async def worker(i: int) -> None:
             for _ in left:  # one shared iterator: each encounter is taken by exactly one worker
                 for body in bodies:
-                    r = await client.post(url, json=body)
-                    r.raise_for_status()
-                    r.json()
+                    await post(i, body)
 
         t0, c0 = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(worker(c) for c in clients))
+        await asyncio.gather(*(worker(i) for i in range(workers)))
         return time.perf_counter() - t0, time.process_time() - c0
     finally:
-        for c in clients:
-            await c.aclose()
+        await close()
 
 
 def process_cpu(pid: int) -> float:
@@ -342,6 +362,7 @@ async def main_async(args: argparse.Namespace) -> int:
                           f"encounters in {time.perf_counter() - t0:.3f} s", file=sys.stderr, flush=True)
                 for c, run in ((c, run) for c in levels for run in range(1, args.repeat + 1)):
                     bare = (None, None) if args.skip_raw else await raw_schedule(url, n, t, c)
+                    aio = (None, None) if args.skip_raw else await raw_schedule(url, n, t, c, "aiohttp")
                     for procs in processes:
                         if args.profile and c == max(levels) and run == 1 and procs == processes[0]:
                             import cProfile
@@ -353,9 +374,11 @@ async def main_async(args: argparse.Namespace) -> int:
                         else:
                             res = await run_level(server, root, scenarios, k, t, c, turn_limit, run, pools[procs])
                         res["raw"], res["raw_cpu"] = bare
+                        res["aio"], res["aio_cpu"] = aio
                         print(f"  concurrency {c} --processes {procs} run {run}: harness {res['wall']:.3f} s (CPU "
                               f"{res['cpu']:.3f} s), bare httpx "
-                              + ("-" if res["raw"] is None else f"{res['raw']:.3f} s (CPU {res['raw_cpu']:.3f} s)"),
+                              + ("-" if res["raw"] is None else f"{res['raw']:.3f} s (CPU {res['raw_cpu']:.3f} s), "
+                                 f"bare aiohttp {res['aio']:.3f} s (CPU {res['aio_cpu']:.3f} s)"),
                               file=sys.stderr, flush=True)
                         res["c"], res["p"], res["run"] = c, procs, run
                         rows.append(res)
@@ -397,10 +420,10 @@ async def main_async(args: argparse.Namespace) -> int:
               f"{r['wall'] / ideal:>6.3f} {ovh:>11.2f} {req:>8}")
     print()
     print("schedule-aware view (ideal = ceil(encounters / concurrency) x turns x latency; raw = the same "
-          "schedule with bare httpx, no harness):")
+          "schedule with bare httpx, aio = with bare aiohttp, no harness):")
     hdr2 = (f"{'concurrency':>11} {'proc':>4} {'run':>3} {'sched ideal s':>13} {'ratio':>6} {'ovh ms/turn':>11} "
-            f"{'raw wall s':>10} {'raw ratio':>9} {'harness-raw ms/turn':>19} {'summary s':>9} {'CPU ms/turn':>11} "
-            f"{'raw CPU':>7}")
+            f"{'raw wall s':>10} {'raw ratio':>9} {'harness-raw ms/turn':>19} {'aio ratio':>9} "
+            f"{'harness-aio ms/turn':>19} {'summary s':>9} {'CPU ms/turn':>11} {'raw CPU':>7} {'aio CPU':>7}")
     print(hdr2)
     print("-" * len(hdr2))
     for r in rows:
@@ -409,16 +432,19 @@ async def main_async(args: argparse.Namespace) -> int:
         sideal = steps * lat
         ovh = (r["wall"] - sideal) / steps * 1000
         if r["raw"] is None:
-            raw = rratio = diff = rcpu = "-"
+            raw = rratio = diff = rcpu = aratio = adiff = acpu = "-"
         else:
             raw, rratio = f"{r['raw']:.3f}", f"{r['raw'] / sideal:.3f}"
             diff = f"{(r['wall'] - r['raw']) / steps * 1000:.2f}"
             rcpu = f"{r['raw_cpu'] / (n * t) * 1000:.2f}"
+            aratio, adiff = f"{r['aio'] / sideal:.3f}", f"{(r['wall'] - r['aio']) / steps * 1000:.2f}"
+            acpu = f"{r['aio_cpu'] / (n * t) * 1000:.2f}"
         print(f"{c:>11} {r['p']:>4} {r['run']:>3} {sideal:>13.3f} {r['wall'] / sideal:>6.3f} {ovh:>11.2f} {raw:>10} "
-              f"{rratio:>9} {diff:>19} {r['summarise_s']:>9.3f} {r['cpu'] / (n * t) * 1000:>11.2f} {rcpu:>7}")
+              f"{rratio:>9} {diff:>19} {aratio:>9} {adiff:>19} {r['summarise_s']:>9.3f} "
+              f"{r['cpu'] / (n * t) * 1000:>11.2f} {rcpu:>7} {acpu:>7}")
     print("(summary s: one summarise() of the finished run, which run_batch also does inside its wall time; "
           "CPU ms/turn: CPU time per agent turn of this process (all threads) and of the worker processes (proc: "
-          "--processes, 0 = encounters in this process), harness and bare httpx)")
+          "--processes, 0 = encounters in this process), harness, bare httpx and bare aiohttp)")
     print()
     for c, procs in ((c, p) for c in levels for p in processes):  # the goals, on the median of the repeats
         mine = [r for r in rows if r["c"] == c and r["p"] == procs]
@@ -433,6 +459,10 @@ async def main_async(args: argparse.Namespace) -> int:
             line += f"; harness minus bare httpx {diff:.2f} ms/turn"
             if c in GOAL_DIFF_LEVELS:
                 line += f" (goal <= {GOAL_DIFF_MS:.0f} ms: {'met' if diff <= GOAL_DIFF_MS else 'NOT met'})"
+            adiff = statistics.median((r["wall"] - r["aio"]) / steps * 1000 for r in mine)
+            aratio = statistics.median(r["aio"] for r in mine) / (steps * lat)
+            line += (f"; harness minus bare aiohttp (the agent's own transport) {adiff:.2f} ms/turn, bare aiohttp "
+                     f"ratio {aratio:.3f}")
         print(line)
     if problems:
         print()
@@ -462,7 +492,8 @@ def main() -> int:
     ap.add_argument("--baseline", type=int, default=200, help="sequential raw httpx POSTs for the baseline")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per concurrency level (default 1); the goal line uses the median")
-    ap.add_argument("--skip-raw", action="store_true", help="skip the raw-httpx run of each level's schedule")
+    ap.add_argument("--skip-raw", action="store_true",
+                    help="skip the bare httpx and bare aiohttp runs of each level's schedule")
     ap.add_argument("--tmp-dir", default=None, help="where the temporary run directories go (default: system tmp)")
     ap.add_argument("--profile", metavar="FILE", default=None,
                     help="cProfile the highest concurrency level's harness run and dump the stats to FILE")
