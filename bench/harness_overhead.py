@@ -11,7 +11,7 @@ from the assistant messages in the request), then a valid ``ASSESSMENT:`` block 
 
 ``--encounters`` (224: full waves at concurrency 1, 8 and 32) encounters are then run through the
 real path, once per concurrency level (1, 8, 32) and per ``--processes`` value (0 and 2): ``ChatCompletionsAgent``
-over httpx -> ``TextChannel`` -> ``run_encounter`` -> ``run_batch`` into a fresh ``RunStore`` in a temporary
+over aiohttp -> ``TextChannel`` -> ``run_encounter`` -> ``run_batch`` into a fresh ``RunStore`` in a temporary
 directory; with ``--processes N`` the encounters run in N worker processes (``sim.process_executor``, started
 once before the timing, as ``encsim run --processes N`` starts them before its run) and this process scores and
 writes. What is timed therefore includes the patient simulator, the event log, scoring, the fsync'd append to
@@ -27,12 +27,14 @@ For each level it prints:
 A second table reports the schedule-aware ideal (ceil(encounters / concurrency) x turns x latency:
 encounters of equal length run in lock-step waves, and a partly empty last wave cannot be beaten),
 the ratio and overhead against it, and the wall time of the same schedule done with bare httpx POSTs
-(no harness at all: ``concurrency`` workers, each with its own single-connection client like the
-harness's agent, taking encounters from one queue). ``harness-raw ms/turn`` = (harness wall - bare
-wall) / sequential agent turns on the critical path: what the harness adds per turn. ``CPU ms/turn``
-is the CPU time per agent turn of this process (all threads: scoring and the fsync'd writes run off the event
-loop) and of the worker processes (read from /proc), for the harness and for bare httpx. The bare httpx run of a
-level is done once per repeat, before the harness runs of that repeat, and compared with each of them.
+(no harness at all: ``concurrency`` workers, each with its own single-connection client, taking encounters
+from one queue) and with bare aiohttp POSTs (one session, as the harness's agent has). ``harness-raw ms/turn``
+= (harness wall - bare httpx wall) / sequential agent turns on the critical path: what the harness adds per
+turn over the issue's baseline; ``harness-aio ms/turn`` the same over bare aiohttp, the floor of the agent's
+own transport. ``CPU ms/turn`` is the CPU time per agent turn of this process (all threads: scoring and the
+fsync'd writes run off the event loop) and of the worker processes (read from /proc), for the harness and for
+the bare runs. The bare runs of a level are done once per repeat, before the harness runs of that repeat, and
+compared with each of them.
 
 It also prints a baseline: the mean of ``--baseline`` (200) sequential raw httpx round trips to the
 same server, i.e. what loopback HTTP costs beyond the configured latency.
@@ -47,30 +49,34 @@ the schedule-aware ideal <= 1.10 at concurrency 32.
 Figures
 -------
 Measured 2026-11-25 on this 2-core machine, otherwise idle, ``--repeat 3``, medians of 224 encounters per level, at
-7ebac1e (``--processes`` levels; the GIL switch interval at 0.5 ms and the pre-batch heap frozen out of the cyclic
-GC while a batch runs)::
+ef4bf48 (the agent over aiohttp, scoring on one thread; ``--processes`` levels; the GIL switch interval at 0.5 ms
+and the pre-batch heap frozen out of the cyclic GC while a batch runs)::
 
-    concurrency  --processes  ratio (sched. ideal)  harness-bare ms/turn  CPU ms/turn harness / bare (medians)
-    1            0            1.064                 0.85                  3.00 / 1.78
-    1            2            1.069                 1.25                  3.41 / 1.78
-    8            0            1.200                 2.16                  2.38 / 1.04
-    8            2            1.134                 -1.15                 2.85 / 1.04
-    32           0            1.871                 27.3                  2.56 / 1.30
-    32           2            1.449                 9.87                  2.82 / 1.30
+    concurrency  processes  ratio  harness-bare httpx  harness-bare aiohttp  CPU ms/turn harness / httpx / aiohttp
+    1            0          1.047  0.04 ms             1.00 ms               2.07 / 1.74 / 0.72
+    1            2          1.049  0.14 ms             1.10 ms               2.43 / 1.74 / 0.72
+    8            0          1.082  -2.52 ms            1.55 ms               1.50 / 0.94 / 0.30
+    8            2          1.089  -2.67 ms            1.67 ms               1.73 / 0.94 / 0.30
+    32           0          1.243  1.93 ms             7.94 ms               1.30 / 0.86 / 0.21
+    32           2          1.178  -1.55 ms            4.65 ms               1.39 / 0.86 / 0.21
 
-Earlier figures (the previous stop's note, idle, medians of 3, one process): 1.077 / 1.58 ms at concurrency 1,
-1.234 / 4.93 ms at 8, 1.683 at 32; at the start of issue 17: 1.105 / 2.85 ms, 1.451 / 17.75 ms, 2.430.
+(ratio: to the schedule-aware ideal.) Bare httpx ratios: 1.046 (1), 1.116-1.148 (8), 1.197-1.268 (32); bare
+aiohttp: 1.027, 1.051-1.055, 1.077-1.093.
 
-Goals met: concurrency 1 in one process, concurrency 8 with ``--processes 2``. Not met: 1.10 at concurrency 32,
-where the run is CPU-bound (1,344 turns x 2.2-2.9 ms of CPU per turn in 2.1 s on two cores, with the server
-process beside it); concurrency 32 in one process varies from 1.55 to 1.93 between runs of the same code.
-Bare httpx alone has 1.18-1.32 there: 32 replies arrive in a burst and one process handles them one after another.
+Earlier figures (idle, medians of 3): at 7ebac1e (the agent over httpx) 1.064 / 0.85 ms at concurrency 1, 1.200 /
+2.16 ms at 8 (1.134 / -1.15 ms with ``--processes 2``), 1.871 at 32 (1.449 with ``--processes 2``); at the start of
+issue 17: 1.105 / 2.85 ms, 1.451 / 17.75 ms, 2.430.
+
+Goals met: harness minus bare httpx <= 1 ms at concurrency 1 and 8, in one process and with ``--processes 2``. Not
+met: 1.10 at concurrency 32 (1.178 with ``--processes 2``, 1.243 in one process). Bare aiohttp alone reaches only
+1.077-1.093 there, which leaves the harness 0.2-0.5 ms per turn on the critical path; it adds 1.0 ms per turn over
+bare aiohttp even at concurrency 1 (the patient, the events, the scoring and the fsync'd record of each encounter).
 
 How to run
 ----------
 From the repository root::
 
-    .venv/bin/python bench/harness_overhead.py                    # 224 encounters, about 4 minutes
+    .venv/bin/python bench/harness_overhead.py                    # 224 encounters, about 6 minutes
     .venv/bin/python bench/harness_overhead.py --processes 0,1,2  # also one worker process
     .venv/bin/python bench/harness_overhead.py --encounters 64    # quicker
     .venv/bin/python bench/harness_overhead.py --turns 4 --latency 0.02 --concurrency 8,32
