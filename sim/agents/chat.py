@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import math
 import os
@@ -292,6 +293,15 @@ def _reply_text(data: Any) -> str:
     return content
 
 
+def _is_loopback(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _discard(session: aiohttp.ClientSession) -> None:
     """Forget a session whose event loop is closed (an agent used by one ``asyncio.run`` after another).
 
@@ -366,10 +376,14 @@ class ChatCompletionsAgent:
         return session
 
     def _proxy_for(self, url: str) -> tuple[yarl.URL | None, aiohttp.BasicAuth | None]:
+        """The proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY; never one for this machine's own address."""
         if self._proxy is None:
+            target = yarl.URL(url)
             try:
-                self._proxy = get_env_proxy_for_url(yarl.URL(url))
-            except LookupError:  # no proxy set for the scheme, or the host is in NO_PROXY
+                if _is_loopback(target.host or ""):  # the embedded model, a local server: a proxy cannot reach it
+                    raise LookupError(target.host)
+                self._proxy = get_env_proxy_for_url(target)
+            except LookupError:  # no proxy set for the scheme, or the host is in NO_PROXY or loopback
                 self._proxy = (None, None)
         return self._proxy
 
@@ -473,7 +487,11 @@ class ChatCompletionsAgent:
                     # to differ, and stays reproducible (seed + 1, + 2, ...)
                     body = {**body, "seed": (body["seed"] + 1) & 0x7FFFFFFF}
                 await asyncio.sleep(wait if wait is not None else self._backoff(attempt))
-        raise EndpointError(f"{url} failed after {self.retries + 1} attempts; last: {last}. {self._hint(kind)}",
+        proxy = self._proxy[0] if self._proxy else None
+        via = "" if proxy is None or kind.startswith("http_") or kind == "malformed" else (
+            f" The calls go through the proxy {endpoint_text(_masked(str(proxy)), 120)} (from HTTP_PROXY / "
+            f"HTTPS_PROXY): check it, or add {urllib.parse.urlsplit(url).hostname} to NO_PROXY.")
+        raise EndpointError(f"{url} failed after {self.retries + 1} attempts; last: {last}. {self._hint(kind)}{via}",
                             retryable=True, kind=kind if kind in _SPECIFIC_KINDS else "retries_exhausted")
 
     async def aclose(self) -> None:

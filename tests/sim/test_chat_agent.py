@@ -517,7 +517,8 @@ async def test_a_call_hands_nothing_to_a_thread(fake_server, by_id) -> None:  # 
 async def test_the_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(
         fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     """As with httpx before: HTTP_PROXY carries the call (the loopback server plays the proxy for a host that does
-    not exist), and a host named in NO_PROXY is reached directly (here: it cannot be resolved)."""
+    not exist), and a host named in NO_PROXY is reached directly (here: it cannot be resolved). Unlike httpx,
+    a loopback address is always reached directly."""
     for var in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
                 "all_proxy"):
         monkeypatch.delenv(var, raising=False)
@@ -533,6 +534,23 @@ async def test_the_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(
         await direct.respond(request(by_id["viral_uri"]))
     await direct.aclose()
     assert err.value.kind == "dns" and len(srv.requests) == 1
+    # this machine's own address never goes through a proxy (the embedded model, a server on 127.0.0.1), even when
+    # NO_PROXY does not name it: the proxy here is a port where nothing listens
+    monkeypatch.delenv("NO_PROXY")
+    from sim.agents.local import free_port
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{free_port()}")
+    for url in (srv.base_url, srv.base_url.replace("127.0.0.1", "localhost")):
+        local = agent(url, retries=0)
+        assert (await local.respond(request(by_id["viral_uri"]))).text == "Through the proxy."
+        await local.aclose()
+    assert len(srv.requests) == 3
+    # a proxy that cannot be reached is named in the error, with the way around it
+    proxied = agent("http://llm.invalid/v1", retries=0)
+    with pytest.raises(EndpointError) as err:
+        await proxied.respond(request(by_id["viral_uri"]))
+    await proxied.aclose()
+    assert err.value.kind == "connection_refused" and "through the proxy http://127.0.0.1:" in str(err.value)
+    assert "add llm.invalid to NO_PROXY" in str(err.value)
 
 
 def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_id,  # noqa: ANN001
