@@ -1,10 +1,11 @@
 """Local worker processes for batch runs (``encsim run --processes N``): encounters run in N processes.
 
-Why: one Python process runs the whole harness under one GIL. At concurrency 8 and above on a small machine,
-the agent calls, the patient and the scoring of the last encounter wait for each other (a scoring thread that
-holds the GIL delays the replies that arrive meanwhile by up to the interpreter's switch interval), so the
-harness adds time to every turn (``bench/harness_overhead.py``). With worker processes, the encounters run
-where the GIL is their own and the scoring stays in the ``encsim run`` process.
+Why: one Python process runs the whole harness under one GIL. With dozens of encounters at once on a small
+machine (concurrency 32 on two cores), the agent calls, the patient and the scoring of the last encounter wait
+for each other (the scoring thread that holds the GIL delays the replies that arrive meanwhile by up to the
+interpreter's switch interval), so the harness adds time to every turn (``bench/harness_overhead.py``: a ratio
+to the ideal of 1.24 in one process against 1.18 with two workers; at concurrency 8 they are equal). With worker
+processes, the encounters run where the GIL is their own and the scoring stays in the ``encsim run`` process.
 
 Who does what (the same split as the Ray executor's, ``sim.ray_executor``):
 
@@ -73,7 +74,7 @@ def check_processes(value: str) -> int:
     if not 0 <= n <= MAX_PROCESSES:
         raise ConfigError(f"--processes {value[:40]!r}: give the number of worker processes, a whole number from 0 "
                           f"to {MAX_PROCESSES} (0, the default, runs every encounter in this process; 2 suits a "
-                          f"2-core machine at --concurrency 8 or more).")
+                          f"2-core machine at --concurrency 16 or more).")
     return n
 
 

@@ -110,7 +110,7 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
     run.add_argument("--processes", default="0", metavar="N",
                      help="with --executor local: run the encounters in N worker processes, each with its own GIL, "
                           "while this process scores and writes (text runs; 2 suits a 2-core machine at "
-                          "--concurrency 8 or more); 0 (default): in this process")
+                          "--concurrency 16 or more); 0 (default): in this process")
     run.add_argument("--no-progress", action="store_true", help="print one line per encounter instead of a bar")
     run.add_argument("--quiet", action="store_true", help="no progress output, only the final summary")
     run.add_argument("--tui", action="store_true", help="watch the run in the terminal dashboard while it runs")
