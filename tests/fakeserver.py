@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -45,7 +46,9 @@ Action = tuple[Any, ...]
 
 class FakeChatServer:
     def __init__(self, *, script: list[Action] | None = None, default: Action = ("ok", "Hello."),
-                 latency_s: float = 0.0, reply: Callable[[dict[str, Any]], str] | None = None) -> None:
+                 latency_s: float = 0.0, reply: Callable[[dict[str, Any]], str] | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls  # serve https with this context (tests/data/tls: a test-only CA and a 127.0.0.1 certificate)
         self.script = list(script or [])
         self.default = default
         self.latency_s = latency_s
@@ -61,7 +64,7 @@ class FakeChatServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/v1"
 
     def _next(self) -> Action:
         with self._lock:
@@ -190,7 +193,7 @@ class FakeChatServer:
             asyncio.set_event_loop(self._loop)
 
             async def boot() -> None:
-                self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=256)
+                self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=256, ssl=self.tls)
                 self.port = self._server.sockets[0].getsockname()[1]
                 ready.set()
 

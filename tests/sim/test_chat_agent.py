@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -574,3 +575,33 @@ def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_
     gc.collect()
     assert first.text == again.text == "Again?" and len(srv.requests) == 2
     assert not [r for r in caplog.records if "Unclosed" in r.getMessage()]
+
+
+async def test_an_https_endpoint_is_verified_against_ssl_cert_file(
+        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A real TLS handshake on loopback (tests/data/tls: a test-only CA and a certificate for 127.0.0.1): trusted
+    through SSL_CERT_FILE, as httpx's CA handling did, the call succeeds and the key travels encrypted; without
+    that CA the certificate is refused as a ``tls`` error naming the flag, and nothing reaches the server."""
+    from pathlib import Path
+
+    tls_dir = Path(__file__).resolve().parent.parent / "data" / "tls"
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(tls_dir / "server.pem", tls_dir / "server.key")
+    srv = fake_server(default=("ok", "Over TLS."), tls=server_ctx).start()
+    assert srv.base_url.startswith("https://127.0.0.1:")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tls_dir / "ca.pem"))
+    trusted = agent(srv.base_url)
+    # two calls: the second on the kept-alive TLS connection
+    replies = [await trusted.respond(request(by_id["viral_uri"])) for _ in range(2)]
+    await trusted.aclose()
+    assert [r.text for r in replies] == ["Over TLS."] * 2
+    assert srv.headers_seen[0]["authorization"] == f"Bearer {SECRET}"
+
+    monkeypatch.delenv("SSL_CERT_FILE")
+    untrusted = agent(srv.base_url, retries=0)
+    with pytest.raises(EndpointError) as err:
+        await untrusted.respond(request(by_id["viral_uri"]))
+    await untrusted.aclose()
+    assert err.value.kind == "tls" and "--base-url" in str(err.value) and SECRET not in str(err.value)
+    assert len(srv.requests) == 2
