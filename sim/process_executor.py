@@ -60,7 +60,7 @@ from scenarios import LoadedScenario
 from sim.agents.base import Agent
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
 from sim.runner import CallObserver, EncounterLost
-from sim.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
+from sim.worker_spec import WorkerSpec, check_runs_outside, make_worker_agent, run_on_worker
 
 MAX_PROCESSES = 64
 START_TIMEOUT_S = 120.0  # a worker that has not built its agent by then is a failed start
@@ -84,13 +84,7 @@ def check_supported(meta: RunMeta) -> None:
         raise ConfigError("--processes with --mode voice: every worker process would load Piper and Whisper. Use "
                           "--executor ray for voice runs (its voice actors load them once each, --ray-actors N), or "
                           "drop --processes.")
-    if meta.model == "local":
-        raise ConfigError("--processes with --model local: the embedded model's server belongs to this process. "
-                          "Serve a model behind an endpoint (encsim serve-agent) and give --model NAME --base-url "
-                          "URL, or drop --processes.")
-    if meta.patient_model is not None:
-        raise ConfigError("--processes with --patient-model: the patient model's cache is a file of the run "
-                          "directory, which only this process writes. Drop --patient-model or --processes.")
+    check_runs_outside(meta, "--processes", "drop --processes")
 
 
 def _frame(message: tuple[Any, ...]) -> bytes:

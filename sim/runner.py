@@ -13,12 +13,12 @@ When an encounter finishes it is scored and appended to results.jsonl at once (o
 killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
 are recorded, never scored. A worker starts its next encounter while the last one is scored and its
 line fsync'd (at most one such encounter per worker; the worker waits for it before taking another
-and before it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs in a thread, and a
-thread that holds the GIL keeps the event loop from its replies for up to the interpreter's switch
-interval (5 ms by default: the first call of the next encounter waited that long), so a batch lowers
-the interval to ``SWITCH_INTERVAL_S`` while it runs (``_batch_runtime``) and puts it back after. The summary and
-report are recomputed from every record at the end (also after Ctrl-C, SIGTERM or a fail-fast stop),
-so they always describe exactly what results.jsonl holds.
+and before it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs on one
+thread of its own (``_off_loop``), and a thread that holds the GIL keeps the event loop from its replies for
+up to the interpreter's switch interval (5 ms by default: the first call of the next encounter waited that
+long), so a batch lowers the interval to ``SWITCH_INTERVAL_S`` while it runs (``_batch_runtime``) and puts it
+back after. The summary and report are recomputed from every record at the end (also after Ctrl-C,
+SIGTERM or a fail-fast stop), so they always describe exactly what results.jsonl holds.
 With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
 DIR/validation.json validates the very judge and models that ran, the Rogan-Gladen corrected rate with its
 bootstrap CI (``failure_rates``; ``Summary.failure_rates``); they stay out of the profile's score.

@@ -13,10 +13,25 @@ from typing import Any
 
 from scenarios import LoadedScenario
 from sim.agents.base import Agent, AgentReply, AgentRequest
-from sim.records import AgentError, ConversationResult, RecordingChannel, RunMeta
+from sim.records import AgentError, ConfigError, ConversationResult, RecordingChannel, RunMeta
 
 CallOutcome = tuple[str, str, bool] | None
 """One agent call as a worker reports it: None when it succeeded, else its error's (kind, message, retryable)."""
+
+
+def check_runs_outside(meta: RunMeta, flag: str, instead: str) -> None:
+    """A one-paragraph ConfigError when the plan needs this process to run its encounters.
+
+    ``flag``: the option that sends them elsewhere (``--executor ray``, ``--processes``); ``instead``: how to do
+    without it.
+    """
+    if meta.model == "local":
+        raise ConfigError(f"{flag} with --model local: the embedded model's server belongs to this process and "
+                          "workers cannot reach it. Serve a model behind an endpoint (e.g. encsim serve-agent) and "
+                          f"give --model NAME --base-url URL, or {instead}.")
+    if meta.patient_model is not None:
+        raise ConfigError(f"{flag} with --patient-model: the patient model's cache is a file of the run directory, "
+                          f"which only this process writes. Drop --patient-model, or {instead}.")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -40,7 +40,7 @@ from sim.runner import (  # the parser's limits; the runner comes with them
     run_batch,
     text_progress,
 )
-from sim.worker_spec import WorkerSpec
+from sim.worker_spec import WorkerSpec, check_runs_outside
 
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
@@ -486,13 +486,7 @@ def _connect_executor(options: RunOptions, meta: RunMeta) -> Callable[[], None]:
         check_supported(meta)
     if options.executor != "ray":
         return lambda: None
-    if meta.model == "local":
-        raise ConfigError("--executor ray with --model local: the embedded model's server belongs to this process "
-                          "and Ray workers cannot reach it. Serve a model behind an endpoint (e.g. encsim "
-                          "serve-agent) and give --model NAME --base-url URL, or use --executor local.")
-    if meta.patient_model is not None:
-        raise ConfigError("--executor ray with --patient-model: the patient model's cache is a file of the run "
-                          "directory, which only the driver writes. Drop --patient-model, or use --executor local.")
+    check_runs_outside(meta, "--executor ray", "use --executor local")
     from sim.ray_executor import connect
 
     return connect(options.ray_address)

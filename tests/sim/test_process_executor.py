@@ -32,6 +32,10 @@ from sim.store import RunStore
 from sim.worker_spec import WorkerSpec
 from tests.fakeserver import FakeChatServer
 from tests.scorers.test_triage_accuracy import REPLAY as TRIAGE_REPLAY
+from tests.sim.remote_checks import (
+    assert_a_refused_key_stops_the_run_early,
+    assert_the_key_was_sent_and_never_written,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-proc-test-4b8e1d07c2a9"
@@ -282,22 +286,10 @@ def test_an_endpoint_run_in_workers_reads_the_key_there_and_fails_fast_per_call(
                  "--api-key-env", "ENCSIM_PROC_TEST_KEY", "--scenarios", "viral_uri", "--k", "3", "--max-turns", "3",
                  "--concurrency", "3", "--out", str(out), "--quiet"])
     assert code in (0, 3) and len(_lines(out)) == 3
-    assert server.headers_seen and all(h.get("authorization") == f"Bearer {KEY}" for h in server.headers_seen)
-    written = [p for p in out.rglob("*") if p.is_file()]
-    assert written and not [p for p in written if KEY.encode() in p.read_bytes()]
-
+    assert_the_key_was_sent_and_never_written(server, out, KEY)
     # a key the endpoint refuses: fatal at the first call, seen by the check in this process as it happens
-    refused = fake_server(default=("status", 401, {})).start()
-    capsys.readouterr()
-    code = main(["run", "--processes", "2", "--model", "gpt-4o-mini", "--base-url", refused.base_url,
-                 "--api-key-env", "ENCSIM_PROC_TEST_KEY", "--scenarios", "viral_uri,simple_uti", "--k", "20",
-                 "--max-turns", "3", "--fail-fast", "3", "--concurrency", "2", "--out", str(tmp_path / "refused"),
-                 "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err and KEY not in err
-    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
-    assert "HTTP 401" in line and "--fail-fast 3" in line
-    assert len(refused.requests) < 10  # stopped well before the 40 planned encounters
+    assert_a_refused_key_stops_the_run_early(["--processes", "2"], fake_server, capsys, tmp_path / "refused",
+                                             key_env="ENCSIM_PROC_TEST_KEY", key=KEY, k=20)
 
 
 def test_ctrl_c_to_the_whole_process_group_stops_the_run_and_its_workers(tmp_path: Path) -> None:

@@ -43,6 +43,10 @@ from sim.records import RunMeta, ScenarioRef, read_events  # noqa: E402
 from sim.runner import run_batch  # noqa: E402
 from sim.store import RunStore  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
+from tests.sim.remote_checks import (  # noqa: E402
+    assert_a_refused_key_stops_the_run_early,
+    assert_the_key_was_sent_and_never_written,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 THREE = "viral_uri,acs_chest_pain,appendicitis"
@@ -185,26 +189,15 @@ def test_a_ray_run_against_an_endpoint_reads_the_key_on_the_worker_and_fails_fas
                  "--api-key-env", "ENCSIM_RAY_TEST_KEY", "--scenarios", "viral_uri", "--k", "2", "--max-turns", "3",
                  "--out", str(out), "--quiet"])
     assert code in (0, 3) and len(_lines(out)) == 2
-    assert server.headers_seen and all(h.get("authorization") == f"Bearer {KEY}" for h in server.headers_seen)
-    written = [p for p in out.rglob("*") if p.is_file()]
-    assert written and not [p for p in written if KEY.encode() in p.read_bytes()]
+    assert_the_key_was_sent_and_never_written(server, out, KEY)
     session = Path(ray._private.worker._global_node.get_session_dir_path())
     leaked = [p for p in session.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_size < 50_000_000
               and KEY.encode() in p.read_bytes()]
     assert not leaked, leaked
 
     # a key the endpoint refuses: fatal at the first call (no retries to wait for), seen by the driver's check
-    unauthorised = fake_server(default=("status", 401, {})).start()
-    capsys.readouterr()
-    code = main(["run", "--executor", "ray", "--model", "gpt-4o-mini", "--base-url", unauthorised.base_url,
-                 "--api-key-env", "ENCSIM_RAY_TEST_KEY", "--scenarios", "viral_uri,simple_uti", "--k", "5",
-                 "--max-turns", "3", "--fail-fast", "3", "--concurrency", "2", "--out", str(tmp_path / "refused"),
-                 "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err and KEY not in err
-    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
-    assert "HTTP 401" in line and "--fail-fast 3" in line
-    assert len(unauthorised.requests) < 10  # stopped well before the 10 planned encounters
+    assert_a_refused_key_stops_the_run_early(["--executor", "ray"], fake_server, capsys, tmp_path / "refused",
+                                             key_env="ENCSIM_RAY_TEST_KEY", key=KEY, k=5)
 
 
 def test_ray_flags_are_checked_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
