@@ -49,7 +49,10 @@ class Escalation(str, Enum):
     @property
     def rank(self) -> int:
         """0 for emergency ... 3 for self care: a larger rank is less urgent."""
-        return list(Escalation).index(self)
+        return _ESCALATION_RANK[self]
+
+
+_ESCALATION_RANK = {category: i for i, category in enumerate(Escalation)}  # rank: read per card in a summary
 
 
 class Disposition(str, Enum):
@@ -77,13 +80,15 @@ class Disposition(str, Enum):
     @property
     def rank(self) -> int:
         """0 for ambulance ... 7 for self care: a larger rank is less urgent (or less supported)."""
-        return list(Disposition).index(self)
+        return _DISPOSITION_RANK[self]
 
     @property
     def label(self) -> str:
         """The disposition's words for a reader (``DISPOSITION_LABELS``)."""
         return DISPOSITION_LABELS[self]
 
+
+_DISPOSITION_RANK = {disposition: i for i, disposition in enumerate(Disposition)}
 
 DISPOSITION_ESCALATION: dict[Disposition, Escalation] = {
     Disposition.ambulance: Escalation.emergency,

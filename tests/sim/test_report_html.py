@@ -293,3 +293,31 @@ def test_run_with_nothing_scored_still_renders(under: Run) -> None:
     assert summary.aggregate == 0.0 and summary.aggregate_without_errors is None
     assert "score without errors: n/a" in page and "no scored encounter" in page
     assert "errors" in parsed.ids and "encounters" not in parsed.ids and "failed after 4 attempts" in page
+
+
+def _swarm_by_pairs(xs: list[float], r: float) -> list[float]:
+    """The distributions plot's stacking rule, written the obvious way: every dot compared with every placed one."""
+    offsets = (0.0, -2 * r, 2 * r)
+    placed: list[tuple[float, float]] = []
+    for x in xs:
+        crowds = [sum(1 for px, po in placed if po == off and abs(x - px) < 2 * r - 0.5) for off in offsets]
+        placed.append((x, offsets[crowds.index(min(crowds))]))
+    return [off for _, off in placed]
+
+
+def test_dots_stack_as_pairwise_comparison_says_without_comparing_every_pair() -> None:
+    import random
+
+    from sim.reports._html._svg import swarm
+
+    rng = random.Random(7)
+    cases = [
+        [262 + 640 * rng.random() for _ in range(300)],  # spread out
+        [262 + 640 * rng.choice([0.25, 0.5, 0.75, 1.0]) for _ in range(300)],  # piles of equal scores
+        [262 + 640 * round(rng.gauss(0.6, 0.05), 3) for _ in range(300)],  # crowded around a mean
+        [500.0, 506.4, 493.6, 500.0, 512.0, 488.0, 503.0, 497.0],  # neighbours near the 2r - 0.5 reach
+    ]
+    for xs in cases:
+        got = swarm(xs, 3.5)
+        assert got == _swarm_by_pairs(xs, 3.5)
+        assert set(got) <= {0.0, -7.0, 7.0} and len(set(got)) == 3  # every level used: the test can tell them apart

@@ -9,6 +9,7 @@ tables and captions around it.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -67,17 +68,20 @@ def svg(width: float, height: float, body: Iterable[str], label: str) -> str:
 def swarm(xs: Sequence[float], r: float) -> list[float]:
     """Vertical offsets so dots at (nearly) the same x stack instead of hiding each other.
 
-    Three levels, then overlap (the plot adds a count label to a pile of more than three).
+    Three levels, then overlap (the plot adds a count label to a pile of more than three). Each dot goes to the
+    level with the fewest dots already placed within ``2r - 0.5`` of its x (the first such level on a tie). The
+    placed x of each level are kept sorted, so that count is two bisections: linear in the dots, not quadratic
+    (a scenario run at K = 1000 drew in 0.3 s of its report's 0.6 s when every dot was compared with every other).
     """
     offsets = (0.0, -2 * r, 2 * r)
-    placed: list[tuple[float, float]] = []
+    reach = 2 * r - 0.5
+    placed: tuple[list[float], ...] = ([], [], [])  # per level, the x of its dots, sorted
     out = []
     for x in xs:
-        def crowd(off: float, x: float = x) -> int:
-            return sum(1 for px, po in placed if po == off and abs(x - px) < 2 * r - 0.5)
-        chosen = min(offsets, key=lambda off: (crowd(off), offsets.index(off)))
-        placed.append((x, chosen))
-        out.append(chosen)
+        crowds = [bisect.bisect_left(level, x + reach) - bisect.bisect_right(level, x - reach) for level in placed]
+        i = crowds.index(min(crowds))
+        bisect.insort(placed[i], x)
+        out.append(offsets[i])
     return out
 
 
