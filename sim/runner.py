@@ -9,19 +9,22 @@ results), never O(scenarios x K). The CLI refuses a plan larger than ``MAX_K`` r
 ``MAX_ENCOUNTERS`` encounters, or ``--concurrency`` over ``MAX_CONCURRENCY``, unless ``--i-know``
 (``check_plan_size``; a resumed run checks only --concurrency: its plan was accepted when it started).
 
-When an encounter finishes it is scored and appended to results.jsonl at once (ok or error), so a
-killed run loses only encounters in flight and ``--resume`` skips every pair already recorded. Errors
-are recorded, never scored. A worker starts its next encounter while the last one is scored and its
-line fsync'd (at most one such encounter per worker; the worker waits for it before taking another
-and before it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs on one
-thread of its own (``_off_loop``), and a thread that holds the GIL keeps the event loop from its replies for
-up to the interpreter's switch interval (5 ms by default: the first call of the next encounter waited that
-long), so a batch lowers the interval to ``SWITCH_INTERVAL_S`` while it runs (``_batch_runtime``) and puts it
-back after. The summary and report are recomputed from every record at the end (also after Ctrl-C,
-SIGTERM or a fail-fast stop), so they always describe exactly what results.jsonl holds.
-With ``--failure-judges DIR`` the summary also gives, per failure mode, the judge's raw failure rate and, when
-DIR/validation.json validates the very judge and models that ran, the Rogan-Gladen corrected rate with its
-bootstrap CI (``failure_rates``; ``Summary.failure_rates``); they stay out of the profile's score.
+When an encounter finishes it is scored and appended to results.jsonl at once (ok or error), so a killed run loses
+only encounters in flight and ``--resume`` skips every pair already recorded. Errors are recorded, never scored. A
+conversation to be scored is first appended to unscored.jsonl (``sim.records.UnscoredEncounter``): scoring with
+judges takes seconds, and a run stopped or killed meanwhile would otherwise lose conversations that had ended;
+``--resume`` scores those instead of running them again (a record in results.jsonl always wins), and a run that
+ends with every one recorded removes the file. A worker starts its next encounter while the last one is scored and
+its line fsync'd (at most one such encounter per worker; the worker waits for it before taking another and before
+it ends), so scoring CPU and the disk stay off the agent's critical path. Scoring runs on one thread of its own
+(``_off_loop``), and a thread that holds the GIL keeps the event loop from its replies for up to the interpreter's
+switch interval (5 ms by default: the first call of the next encounter waited that long), so a batch lowers the
+interval to ``SWITCH_INTERVAL_S`` while it runs (``_batch_runtime``) and puts it back after. The summary and report
+are recomputed from every record at the end (also after Ctrl-C, SIGTERM or a fail-fast stop), so they always
+describe exactly what results.jsonl holds. With ``--failure-judges DIR`` the summary also gives, per failure mode,
+the judge's raw failure rate and, when DIR/validation.json validates the very judge and models that ran, the
+Rogan-Gladen corrected rate with its bootstrap CI (``failure_rates``; ``Summary.failure_rates``); they stay out of
+the profile's score.
 
 Fail fast (``--fail-fast N``, default ``DEFAULT_FAIL_FAST``; 0 turns it off): the runner watches the
 agent's calls from the start of the run. If the first N calls all fail with the same fatal cause
@@ -108,6 +111,7 @@ from sim.records import (
     RunMeta,
     ScoreCard,
     UnderstandingMetrics,
+    UnscoredEncounter,
     VoiceMetrics,
     encounter_k,
     encounter_slot,
@@ -710,6 +714,8 @@ async def run_batch(
     total = planned_encounters(list(by_id.values()), meta.personas, meta.k)
     finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
     plan = _plan(scenarios, meta.k, done, meta.personas)
+    # conversations that ended before an earlier session of this run stopped, not yet scored: scored, not run again
+    unscored = {key: entry.result for key, entry in store.load_unscored().items() if key[:2] not in records}
     check = _FailFast(fail_fast)
     watched = _Watched(agent, check)
     held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
@@ -723,10 +729,15 @@ async def run_batch(
 
     session = RunSession(store, meta, summarise=lambda: summarise(store, scenarios, meta), on_saved=saved)
 
-    async def encounter(planned: Planned) -> tuple[ConversationResult | EncounterRecord, list[AgentError]]:
-        """Run one encounter: its result, or the error record of an encounter that could not run."""
+    async def encounter(planned: Planned) -> tuple[ConversationResult | EncounterRecord, list[AgentError], bool]:
+        """Run one encounter: its result or the error record of an encounter that could not run, and whether it ran.
+
+        It did not run when an earlier session of the run kept its conversation in unscored.jsonl (then scored).
+        """
         item, k = planned.item, planned.k
         scenario = item.scenario
+        if (kept := unscored.pop((scenario.id, k, planned.persona), None)) is not None:
+            return kept, [], False
         session.encounter_started(scenario.id, k)
         call_errors: list[AgentError] = []
         token = _CALL_ERRORS.set(call_errors)
@@ -745,14 +756,29 @@ async def run_batch(
             return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
                                    recorded_at=time.time(),
                                    error=str(exc) if isinstance(exc, EncounterLost) else f"{type(exc).__name__}: {exc}"
-                                   ), call_errors
+                                   ), call_errors, True
         finally:
             _CALL_ERRORS.reset(token)
-        return result, call_errors
+        return result, call_errors, True
+
+    def keep(planned: Planned, outcome: ConversationResult | EncounterRecord,
+             ran_now: bool) -> asyncio.Task[None] | None:
+        """Start writing a conversation that is to be scored to unscored.jsonl (not one that came from there).
+
+        Scoring, with judge calls, can take seconds, and the next conversation of the worker waits for the last
+        one's scoring: a run stopped meanwhile (Ctrl-C, a kill) must lose neither.
+        """
+        if not ran_now or isinstance(outcome, EncounterRecord) or not outcome.ok \
+                or outcome.termination == "not_applicable":
+            return None
+        return asyncio.create_task(session.keep_unscored(UnscoredEncounter(
+            scenario_id=planned.item.scenario.id, k=planned.k, persona=planned.persona, result=outcome)))
 
     async def settle(planned: Planned, outcome: ConversationResult | EncounterRecord,
-                     call_errors: list[AgentError]) -> None:
+                     call_errors: list[AgentError], kept: asyncio.Task[None] | None) -> None:
         """Score a finished encounter and record it (or hold it back while the fail-fast check is undecided)."""
+        if kept is not None:
+            await kept  # its line in unscored.jsonl comes first (a write that failed fails the run, as a record's)
         rec = outcome if isinstance(outcome, EncounterRecord) else await record_for(
             outcome, planned.item.scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
             failure_judges=failure_judges, persona=planned.persona)
@@ -769,21 +795,27 @@ async def run_batch(
         # Pipelined: while encounter n+1 talks to the agent, encounter n is scored and its line fsync'd (CPU and
         # disk off the agent's critical path). At most one finished encounter per worker waits for that, and the
         # worker awaits it before it ends (a trip or the end of the plan), so nothing finished is left unrecorded.
+        # Each finished conversation is kept in unscored.jsonl at once (``keep``), so a run stopped while one is
+        # scored or waits for the last one's scoring loses neither: --resume scores them.
         pending: asyncio.Task[None] | None = None
+        kept: asyncio.Task[None] | None = None
         try:
             for planned in plan:  # one shared generator: each encounter is taken by exactly one worker
                 if check.state == "tripped":
                     break
-                outcome, call_errors = await encounter(planned)
+                outcome, call_errors, ran_now = await encounter(planned)
+                kept = keep(planned, outcome, ran_now)
                 if pending is not None:
                     await pending
-                pending = asyncio.create_task(settle(planned, outcome, call_errors))
+                pending, kept = asyncio.create_task(settle(planned, outcome, call_errors, kept)), None
             if pending is not None:
                 await pending
         finally:
             if pending is not None and not pending.done():  # this worker was cancelled: so is its scoring
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
+            if kept is not None:  # a conversation being kept when the worker was cancelled: its write ends first
+                await asyncio.gather(kept, return_exceptions=True)
         if check.state == "tripped":
             raise _Tripped
 
@@ -803,6 +835,8 @@ async def run_batch(
                     check.state, tripped = "tripped", True
                 while held and check.state == "off":
                     await session.record(held.pop(0))
+                if not unscored:  # every conversation kept for scoring has its record now
+                    store.drop_unscored()
             finally:
                 for t in workers:
                     t.cancel()

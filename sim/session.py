@@ -8,6 +8,7 @@ same order, here::
         session.started(total=..., ...)          # run_started
         session.encounter_started(scenario_id, k)  # encounter_started
         ...                                      # the encounter writes its own events to session.events
+        await session.keep_unscored(entry)       # unscored.jsonl: a finished conversation, before its scoring
         await session.record(rec)                # results.jsonl (fsync'd, off the loop), encounter_finished
     session.summary                              # summary.json, report.md, report.html, run_finished
 
@@ -39,6 +40,7 @@ from sim.records import (
     RunMeta,
     RunStarted,
     Summary,
+    UnscoredEncounter,
 )
 from sim.store import RunStore
 
@@ -118,12 +120,7 @@ class RunSession:
         """
         write = asyncio.ensure_future(asyncio.to_thread(self.store.append, rec))
         try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:  # the line is being written whatever happens: count it, then stop
-            while not write.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(write)
-            raise
+            await _finish(write)
         finally:
             if write.done() and not write.cancelled() and write.exception() is None:
                 self.saved += 1
@@ -131,3 +128,21 @@ class RunSession:
                 if self._on_saved is not None:
                     self._on_saved(rec)
         return True
+
+    async def keep_unscored(self, entry: UnscoredEncounter) -> None:
+        """Append a finished conversation to unscored.jsonl before it is scored (fsync'd, off the event loop).
+
+        A cancellation while it is written waits for the write, then propagates, as ``record`` does.
+        """
+        await _finish(asyncio.ensure_future(asyncio.to_thread(self.store.keep_unscored, entry)))
+
+
+async def _finish(write: asyncio.Future[None]) -> None:
+    """Await a write that has started: a cancellation waits for it to end (milliseconds), then propagates."""
+    try:
+        await asyncio.shield(write)
+    except asyncio.CancelledError:  # the line is being written whatever happens: let it end, then stop
+        while not write.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(write)
+        raise

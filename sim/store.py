@@ -39,6 +39,7 @@ writers proceed unlocked.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -63,6 +64,7 @@ from sim.records import (
     RunLayout,
     RunMeta,
     Summary,
+    UnscoredEncounter,
     clean,
     redact_json,
     register_env,
@@ -116,6 +118,7 @@ class RunStore:
         self._cache_size = 0
         self._cache_inode: int | None = None  # None: the file did not exist yet
         self._cache_lock = threading.Lock()
+        self._unscored_checked = False  # whether unscored.jsonl's last line was checked for a torn end
 
     @property
     def results_path(self) -> Path:
@@ -299,13 +302,7 @@ class RunStore:
         dumped = record.model_dump_json()
         text = redact_json(dumped)
         line = (text + "\n").encode()
-        fd = os.open(self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-            inode = os.fstat(fd).st_ino
-        finally:
-            os.close(fd)
+        inode = _append_line(self.results_path, line)
         with self._cache_lock:
             if self._cache is not None and self._cache_inode in (None, inode):
                 # what a reader of the line gets: the record itself, unless redaction changed the line
@@ -315,6 +312,42 @@ class RunStore:
                 self._cache_inode = inode
             else:
                 self._cache = None
+
+    def keep_unscored(self, entry: UnscoredEncounter) -> None:
+        """Append a finished conversation to unscored.jsonl before it is scored: redacted, one write, fsync'd.
+
+        The first line this store writes starts on a line of its own even after a line torn by a kill.
+        """
+        line = (redact_json(entry.model_dump_json()) + "\n").encode()
+        if not self._unscored_checked:
+            self._unscored_checked = True
+            with contextlib.suppress(FileNotFoundError), open(self.layout.unscored, "rb") as fh:
+                if fh.seek(0, os.SEEK_END) and (fh.seek(-1, os.SEEK_END), fh.read(1))[1] != b"\n":
+                    line = b"\n" + line
+        _append_line(self.layout.unscored, line)
+
+    def load_unscored(self) -> dict[tuple[str, int, str], UnscoredEncounter]:
+        """unscored.jsonl by (scenario id, k, persona), the last line winning; {} without the file.
+
+        A line that does not parse (the last one, torn by a kill mid-write) is left out: its encounter is then
+        simply run again. Never changes the file.
+        """
+        try:
+            lines = self.layout.unscored.read_bytes().splitlines()
+        except FileNotFoundError:
+            return {}
+        out: dict[tuple[str, int, str], UnscoredEncounter] = {}
+        for line in lines:
+            try:
+                entry = UnscoredEncounter.model_validate_json(line)
+            except ValueError:
+                continue
+            out[(entry.scenario_id, entry.k, entry.persona)] = entry
+        return out
+
+    def drop_unscored(self) -> None:
+        """Remove unscored.jsonl: once every conversation in it has its record in results.jsonl."""
+        self.layout.unscored.unlink(missing_ok=True)
 
     def load_records(self) -> tuple[dict[tuple[str, int], EncounterRecord], int]:
         """The latest record per (scenario, k), and how many lines were skipped as not records.
@@ -388,6 +421,17 @@ class RunStore:
         path = self.layout.report
         _write_atomic(path, clean(text))
         return path
+
+
+def _append_line(path: Path, line: bytes) -> int:
+    """Append ``line`` to ``path`` with one write and fsync it; the file's inode."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+        return os.fstat(fd).st_ino
+    finally:
+        os.close(fd)
 
 
 def _is_record(line: bytes) -> bool:

@@ -8,8 +8,8 @@
   ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
 - Run metrics: ``VoiceMetrics``, ``LiveMetrics`` and ``UnderstandingMetrics`` (``Summary.voice``, ``.live`` and
   ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
-- Runs: ``RunMeta``, ``EncounterRecord`` and ``RunLayout``, the one owner of every file name in a run
-  directory; persona sweeps: ``encounter_slot`` (which persona and run a k stands for), ``encounter_k``,
+- Runs: ``RunMeta``, ``EncounterRecord``, ``UnscoredEncounter`` and ``RunLayout``, the one owner of every file
+  name in a run directory; persona sweeps: ``encounter_slot`` (which persona and run a k stands for), ``encounter_k``,
   ``scenario_personas``, ``persona_varies``, ``planned_encounters``.
 - Failure taxonomy: ``FailureMode``, ``Taxonomy``, ``load_taxonomy``, ``save_taxonomy`` (taxonomy.json), ``mode_slug``,
   ``taxonomy_lock`` (held across every read-modify-write of a taxonomy file); a judge's suggested codes:
@@ -63,7 +63,15 @@ from sim.records._redact import (
     register_secret,
 )
 from sim.records._result import ConversationResult, ParsedAssessment, Speaker, Termination, TokenUsage, Turn
-from sim.records._run import EncounterRecord, JudgeRef, RunLayout, RunMeta, ScenarioRef, package_versions
+from sim.records._run import (
+    EncounterRecord,
+    JudgeRef,
+    RunLayout,
+    RunMeta,
+    ScenarioRef,
+    UnscoredEncounter,
+    package_versions,
+)
 from sim.records._scores import (
     DIAGNOSIS_METHOD,
     SEVERITIES,
@@ -158,7 +166,8 @@ __all__ = [
     "RobustnessRow", "RubricVerdict", "RunFinished", "RunLayout", "RunMeta", "RunStarted", "SafetyGate", "ScenarioRef",
     "ScenarioSummary", "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status",
     "SuiteSummary", "Summary", "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating",
-    "Turn", "TurnRecorded", "UnderstandingMetrics", "Verdict", "VoiceMetrics", "clean", "display_json",
+    "Turn", "TurnRecorded", "UnderstandingMetrics", "UnscoredEncounter", "Verdict", "VoiceMetrics", "clean",
+    "display_json",
     "forget_secrets", "neutralise", "one_line", "package_versions", "parse_event", "percentile", "read_events",
     "redact", "redact_json", "redact_obj", "redact_url", "register_env", "register_secret", "verdict_text",
 ]

@@ -54,6 +54,7 @@ class RunLayout:
     REPORT_FILE = "report.md"
     REPORT_HTML_FILE = "report.html"
     PATIENT_CACHE_FILE = "patient_cache.jsonl"
+    UNSCORED_FILE = "unscored.jsonl"
     ANNOTATIONS_FILE = "annotations.jsonl"
     TAXONOMY_FILE = "taxonomy.json"
     CODE_SUGGESTIONS_FILE = "code_suggestions.jsonl"
@@ -97,6 +98,11 @@ class RunLayout:
     def patient_cache(self) -> Path:
         """patient_cache.jsonl: the patient model's decisions."""
         return self.root / self.PATIENT_CACHE_FILE
+
+    @property
+    def unscored(self) -> Path:
+        """unscored.jsonl: each conversation that ended, written before its scoring (``UnscoredEncounter``)."""
+        return self.root / self.UNSCORED_FILE
 
     @property
     def annotations(self) -> Path:
@@ -233,6 +239,20 @@ class EncounterRecord(BaseModel):
     score: ScoreCard | None = None
     error: str | None = None
     recorded_at: float
+
+
+class UnscoredEncounter(BaseModel):
+    """One line of unscored.jsonl: a conversation that ended, written before it is scored.
+
+    Scoring (evaluators, and judge calls that can take seconds) comes after the conversation; a run stopped then
+    (Ctrl-C, SIGTERM, a kill) would otherwise lose a finished conversation and ``--resume`` would hold it again.
+    ``--resume`` scores such a line instead of running its encounter, unless results.jsonl has a record for it.
+    """
+
+    scenario_id: str
+    k: int
+    persona: str = "default"
+    result: ConversationResult
 
 
 def package_versions() -> dict[str, str]:

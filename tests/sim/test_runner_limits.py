@@ -25,6 +25,7 @@ from sim.records import AgentError, EncounterRecord, RunMeta, ScenarioRef, read_
 from sim.runner import MAX_ENCOUNTERS, MAX_K, EndpointUnusable, _fatal_cause, run_batch
 from sim.store import RunStore
 from tests.fakeserver import FakeChatServer
+from tests.sim.test_judge_run import grader
 
 ROOT = Path(__file__).parents[2]
 MINIMAL = ROOT / "tests" / "scenarios" / "valid_minimal.yaml"
@@ -53,6 +54,11 @@ def closed_port() -> int:
 def results(out: Path) -> list[dict[str, Any]]:
     path = out / "results.jsonl"
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def unscored(out: Path) -> list[dict[str, Any]]:
+    path = out / "unscored.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
 def started(out: Path) -> int:
@@ -158,9 +164,10 @@ async def test_the_plan_is_streamed_not_materialised(tmp_path: Path, library: li
     store = RunStore.create(tmp_path / "r", meta)
     peak, seen = await _run_until(store, items, meta, stop_after=12, concurrency=3)
     records, _ = store.load_records()
-    # 3 workers, each with the scoring task of its last encounter and that task's result write (pipelined),
-    # this test's task and the runner's: bounded by the pool, not by the 200,000 planned pairs
-    assert peak <= 3 * 3 + 2, peak
+    # 3 workers, each with the scoring task of its last encounter and that task's result write (pipelined), and
+    # the keeping of its newest conversation in unscored.jsonl and that write; this test's task and the runner's:
+    # bounded by the pool, not by the 200,000 planned pairs
+    assert peak <= 3 * 5 + 2, peak
     assert seen >= 12 and len(records) == seen and all(r.status == "ok" for r in records.values())
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["completed"] == seen
     # in plan order: the first scenario's first pairs (3 were in flight when the run was cancelled)
@@ -172,7 +179,7 @@ async def test_the_plan_is_streamed_not_materialised(tmp_path: Path, library: li
 
     peak, again = await _run_until(store, items, meta, stop_after=5, concurrency=2)  # a resume of the same run
     resumed = [e for e in read_events(store.events_path)[0] if e.type == "run_started"][-1]
-    assert resumed.already_done == seen and resumed.resumed and peak <= 3 * 2 + 2
+    assert resumed.already_done == seen and resumed.resumed and peak <= 5 * 2 + 2
     lines = results(tmp_path / "r")
     keys = [(x["scenario_id"], x["k"]) for x in lines]
     assert len(keys) == len(set(keys)) == seen + again  # nothing run twice
@@ -407,6 +414,58 @@ def test_a_signal_mid_run_saves_what_finished_and_says_how_to_resume(tmp_path: P
     assert 2 <= len(saved) < 40
     summary = json.loads((out / "summary.json").read_text())
     assert summary["completed"] == len(saved) and summary["errors"] == 0  # the cancelled ones are not errors
+
+
+def test_a_run_killed_while_it_scores_keeps_the_finished_conversations_for_resume(tmp_path: Path) -> None:
+    """A SIGKILL while finished encounters wait for a judge that does not answer: their conversations are in
+    unscored.jsonl, and --resume scores them without asking the agent again, then removes the file."""
+    out = tmp_path / "r"
+    with FakeChatServer(reply=clinician) as agent, FakeChatServer(latency_s=600, reply=grader) as judge:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "encsim_entry", "run", "--model", "llama-3.1-8b-instruct", "--base-url",
+             agent.base_url, "--scenarios", "viral_uri", "--k", "5", "--concurrency", "2", "--judge", "gpt-4o",
+             "--judge-base-url", judge.base_url, "--out", str(out), "--no-progress"],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        # each worker: its first encounter waits for the judge; its second finishes and waits for the first's
+        # scoring; the fifth never starts
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(unscored(out)) < 4 and proc.poll() is None:
+            time.sleep(0.05)
+        proc.kill()
+        _, stderr = proc.communicate(timeout=60)
+        kept = unscored(out)
+        assert len(kept) == 4 and not results(out), stderr
+        kept_seeds = {e["result"]["seed"] for e in kept}
+        asked = len(agent.requests)
+
+        judge.latency_s = 0.0
+        assert main(["run", "--resume", str(out), "--no-progress"]) == 0
+
+        again = agent.requests[asked:]
+        assert again and kept_seeds.isdisjoint(r.get("seed") for r in again)  # only the fifth encounter ran
+        saved = {(x["scenario_id"], x["k"]): x for x in results(out)}
+        assert len(saved) == 5 and all(x["status"] == "ok" and x["score"]["judge"] for x in saved.values())
+        for e in kept:  # scored as it was kept: the same conversation
+            assert saved[(e["scenario_id"], e["k"])]["result"]["turns"] == e["result"]["turns"]
+        assert not (out / "unscored.jsonl").exists()
+
+
+def test_unscored_lines_torn_by_a_kill_are_skipped_and_the_next_line_starts_on_its_own(tmp_path: Path) -> None:
+    from sim.records import ConversationResult, UnscoredEncounter
+
+    store = RunStore(tmp_path)
+    entry = UnscoredEncounter(scenario_id="viral_uri", k=0, result=ConversationResult(
+        scenario_id="viral_uri", k=0, seed=1, harness_version=HARNESS_VERSION, model="m", turns=[],
+        gathered_info=[], termination="assessment", agent_turns=1, turn_limit=8, started_at=0.0, ended_at=1.0))
+    store.keep_unscored(entry)
+    with open(tmp_path / "unscored.jsonl", "ab") as fh:  # a write cut short by a kill
+        fh.write(entry.model_copy(update={"k": 1}).model_dump_json().encode()[:40])
+    assert set(RunStore(tmp_path).load_unscored()) == {("viral_uri", 0, "default")}
+    RunStore(tmp_path).keep_unscored(entry.model_copy(update={"k": 2}))
+    assert set(RunStore(tmp_path).load_unscored()) == {("viral_uri", 0, "default"), ("viral_uri", 2, "default")}
+    RunStore(tmp_path).drop_unscored()
+    assert RunStore(tmp_path).load_unscored() == {}
 
 
 async def test_encounters_are_scored_on_one_thread_not_on_asyncio_s_pool(
