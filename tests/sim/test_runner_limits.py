@@ -416,15 +416,18 @@ def test_a_signal_mid_run_saves_what_finished_and_says_how_to_resume(tmp_path: P
     assert summary["completed"] == len(saved) and summary["errors"] == 0  # the cancelled ones are not errors
 
 
-def test_a_run_killed_while_it_scores_keeps_the_finished_conversations_for_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", ["0", "2"])
+def test_a_run_killed_while_it_scores_keeps_the_finished_conversations_for_resume(tmp_path: Path,
+                                                                                   processes: str) -> None:
     """A SIGKILL while finished encounters wait for a judge that does not answer: their conversations are in
-    unscored.jsonl, and --resume scores them without asking the agent again, then removes the file."""
+    unscored.jsonl, and --resume scores them without asking the agent again, then removes the file. The same
+    with the encounters in worker processes (the run process keeps them)."""
     out = tmp_path / "r"
     with FakeChatServer(reply=clinician) as agent, FakeChatServer(latency_s=600, reply=grader) as judge:
         proc = subprocess.Popen(
             [sys.executable, "-m", "encsim_entry", "run", "--model", "llama-3.1-8b-instruct", "--base-url",
              agent.base_url, "--scenarios", "viral_uri", "--k", "5", "--concurrency", "2", "--judge", "gpt-4o",
-             "--judge-base-url", judge.base_url, "--out", str(out), "--no-progress"],
+             "--judge-base-url", judge.base_url, "--out", str(out), "--no-progress", "--processes", processes],
             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         # each worker: its first encounter waits for the judge; its second finishes and waits for the first's
