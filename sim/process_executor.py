@@ -261,10 +261,16 @@ class ProcessEncounters:
                 try:
                     async with asyncio.timeout(START_TIMEOUT_S):
                         hello = await _receive(worker.reader)
-                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                except TimeoutError:
                     raise ConfigError(f"--processes {self.processes}: worker process {worker.index} did not start "
-                                      f"within {START_TIMEOUT_S:g} s (exit code {worker.process.exitcode}). Run "
-                                      f"without --processes to see the error in this process.") from None
+                                      f"within {START_TIMEOUT_S:g} s. Run without --processes to see the error in "
+                                      f"this process.") from None
+                except (asyncio.IncompleteReadError, ConnectionError):  # it ended before it was ready
+                    await asyncio.to_thread(worker.process.join, STOP_TIMEOUT_S)
+                    raise ConfigError(f"--processes {self.processes}: worker process {worker.index} exited while it "
+                                      f"started (exit code {worker.process.exitcode}). Run without --processes to "
+                                      "see the error in this process; a script that starts runs itself must do so "
+                                      "under `if __name__ == \"__main__\":`, because workers are spawned.") from None
                 if hello[0] == "fatal":
                     raise ConfigError(f"--processes {self.processes}: worker process {worker.index} could not build "
                                       f"the agent: {hello[1]}. Run without --processes to see it in this process.")

@@ -209,6 +209,26 @@ async def test_a_worker_that_cannot_build_the_agent_is_a_one_paragraph_error_and
     assert len(remote.spawned) == 2 and not [p for p in remote.spawned if _alive(p)]
 
 
+class _EndsTheProcessWhenUnpickled:
+    """Given as a worker's agent factory: unpickling it in the spawned worker ends that process with exit code 3,
+    before it is ready (as a worker that dies while it starts, or a script without a __main__ guard)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return os._exit, (3,)
+
+
+async def test_a_worker_that_exits_while_it_starts_is_named_with_its_exit_code() -> None:
+    remote = ProcessEncounters(WorkerSpec(model="scripted:reference",
+                                          agent_factory=_EndsTheProcessWhenUnpickled()),  # type: ignore[arg-type]
+                               processes=2)
+    with pytest.raises(ConfigError) as info:
+        await remote.start()
+    message = str(info.value)
+    assert message.startswith("--processes 2: worker process 1 exited while it started (exit code 3).")
+    assert "__main__" in message and "\n" not in message
+    assert len(remote.spawned) == 2 and not [p for p in remote.spawned if _alive(p)]
+
+
 def test_workers_that_cannot_start_leave_no_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The workers start before the run directory is made, as the agent does: a failed start is one paragraph,
