@@ -827,15 +827,17 @@ async def run_batch(
                             resumed=bool(records), already_done=finished)
             workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
             try:
+                all_ended = False
                 try:
                     await asyncio.gather(*workers)
-                except _Tripped:
+                    all_ended = True  # each worker recorded every conversation it kept (not so after a trip:
+                except _Tripped:  # the other workers' are cancelled below, and stay in unscored.jsonl for --resume)
                     tripped = True
                 if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same way
                     check.state, tripped = "tripped", True
                 while held and check.state == "off":
                     await session.record(held.pop(0))
-                if not unscored:  # every conversation kept for scoring has its record now
+                if all_ended and not unscored:  # every conversation kept for scoring has its record now
                     store.drop_unscored()
             finally:
                 for t in workers:
