@@ -329,18 +329,25 @@ class RunStore:
     def load_unscored(self) -> dict[tuple[str, int, str], UnscoredEncounter]:
         """unscored.jsonl by (scenario id, k, persona), the last line winning; {} without the file.
 
-        A line that does not parse (the last one, torn by a kill mid-write) is left out: its encounter is then
-        simply run again. Never changes the file.
+        A line that does not parse is left out, so its encounter is simply run again: silently for a last line
+        torn by a kill mid-write, with a notice (``warn``) naming the file and line for any other. Never changes
+        the file.
         """
+        path = self.layout.unscored
         try:
-            lines = self.layout.unscored.read_bytes().splitlines()
+            lines = path.read_bytes().split(b"\n")
         except FileNotFoundError:
             return {}
         out: dict[tuple[str, int, str], UnscoredEncounter] = {}
-        for line in lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
             try:
                 entry = UnscoredEncounter.model_validate_json(line)
-            except ValueError:
+            except ValueError as exc:
+                if number < len(lines):  # a whole line (the file's last one without its line end is torn)
+                    why = _why_not_a_record(exc).replace("an encounter record", "a kept conversation")
+                    self._notice(f"{path} line {number}: {why}; it is left out and its encounter runs again.")
                 continue
             out[(entry.scenario_id, entry.k, entry.persona)] = entry
         return out

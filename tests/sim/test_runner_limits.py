@@ -467,6 +467,14 @@ def test_unscored_lines_torn_by_a_kill_are_skipped_and_the_next_line_starts_on_i
     assert set(RunStore(tmp_path).load_unscored()) == {("viral_uri", 0, "default")}
     RunStore(tmp_path).keep_unscored(entry.model_copy(update={"k": 2}))
     assert set(RunStore(tmp_path).load_unscored()) == {("viral_uri", 0, "default"), ("viral_uri", 2, "default")}
+    with open(tmp_path / "unscored.jsonl", "ab") as fh:  # a whole line that is not a kept conversation
+        fh.write(b'{"scenario_id": "viral_uri", "k": 3}\n')
+    warned: list[str] = []
+    assert len(RunStore(tmp_path, warn=warned.append).load_unscored()) == 2
+    path = tmp_path / "unscored.jsonl"  # the torn line, ended by the next write, is a whole line now: named too
+    assert warned == [f"{path} line 2: not valid JSON; it is left out and its encounter runs again.",
+                      f"{path} line 4: not a kept conversation (result: Field required); it is left out and its "
+                      "encounter runs again."]
     RunStore(tmp_path).drop_unscored()
     assert RunStore(tmp_path).load_unscored() == {}
 
