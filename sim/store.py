@@ -85,13 +85,13 @@ class SkippedLine:
     reason: str
 
 
-def _why_not_a_record(exc: ValueError) -> str:
+def _why_not_a_record(exc: ValueError, what: str = "an encounter record") -> str:
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if errors and errors[0]["type"] == "json_invalid":
         return "not valid JSON"
     first = errors[0] if errors else {"loc": (), "msg": str(exc)}
     where = ".".join(str(part) for part in first["loc"]) or "the line"
-    return f"not an encounter record ({where}: {first['msg']})"
+    return f"not {what} ({where}: {first['msg']})"
 
 
 class RunStore:
@@ -319,11 +319,13 @@ class RunStore:
         The first line this store writes starts on a line of its own even after a line torn by a kill.
         """
         line = (redact_json(entry.model_dump_json()) + "\n").encode()
-        if not self._unscored_checked:
+        if not self._unscored_checked:  # once per store: only an earlier process can have left a torn line
             self._unscored_checked = True
             with contextlib.suppress(FileNotFoundError), open(self.layout.unscored, "rb") as fh:
-                if fh.seek(0, os.SEEK_END) and (fh.seek(-1, os.SEEK_END), fh.read(1))[1] != b"\n":
-                    line = b"\n" + line
+                if fh.seek(0, os.SEEK_END) > 0:
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        line = b"\n" + line
         _append_line(self.layout.unscored, line)
 
     def load_unscored(self) -> dict[tuple[str, int, str], UnscoredEncounter]:
@@ -346,7 +348,7 @@ class RunStore:
                 entry = UnscoredEncounter.model_validate_json(line)
             except ValueError as exc:
                 if number < len(lines):  # a whole line (the file's last one without its line end is torn)
-                    why = _why_not_a_record(exc).replace("an encounter record", "a kept conversation")
+                    why = _why_not_a_record(exc, "a kept conversation")
                     self._notice(f"{path} line {number}: {why}; it is left out and its encounter runs again.")
                 continue
             out[(entry.scenario_id, entry.k, entry.persona)] = entry
