@@ -3,8 +3,8 @@
     .venv/bin/python bench/case_reveal.py [FILE.jsonl ...] [--format agentclinic] [--questions FILE]
         [--by-case] [--misses N] [--json]
 
-Each source file (default: the public AgentClinic MedQA file in the shared data folder,
-``$ENCSIM_SHARED_DATA/public/agentclinic/agentclinic_medqa.jsonl``) is imported into a temporary
+Each source file (default: the public AgentClinic MedQA file vendored in the repository,
+``tests/data/public/agentclinic/agentclinic_medqa.jsonl``) is imported into a temporary
 folder with the project's importer, exactly as ``encsim import`` does. Then every message of the
 question bank (default ``bench/data/ordinary_questions.yaml``: ordinary questions of a history, a
 review of systems, an examination and a work-up, written for no particular case) is put to every
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from collections import defaultdict
@@ -47,8 +46,7 @@ GOAL_FACTS, GOAL_CRITICAL = 0.70, 0.80
 
 
 def default_source() -> Path:
-    shared = Path(os.environ.get("ENCSIM_SHARED_DATA", ROOT.parent / "shared" / "data"))
-    return shared / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
+    return ROOT / "tests" / "data" / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
 
 
 def load_questions(path: Path = QUESTIONS) -> list[str]:

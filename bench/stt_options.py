@@ -6,8 +6,8 @@ The clips are the ones ``bench/voice_rtf.py`` transcribes: one encounter of the 
 library scenario (``acs_chest_pain``), every line spoken by Piper (deterministic synthesis) and sent
 through a channel-effects preset (``--presets``, default ``clean`` and ``bad-line``), captured at the
 point where ``audio.channel`` calls the recogniser, with the text that was spoken (the TTS input) as
-the reference. The recorded human speech in ``$ENCSIM_SHARED_DATA/speech`` (or ``../shared/data``)
-is added when present (JFK 11 s, "one two three").
+the reference. The recorded human speech vendored in ``tests/data/public/speech`` is added (JFK 11 s, "one two
+three").
 
 Each option transcribes every clip ``--repeat`` times (3); per clip the median wall time is kept. Printed
 per option: mean seconds per clip, mean CPU seconds per clip (``time.process_time``, the figure to trust
@@ -98,10 +98,10 @@ def bench_clips(scenario_id: str, preset: str, turns: int) -> list[Clip]:
 
 
 def real_clips() -> list[Clip]:
-    """The recorded human speech of the shared data folder, when it is there."""
+    """The recorded human speech vendored in ``tests/data/public/speech``."""
     from audio import stt
 
-    base = Path(os.environ.get("ENCSIM_SHARED_DATA", ROOT.parent / "shared" / "data")) / "speech"
+    base = ROOT / "tests" / "data" / "public" / "speech"
     return [(f"real:{name.split('.')[0][:18]}", stt.load_audio(base / name), text)
             for name, text in REAL_SPEECH.items() if (base / name).is_file()]
 

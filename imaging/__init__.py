@@ -3,8 +3,8 @@
 The public face of the package; the work is done in ``_``-prefixed modules, each of which documents
 the format it owns:
 
-* :mod:`imaging._resolve` -- the three reference forms of a scenario image (a path relative to the
-  scenario file, ``pydicom:NAME``, ``shared:REL``) and the outside-the-folder rule;
+* :mod:`imaging._resolve` -- the two reference forms of a scenario image (a path relative to the
+  scenario file, ``pydicom:NAME``) and the outside-the-folder rule;
 * :mod:`imaging._load` -- PNG/JPEG/WebP/TIFF/GIF/BMP through Pillow into ``L``/``RGB`` without
   metadata, EXIF orientation, the size and pixel limits;
 * :mod:`imaging._dicom` -- DICOM through pydicom: rescale, window, MONOCHROME1, colour, the middle frame;
@@ -24,7 +24,7 @@ from imaging._encode import (
     prepare_image,
     prepare_image_async,
 )
-from imaging._errors import ImagingError
+from imaging._errors import ImageOutsideFolder, ImagingError
 from imaging._load import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_PIXELS, load_image
 from imaging._parts import content_parts, text_placeholder
 from imaging._resolve import resolve_image_path
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_PIXELS",
     "DEFAULT_MAX_SIDE",
     "CacheInfo",
+    "ImageOutsideFolder",
     "ImagingError",
     "PreparedImage",
     "cache_info",

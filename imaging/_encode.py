@@ -155,17 +155,16 @@ def cache_info() -> CacheInfo:
     return _CACHE.info()
 
 
-def prepare_image(ref: str, *, base_dir: Path, allow_outside: bool = False, shared_dir: Path | None = None,
+def prepare_image(ref: str, *, base_dir: Path, allow_outside: bool = False,
                   max_side: int = DEFAULT_MAX_SIDE, fmt: Literal["png", "jpeg"] = "png", jpeg_quality: int = 90,
                   max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
                   max_pixels: int = DEFAULT_MAX_PIXELS) -> PreparedImage:
     """Resolve ``ref``, load it, downscale to ``max_side``, encode without metadata; cached per process.
 
     Args:
-        ref: a scenario image reference: a path relative to ``base_dir``, ``pydicom:NAME`` or ``shared:REL``.
+        ref: a scenario image reference: a path relative to ``base_dir``, or ``pydicom:NAME``.
         base_dir: the scenario file's folder.
         allow_outside: accept paths outside ``base_dir`` (the CLI's ``--allow-outside-images``).
-        shared_dir: the folder ``shared:`` references point into (default ``$ENCSIM_SHARED_DATA``).
         max_side: the longer side after downscaling, in pixels; smaller images are left as they are.
         fmt: ``"png"`` (lossless, the default: radiographs keep their grey levels) or ``"jpeg"``.
         jpeg_quality: 1-100, for ``fmt="jpeg"``.
@@ -182,7 +181,7 @@ def prepare_image(ref: str, *, base_dir: Path, allow_outside: bool = False, shar
     if isinstance(jpeg_quality, bool) or not isinstance(jpeg_quality, int) or not 1 <= jpeg_quality <= 100:
         raise ValueError(f"jpeg_quality must be an int from 1 to 100, got {jpeg_quality!r}")
 
-    path = resolve_image_path(ref, base_dir=base_dir, allow_outside=allow_outside, shared_dir=shared_dir)
+    path = resolve_image_path(ref, base_dir=base_dir, allow_outside=allow_outside)
     data = read_image_bytes(path, max_file_bytes=max_file_bytes)
     source = _report_name(ref)
     key = (hashlib.sha256(data).hexdigest(), path.suffix.lower() in DICOM_SUFFIXES, max_side, fmt,
@@ -203,7 +202,7 @@ async def prepare_image_async(ref: str, **kwargs: Any) -> PreparedImage:
 
 
 def _report_name(ref: str) -> str:
-    if ref.startswith(("pydicom:", "shared:")):
+    if ref.startswith("pydicom:"):
         return ref
     as_path = Path(ref)
     return as_path.name if as_path.is_absolute() else ref

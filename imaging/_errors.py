@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from scenarios.errors import UserError
 
-__all__ = ["ImagingError"]
+__all__ = ["ImageOutsideFolder", "ImagingError"]
 
 
 class ImagingError(UserError):
     """An image that cannot be used; the message is one paragraph naming the file and the fix."""
+
+
+class ImageOutsideFolder(ImagingError):
+    """An image path that leaves the scenario folder while the run does not allow it (``--allow-outside-images``).
+
+    Unlike a missing or corrupt file, this is the run's choice, not the scenario's defect: a run refuses to start.
+    """

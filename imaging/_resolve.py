@@ -2,7 +2,7 @@
 
 Reference forms
 ---------------
-A scenario's ``ImageRef.path`` is one of three strings:
+A scenario's ``ImageRef.path`` is one of two strings:
 
 ``relative/path.png``
     A path relative to ``base_dir``, the folder of the scenario file. Its *real* path (symlinks
@@ -16,13 +16,14 @@ A scenario's ``ImageRef.path`` is one of three strings:
     (``pydicom/data/test_files``), e.g. ``pydicom:CT_small.dcm``. It is looked up locally with
     ``get_testdata_file(NAME, download=False)``; nothing is ever downloaded.
 
-``shared:REL``
-    ``REL`` is a path inside the shared data folder: ``shared_dir`` if given, else
-    ``$ENCSIM_SHARED_DATA``, else ``<repo root>/../shared/data`` (the ``shared/data`` folder beside
-    the checkout). It is for real images this project may not redistribute, so when the file is
-    missing the message says how to point ``ENCSIM_SHARED_DATA`` at a copy.
+URLs (``https://...``) are refused: images are never fetched at run time. The ``shared:REL`` form of earlier
+versions (a data folder beside the checkout, which a user who clones the repository does not have) is refused
+with a message saying what to write instead; the real images the library uses ship in
+``scenarios/library/images``.
 
-URLs (``https://...``) are refused: images are never fetched at run time.
+An image outside the scenario folder raises :class:`ImageOutsideFolder` (an ``ImagingError``): that is a
+choice of the run (``--allow-outside-images``), so a run refuses to start on it, whereas a missing or unreadable
+file is an error of the scenario that names it only.
 """
 
 from __future__ import annotations
@@ -31,47 +32,37 @@ import os
 import re
 from pathlib import Path
 
-from imaging._errors import ImagingError
+from imaging._errors import ImageOutsideFolder, ImagingError
 
-__all__ = ["SHARED_ENV", "default_shared_dir", "resolve_image_path"]
+__all__ = ["resolve_image_path"]
 
-SHARED_ENV = "ENCSIM_SHARED_DATA"
-
-_REPO_ROOT = Path(__file__).resolve().parent.parent
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 # get_testdata_file treats the name as a glob pattern: allow plain file names only
 _PYDICOM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-]*$")
 
 
-def default_shared_dir() -> Path:
-    """``$ENCSIM_SHARED_DATA`` if set, else ``<repo root>/../shared/data``."""
-    env = os.environ.get(SHARED_ENV, "").strip()
-    if env:
-        return Path(env).expanduser()
-    return _REPO_ROOT.parent / "shared" / "data"
-
-
-def resolve_image_path(ref: str, *, base_dir: Path, allow_outside: bool = False,
-                       shared_dir: Path | None = None) -> Path:
+def resolve_image_path(ref: str, *, base_dir: Path, allow_outside: bool = False) -> Path:
     """Return the file an image reference points to; raise :class:`ImagingError` if it is unusable.
 
     Args:
         ref: the reference as written in the scenario (see the module docstring for the forms).
         base_dir: the scenario file's folder; relative references are resolved against it.
         allow_outside: accept absolute paths and paths whose real location is outside ``base_dir``.
-        shared_dir: the folder ``shared:`` references point into (default :func:`default_shared_dir`).
     """
     if not ref or not ref.strip():
         raise ImagingError(f"An image path in a scenario under {base_dir} is empty: give a file path relative "
-                           "to the scenario file, 'pydicom:NAME' or 'shared:REL'.")
+                           "to the scenario file, or 'pydicom:NAME'.")
     if _URL.match(ref):
         raise ImagingError(f"Image {ref!r} is a URL, and images are never downloaded at run time: save the image "
-                           "next to the scenario file and give its relative path, or put it under the shared data "
-                           f"folder and write 'shared:REL'.")
+                           "next to the scenario file and give its relative path.")
     if ref.startswith("pydicom:"):
         return _resolve_pydicom(ref, ref[len("pydicom:"):])
     if ref.startswith("shared:"):
-        return _resolve_shared(ref, ref[len("shared:"):], shared_dir)
+        rel = ref[len("shared:"):]
+        raise ImagingError(f"Image {ref!r}: 'shared:' paths (a data folder beside the checkout) are no longer read. "
+                           f"Copy the image next to the scenario file and write its relative path, e.g. "
+                           f"'images/{Path(rel).name or 'image.png'}' (the library's NIH chest X-ray ships as "
+                           "scenarios/library/images/nih_00000001_000.png).")
     return _resolve_local(ref, base_dir=base_dir, allow_outside=allow_outside)
 
 
@@ -79,10 +70,10 @@ def _resolve_local(ref: str, *, base_dir: Path, allow_outside: bool) -> Path:
     raw = Path(ref).expanduser() if ref.startswith("~") else Path(ref)
     if raw.is_absolute():
         if not allow_outside:
-            raise ImagingError(f"Image {ref!r} is an absolute path; scenario images must be given relative to the "
-                               f"scenario file's folder ({base_dir}) so that a scenario cannot read arbitrary files. "
-                               "Move the image next to the scenario and use a relative path, or run with "
-                               "--allow-outside-images if you trust this scenario.")
+            raise ImageOutsideFolder(f"Image {ref!r} is an absolute path; scenario images must be given relative "
+                                     f"to the scenario file's folder ({base_dir}) so that a scenario cannot read "
+                                     "arbitrary files. Move the image next to the scenario and use a relative "
+                                     "path, or run with --allow-outside-images if you trust this scenario.")
         candidate = raw
     else:
         candidate = base_dir / raw
@@ -92,10 +83,10 @@ def _resolve_local(ref: str, *, base_dir: Path, allow_outside: bool) -> Path:
             if not real.is_relative_to(base_real):
                 lexical = Path(os.path.normpath(base_real / raw))
                 how = "through a symlink " if lexical.is_relative_to(base_real) else ""
-                raise ImagingError(f"Image {ref!r} resolves {how}to {real}, which is outside the scenario folder "
-                                   f"{base_real}; scenario images must stay inside it so that a scenario cannot read "
-                                   "arbitrary files. Move the image into the scenario folder, or run with "
-                                   "--allow-outside-images if you trust this scenario.")
+                raise ImageOutsideFolder(f"Image {ref!r} resolves {how}to {real}, which is outside the scenario "
+                                         f"folder {base_real}; scenario images must stay inside it so that a scenario "
+                                         "cannot read arbitrary files. Move the image into the scenario folder, or run "
+                                         "with --allow-outside-images if you trust this scenario.")
     return _existing_file(ref, candidate)
 
 
@@ -134,21 +125,3 @@ def _resolve_pydicom(ref: str, name: str) -> Path:
                            "(files are never downloaded). Check the spelling against the pydicom/data/test_files "
                            "folder of the installed package, e.g. 'pydicom:CT_small.dcm' or 'pydicom:MR_small.dcm'.")
     return Path(found)
-
-
-def _resolve_shared(ref: str, rel: str, shared_dir: Path | None) -> Path:
-    root = shared_dir if shared_dir is not None else default_shared_dir()
-    how_to = (f"This image is not redistributed with the project: get the shared data folder (it holds "
-              f"imaging/ and speech/) and set {SHARED_ENV}=/path/to/shared/data, or place it at "
-              f"{_REPO_ROOT.parent / 'shared' / 'data'} beside the checkout.")
-    if not rel or Path(rel).is_absolute():
-        raise ImagingError(f"Image {ref!r}: after 'shared:' give a path relative to the shared data folder, such "
-                           "as 'shared:imaging/nih_00000001_000.png'.")
-    candidate = root / rel
-    root_real = root.resolve()
-    if not candidate.resolve().is_relative_to(root_real):
-        raise ImagingError(f"Image {ref!r} resolves to {candidate.resolve()}, outside the shared data folder "
-                           f"{root_real}; a 'shared:' path must stay inside that folder. Remove the '..' parts.")
-    if not candidate.is_file():
-        raise ImagingError(f"Image {ref!r} was not found at {candidate} (shared data folder {root}). {how_to}")
-    return candidate

@@ -195,9 +195,7 @@ class ImageRef(_Strict):
     * a path relative to the scenario file's folder (it must stay inside that folder unless the run
       allows outside paths with ``--allow-outside-images``);
     * ``pydicom:NAME`` -- a file of the test data bundled in the installed pydicom wheel
-      (e.g. ``pydicom:CT_small.dcm``), read locally, never downloaded;
-    * ``shared:REL`` -- a file under the shared data folder (``$ENCSIM_SHARED_DATA``, default the
-      ``shared/data`` folder beside the checkout), for real images this project may not redistribute.
+      (e.g. ``pydicom:CT_small.dcm``), read locally, never downloaded.
     """
 
     path: str = Field(min_length=1)

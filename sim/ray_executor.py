@@ -13,10 +13,9 @@ Who does what:
   once and keeps them. A worker builds its own agent from a picklable ``WorkerSpec`` (model, base URL, the
   *name* of the API key's environment variable, deadlines): the key itself is read from the worker's environment
   and never enters a task's arguments, Ray's object store or its logs. A local cluster's workers inherit the
-  driver's environment; on a remote cluster, export the variable (and ``ENCSIM_SHARED_DATA``) on every node
-  before ``ray start``.
+  driver's environment; on a remote cluster, export the variable on every node before ``ray start``.
 - **What travels**: the scenario (parsed) and its file's path go with the task; images are read by the worker
-  from the same path (``scenarios/library`` of the installed package, or a shared data folder mounted at the same
+  from the same path (``scenarios/library`` of the installed package, or your scenario folder mounted at the same
   path on every node). The worker returns the ``ConversationResult``, the encounter's events, the outcome of each
   agent call (for the fail-fast check) and, for voice, the audio files' bytes under names relative to the
   worker's scratch folder; the driver writes them under the run's ``audio/`` in the local layout

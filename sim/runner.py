@@ -61,7 +61,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -697,12 +697,15 @@ async def run_batch(
     fail_fast: int = DEFAULT_FAIL_FAST,
     failure_judges: Sequence[FailureJudgeSpec] = (),
     remote: EncounterRunner | None = None,
+    unusable: Mapping[str, str] | None = None,
 ) -> Summary:
     """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips.
 
     With ``remote``, each encounter runs there (``agent``, ``channel`` and ``patient_model`` are then not used for
-    encounters); everything else is the same.
+    encounters); everything else is the same. ``unusable`` maps the ids of scenarios that cannot run (an image file
+    missing or unreadable) to why: each of their encounters is recorded as an error with that reason, unrun.
     """
+    unusable = unusable or {}
     profile = profile or load_profile(meta.profile)
     evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
     records, _ = store.load_records()
@@ -739,6 +742,9 @@ async def run_batch(
         if (kept := unscored.pop((scenario.id, k, planned.persona), None)) is not None:
             return kept, [], False
         session.encounter_started(scenario.id, k)
+        if (reason := unusable.get(scenario.id)) is not None:
+            return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
+                                   recorded_at=time.time(), error=reason), [], True
         call_errors: list[AgentError] = []
         token = _CALL_ERRORS.set(call_errors)
         seed = encounter_seed(meta.seed, scenario.id, planned.run)

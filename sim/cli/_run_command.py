@@ -396,7 +396,7 @@ async def run_plan(options: RunOptions, *,
     if failure_judges and not [r for r in meta.judges if r.name not in meta.judges_excluded]:
         raise ConfigError(f"--failure-judges {meta.failure_judges}: the failure-mode judges need a judge model to ask; "
                           "add --judge MODEL (--judge-base-url URL), or --judge local for the embedded model.")
-    await _check_images(scenarios, allow_outside=meta.allow_outside_images)
+    unusable = await _check_images(scenarios, allow_outside=meta.allow_outside_images)
     for warning in meta.judge_warnings:
         print(f"warning: {warning}", file=sys.stderr)
     # Join the Ray cluster and start the agent (the local server may take seconds or fail) before a new run
@@ -453,7 +453,7 @@ async def run_plan(options: RunOptions, *,
                                    audio_dir=RunLayout(store.root).audio, actors=options.ray_actors)
             if remote.voice:
                 concurrency = remote.slots  # one encounter per voice actor
-        summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=concurrency,
+        summary = await run_batch(store, scenarios, agent, channel, meta, concurrency=concurrency, unusable=unusable,
                                   retry_errors=options.retry_errors, judges=judges,
                                   profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
                                   progress=None if options.quiet or options.tui else _Bar(not options.no_progress),
@@ -554,15 +554,29 @@ def _plan_patient_model(options: RunOptions, families: dict[str, list[str]]) -> 
                     family=family_of(options.patient_model, options.patient_base_url, families))
 
 
-async def _check_images(scenarios: list[LoadedScenario], *, allow_outside: bool) -> None:
-    """Prepare every image of the run before it starts, so a bad image is one clear error, not N failed encounters."""
+async def _check_images(scenarios: list[LoadedScenario], *, allow_outside: bool) -> dict[str, str]:
+    """Prepare every image of the run before it starts; the scenarios whose images cannot be used, with why.
+
+    An image outside its scenario's folder without ``--allow-outside-images`` is the run's choice: a ConfigError
+    naming the flag, and no run starts. A missing or unreadable image is that scenario's defect: a warning names it
+    here, the returned map gives its id the one-paragraph reason, and ``run_batch`` records its encounters as
+    errors without running them, while the rest of the run goes on (and the run exits 3).
+    """
     refs = [(item, ref) for item in scenarios for ref in item.scenario.image_refs]
     if not refs:
-        return
-    from imaging import ImagingError, prepare_image_async
+        return {}
+    from imaging import ImageOutsideFolder, ImagingError, prepare_image_async
 
+    unusable: dict[str, str] = {}
     for item, ref in refs:
+        if item.scenario.id in unusable:
+            continue
         try:
             await prepare_image_async(ref.path, base_dir=item.path.parent, allow_outside=allow_outside)
-        except ImagingError as exc:
+        except ImageOutsideFolder as exc:
             raise ConfigError(f"scenario {item.scenario.id} ({item.path}), image {ref.path!r}: {exc}") from None
+        except ImagingError as exc:
+            unusable[item.scenario.id] = f"scenario {item.scenario.id} ({item.path}), image {ref.path!r}: {exc}"
+            print(f"warning: {unusable[item.scenario.id]} Its encounters are recorded as errors without running; "
+                  "the rest of the run goes on.", file=sys.stderr)
+    return unusable

@@ -40,9 +40,9 @@ from sim.agents.scripted import ReferenceAgent
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.records import ConversationResult, read_events
 from sim.runner import live_metrics
+from tests.public_data import JFK
 
 REPO = Path(__file__).resolve().parents[2]
-JFK = REPO.parent / "shared" / "data" / "speech" / "whisper_jfk.flac"
 LOUD_RMS = 500.0  # int16 RMS; audio.live treats < 300 as a pause
 
 

@@ -23,17 +23,11 @@ from audio.stt import (
     transcribe_async,
     word_error_rate,
 )
+from tests.public_data import JFK, ONE_TWO_THREE
 
-SPEECH = Path(__file__).parents[3] / "shared" / "data" / "speech"
-JFK = SPEECH / "whisper_jfk.flac"
-ONE_TWO_THREE = SPEECH / "speechrecognition_english_one_two_three.wav"
 JFK_TEXT = ("And so, my fellow Americans, ask not what your country can do for you, "
             "ask what you can do for your country.")
 
-needs_speech = pytest.mark.skipif(
-    not (JFK.is_file() and ONE_TWO_THREE.is_file()),
-    reason=f"speech fixtures not found in {SPEECH} (the shared data folder next to the repository)",
-)
 
 
 # ------------------------------------------------------------------ WER (no model)
@@ -153,7 +147,6 @@ def test_model_cache_is_thread_safe() -> None:
     assert got[0] is not load_model(compute_type="int8")
 
 
-@needs_speech
 @slow
 def test_jfk_flac_stereo_24bit() -> None:
     info = sf.info(str(JFK))
@@ -167,7 +160,6 @@ def test_jfk_flac_stereo_24bit() -> None:
     assert result.avg_logprob < 0 and 0.0 <= result.no_speech_prob <= 1.0
 
 
-@needs_speech
 @slow
 def test_one_two_three_wav() -> None:
     result = transcribe(ONE_TWO_THREE)
@@ -176,7 +168,6 @@ def test_one_two_three_wav() -> None:
     assert word_error_rate("one two three", result.text) <= 0.34
 
 
-@needs_speech
 @slow
 def test_resamples_44k1_array_and_int_pcm() -> None:
     samples, rate = sf.read(str(ONE_TWO_THREE), dtype="float32")
@@ -190,7 +181,6 @@ def test_resamples_44k1_array_and_int_pcm() -> None:
     assert transcribe(pcm, sample_rate=rate).text == result.text
 
 
-@needs_speech
 @slow
 def test_vocabulary_and_initial_prompt_accepted() -> None:
     result = transcribe(JFK, vocabulary=["metformin", "lisinopril", " ", "atorvastatin"],
@@ -202,7 +192,6 @@ def test_vocabulary_and_initial_prompt_accepted() -> None:
         transcribe(ONE_TWO_THREE, beam_size=0)
 
 
-@needs_speech
 @slow
 async def test_transcribe_async_keeps_loop_free() -> None:
     ticks = 0
@@ -237,7 +226,6 @@ def _encoder_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-@needs_speech
 @slow
 def test_short_clips_use_a_short_encoder_window(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = _encoder_frames(monkeypatch)
@@ -260,7 +248,6 @@ def test_short_clips_use_a_short_encoder_window(monkeypatch: pytest.MonkeyPatch)
         transcribe(ONE_TWO_THREE, window_s=0.5)
 
 
-@needs_speech
 @slow
 def test_window_setting_stays_with_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = _encoder_frames(monkeypatch)

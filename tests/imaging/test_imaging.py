@@ -39,9 +39,9 @@ from imaging import (
     resolve_image_path,
     text_placeholder,
 )
+from tests.public_data import NIH_XRAY
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_XRAY = REPO.parent / "shared" / "data" / "imaging" / "nih_00000001_000.png"
 SECRETS = (b"SECRET", b"GPS", b"Exif", b"tEXt", b"iTXt", b"zTXt", b"eXIf", b"iCCP")
 
 
@@ -605,40 +605,21 @@ def test_pydicom_references(tmp_path: Path) -> None:
             resolve_image_path(bad, base_dir=tmp_path)
 
 
-def test_shared_references(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shared = tmp_path / "shared_data"
-    (shared / "imaging").mkdir(parents=True)
-    noise_image("L", (20, 10)).save(shared / "imaging" / "film.png")
-    (tmp_path / "escape.png").write_bytes(b"")
-
-    assert resolve_image_path("shared:imaging/film.png", base_dir=tmp_path, shared_dir=shared) == \
-        shared / "imaging" / "film.png"
-    prepared = prepare_image("shared:imaging/film.png", base_dir=tmp_path, shared_dir=shared)
-    assert prepared.width == 20 and prepared.source == "shared:imaging/film.png"
-
-    monkeypatch.setenv("ENCSIM_SHARED_DATA", str(shared))
-    assert resolve_image_path("shared:imaging/film.png", base_dir=tmp_path) == shared / "imaging" / "film.png"
-
-    with pytest.raises(ImagingError, match=r"none\.png") as err:
-        resolve_image_path("shared:imaging/none.png", base_dir=tmp_path, shared_dir=shared)
-    assert "not redistributed" in str(err.value) and "ENCSIM_SHARED_DATA" in str(err.value)
-    with pytest.raises(ImagingError, match="outside the shared data folder"):
-        resolve_image_path("shared:../escape.png", base_dir=tmp_path, shared_dir=shared)
-
-
-def test_default_shared_dir_is_beside_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ENCSIM_SHARED_DATA", raising=False)
+def test_shared_references_are_refused_with_what_to_write(tmp_path: Path) -> None:
+    """The old 'shared:' form read a folder beside the checkout, which a clone does not have: refused, with the fix."""
+    old = "shared" + ":imaging/film.png"  # (tests/test_self_contained.py scans for such references in quotes)
     with pytest.raises(ImagingError) as err:
-        resolve_image_path("shared:imaging/none.png", base_dir=tmp_path)
-    assert str(REPO.parent / "shared" / "data") in str(err.value)
+        resolve_image_path(old, base_dir=tmp_path)
+    message = str(err.value)
+    assert repr(old) in message and "images/film.png" in message and "relative path" in message
+    assert "SHARED_DATA" not in message and "\n" not in message
 
 
-@pytest.mark.skipif(not SHARED_XRAY.is_file(), reason=f"the shared data folder is absent ({SHARED_XRAY} not found)")
-def test_real_chest_xray_from_the_shared_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ENCSIM_SHARED_DATA", raising=False)
-    img = load_image(SHARED_XRAY)
+def test_real_chest_xray_ships_with_the_library() -> None:
+    library = NIH_XRAY.parent.parent
+    img = load_image(NIH_XRAY)
     assert img.size == (512, 512) and img.mode == "L" and img.info == {}
-    prepared = prepare_image("shared:imaging/nih_00000001_000.png", base_dir=tmp_path)
+    prepared = prepare_image("images/nih_00000001_000.png", base_dir=library)
     assert (prepared.width, prepared.height) == (512, 512) and reopen(prepared).mode == "L"
     assert np.array_equal(pixels(prepared), np.asarray(img))
     assert_clean(prepared)

@@ -5,7 +5,6 @@ patient's or the carer's own words, "not provided" makes no fact, and findings c
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 from pathlib import Path
@@ -17,12 +16,9 @@ from scenarios import Scenario, load_scenario
 from scenarios.importers import import_agentclinic
 from sim.cli import main
 from sim.understanding import Understanding
+from tests.public_data import MEDQA
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", ROOT.parent / "shared" / "data"))
-MEDQA = SHARED / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
-
-pytestmark = pytest.mark.skipif(not MEDQA.is_file(), reason=f"the public AgentClinic file is not at {MEDQA}")
 
 
 def _bench() -> ModuleType:

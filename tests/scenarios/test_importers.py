@@ -437,10 +437,9 @@ def test_newborns_infants_and_sex_from_the_history(demographics: str, history: s
 
 
 def test_every_row_of_the_public_agentclinic_file_has_a_real_age() -> None:
-    import os
+    from tests.public_data import MEDQA
 
-    shared = Path(os.environ.get("ENCSIM_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data"))
-    rows = [json.loads(line) for line in (shared / "public" / "agentclinic" / "agentclinic_medqa.jsonl").open()]
+    rows = [json.loads(line) for line in MEDQA.open()]
     unknown = [r["OSCE_Examination"]["Patient_Actor"]["Demographics"] for r in rows
                if "profile:age_unknown" in parse_demographics(r["OSCE_Examination"]["Patient_Actor"]["Demographics"],
                                                               r["OSCE_Examination"]["Patient_Actor"].get("History"))[2]]

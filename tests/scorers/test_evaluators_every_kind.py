@@ -5,7 +5,6 @@ None may raise; where one has nothing to judge it says ``applicable: false``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,9 @@ from scorers._profiles import PROFILES, combine
 from scorers.evaluators import EvaluatorResult, evaluator_names, run_evaluators
 from sim.assessment import parse_assessment
 from sim.records import ConversationResult, Turn
+from tests.public_data import MEDQA as AGENTCLINIC
 
 SAMPLES = Path(__file__).parents[1] / "scenarios" / "samples"
-SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data"))
-AGENTCLINIC = SHARED / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
 VIGNETTES = Path(__file__).parents[1] / "data" / "vignettes"
 VIGNETTE_MAPS = {  # file -> (--map, --urgency-map)
     "triage_vignettes.csv": ("id=Case ID,case=Vignette,urgency=Triage,diagnosis=Correct diagnosis,age=Age,sex=Sex,"
@@ -72,10 +70,6 @@ def _result(scenario: Scenario, reply: str) -> ConversationResult:
         gathered_info=[f.id for f in scenario.information_tree[:2]], final_assessment=reply, final_reply=reply,
         assessment=assessed, termination="reply" if scenario.replay is not None else "assessment",
         agent_turns=1, turn_limit=scenario.max_turns, started_at=0.0, ended_at=1.0)
-
-
-def test_the_public_agentclinic_file_is_there() -> None:
-    assert AGENTCLINIC.is_file(), f"{AGENTCLINIC}: the shared data folder must sit beside the checkout"
 
 
 @pytest.mark.parametrize("kind", ["library encounters", "imaging items", "healthbench replays", "agentclinic imports",

@@ -1,12 +1,12 @@
 """Images end to end through `encsim run`: an image a patient shares inside an encounter reaches a vision model as an
-OpenAI image part (metadata stripped) and a text-only model as a description; bad image paths are one clear error."""
+OpenAI image part (metadata stripped) and a text-only model as a description; an image outside the scenario folder
+refuses the run; a missing or corrupt one errs its own scenario only."""
 
 from __future__ import annotations
 
 import base64
 import io
 import json
-import textwrap
 from pathlib import Path
 
 from PIL import Image
@@ -105,19 +105,33 @@ def test_image_outside_the_scenario_folder_is_refused_unless_allowed(tmp_path: P
     assert "image_url" in json.dumps(srv2.requests)
 
 
-def test_missing_or_corrupt_image_is_one_paragraph(tmp_path: Path) -> None:
-    _, _, missing = run(tmp_path / "a", image_path="nope.png")
-    assert missing.returncode == 2 and "nope.png" in missing.stderr and "Traceback" not in missing.stderr
-    folder = tmp_path / "b" / "sc"
-    folder.mkdir(parents=True)
-    (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really a png")
-    srv = FakeChatServer()
-    path = folder / "s.yaml"
-    path.write_text(textwrap.dedent(SCENARIO).replace("IMAGE", "broken.png"))
-    with srv:
-        done = encsim("run", "--model", "m", "--base-url", srv.base_url, "--scenarios", str(path), "--k", "1",
-                      "--out", str(tmp_path / "b" / "run"), cwd=tmp_path)
-    assert done.returncode == 2 and "broken.png" in done.stderr and "Traceback" not in done.stderr
+def _records(out: Path) -> dict[str, dict]:
+    return {r["scenario_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+
+
+def test_missing_or_corrupt_image_errs_its_scenario_only(tmp_path: Path) -> None:
+    """A missing or undecodable image is that scenario's error (one paragraph, no agent call); the rest runs, exit 3."""
+    for bad, name in (("nope.png", "missing"), ("broken.png", "corrupt")):
+        folder = tmp_path / name / "sc"
+        make_scenario(folder)  # the sound scenario, rash_photo_test with rash.png
+        (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really a png")
+        (folder / "bad.yaml").write_text(SCENARIO.replace("IMAGE", bad).replace("id: rash_photo_test",
+                                                                                 "id: bad_image_test")
+                                         .replace("canary-rash-photo-test", "canary-bad-image-test"))
+        srv = FakeChatServer(script=[("ok", r) for r in REPLIES])
+        out = tmp_path / name / "run"
+        with srv:
+            done = encsim("run", "--model", "m", "--base-url", srv.base_url, "--scenarios", str(folder), "--k", "1",
+                          "--out", str(out), "--quiet", cwd=tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert "Traceback" not in done.stderr
+        warning = next(line for line in done.stderr.splitlines() if line.startswith("warning: scenario bad_image_test"))
+        assert bad in warning and str(folder / "bad.yaml") in warning and "the rest of the run goes on" in warning
+        records = _records(out)
+        assert records["bad_image_test"]["status"] == "error" and bad in records["bad_image_test"]["error"]
+        assert records["rash_photo_test"]["status"] == "ok"
+        assert len(srv.requests) == len(REPLIES)  # only the sound scenario called the agent
+        assert json.loads((out / "summary.json").read_text())["errors"] == 1
 
 
 def _summary(out: Path) -> dict:

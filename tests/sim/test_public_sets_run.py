@@ -5,7 +5,6 @@ HealthBench-format rows (with a loopback judge) and symptom-checker vignettes.""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,10 @@ import pytest
 from scorers import PROFILES
 from sim.cli import main
 from tests.fakeserver import FakeChatServer
+from tests.public_data import MEDQA
 from tests.sim.test_judge_run import grader
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("ENCSIM_SHARED_DATA", ROOT.parent / "shared" / "data"))
-MEDQA = SHARED / "public" / "agentclinic" / "agentclinic_medqa.jsonl"
 SAMPLES = ROOT / "tests" / "scenarios" / "samples"
 
 
@@ -30,8 +28,6 @@ def summary_of(run: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def agentclinic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every 9th case of the real file (12 of 107: newborns, children and adults among them)."""
-    if not MEDQA.is_file():
-        pytest.skip(f"the public AgentClinic file is not at {MEDQA}")
     every = tmp_path_factory.mktemp("ac_all")
     assert main(["import", "agentclinic", str(MEDQA), "--out", str(every)]) == 0
     some = tmp_path_factory.mktemp("ac_some")
