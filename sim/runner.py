@@ -36,7 +36,9 @@ succeeds or fails otherwise (it never trips later in the run), and also trips wh
 ends before N calls and every call made failed the same fatal way. Encounters that ended because of
 the fatal cause while the check was undecided are held back: recorded as errors if it does not trip,
 dropped if it trips (they say nothing about the model, and a plain ``--resume`` runs them again).
-Encounters that finished otherwise are always recorded.
+Encounters that finished otherwise are always recorded. One cause trips the check at any point of the run,
+armed or not: the embedded model server's death (``server_died``, ``sim.agents.local.ServerDied``), after
+which no call can succeed; the run stops with a paragraph naming the signal, not a connection refusal.
 
 Where the encounters run: in this process by default; ``run_batch(..., remote=...)`` hands each (scenario, k)
 to an ``EncounterRunner`` instead (``sim.process_executor``: local worker processes, ``--processes N``;
@@ -92,6 +94,7 @@ from scorers import (
 from scorers.evaluators import run_evaluators
 from sim.agents.base import Agent, AgentReply, AgentRequest
 from sim.agents.chat import is_fatal
+from sim.agents.local import REBUILD_HINT, ServerDied, describe_exit
 from sim.channel import TextChannel
 from sim.harness import ImageLoader, run_encounter
 from sim.imaging_item import run_imaging_item
@@ -520,9 +523,14 @@ class _FailFast:
             self.state = "off"
 
     def failed(self, exc: AgentError) -> None:
+        cause = _fatal_cause(exc)
+        if cause == "server_died" and self.limit > 0:  # the embedded server is gone: no later call can succeed
+            if self.state != "tripped":
+                self.state, self.cause, self.first = "tripped", cause, exc
+            self.calls += 1
+            return
         if self.state != "armed":
             return
-        cause = _fatal_cause(exc)
         if cause is None or (self.cause is not None and cause != self.cause):
             self.state = "off"
             return
@@ -606,7 +614,14 @@ def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) 
     kept = f"{saved} encounter(s) that finished are saved" if saved else "no encounter was saved"
     resume = f"encsim run --resume {root}"
     status = (check.cause or "").removeprefix("http_")
-    if check.cause == "connection_refused":
+    if check.cause == "server_died":
+        first = check.first
+        how = describe_exit(first.returncode) if isinstance(first, ServerDied) else "ended"
+        tail = first.log_tail if isinstance(first, ServerDied) else ""
+        what = f"--model {meta.model}: the embedded model server {how} during the run"
+        hint = f"{REBUILD_HINT}; then" if isinstance(first, ServerDied) and first.crashed else "Then"
+        fix = f"Its output ends: {tail or '(nothing)'}. {hint} continue with: {resume} (it starts a new server)"
+    elif check.cause == "connection_refused":
         what = f"{where}: connection refused on {calls}"
         fix = f"Start the server (or check the host and port of --base-url), then continue with: {resume}"
     elif check.cause == "dns":
@@ -627,7 +642,7 @@ def _fail_fast_message(check: _FailFast, meta: RunMeta, root: Path, saved: int) 
         what = f"{where}: {calls} failed the same way ({check.cause})"
         fix = f"Fix the endpoint, then continue with: {resume}"
     detail = f" First error: {one_line(str(check.first))[:300]}." if check.first is not None and \
-        check.cause not in ("connection_refused", "dns", "http_401", "http_403") else ""
+        check.cause not in ("connection_refused", "dns", "http_401", "http_403", "server_died") else ""
     return (f"{what}, so the run stopped (--fail-fast {check.limit}; --fail-fast 0 turns this off); {kept} in "
             f"{root}.{detail} {fix}.")
 

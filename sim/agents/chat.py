@@ -69,7 +69,7 @@ from sim.records import AgentError, ConfigError, TokenUsage, clean, register_sec
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_RETRIES = 3
 RETRY_AFTER_CAP_S = 60.0
-FATAL_KINDS = frozenset({"connection_refused", "dns", "http_401", "http_403", "http_404"})
+FATAL_KINDS = frozenset({"connection_refused", "dns", "http_401", "http_403", "http_404", "server_died"})
 # causes of a failed attempt that keep their own kind when the retries run out
 _SPECIFIC_KINDS = frozenset({"connection_refused", "dns", "tls", "timeout", "malformed", "http_5xx", "http_429"})
 
@@ -95,8 +95,8 @@ class EndpointError(AgentError):
 def is_fatal(exc: BaseException) -> bool:
     """True when ``exc`` is an agent error every further call to the same endpoint would repeat.
 
-    Such errors are connection refused, unknown host, HTTP 401/403/404: the run can stop instead of failing N
-    times.
+    Such errors are connection refused, unknown host, HTTP 401/403/404, and the embedded model server's death
+    (``server_died``, ``sim.agents.local.ServerDied``): the run can stop instead of failing N times.
     """
     return isinstance(exc, AgentError) and exc.kind in FATAL_KINDS
 

