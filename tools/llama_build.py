@@ -116,17 +116,17 @@ def installed_version() -> str | None:
         return None
 
 
-def install() -> int:
+def install(force: bool = False) -> int:
     """Build and install the pinned llama-cpp-python for this interpreter with portable flags, unless done already.
 
-    Run it with the virtual environment's python: the record goes in ``sys.prefix``.
+    Run it with the virtual environment's python: the record goes in ``sys.prefix``. ``force`` builds again anyway.
     """
     version = pinned_version()
     args = this_machine_args()
     record = Path(sys.prefix) / RECORD_NAME
     want = record_text(version, args)
     have = record.read_text(encoding="utf-8") if record.is_file() else ""
-    if have == want and installed_version() == version:
+    if have == want and installed_version() == version and not force:
         return 0
     print(f"building llama-cpp-python {version} with portable CPU flags ({' '.join(args)}); "
           "a few minutes on 2 cores", flush=True)
@@ -194,7 +194,7 @@ def check(lib: Path | None) -> int:
     if counts:
         found = ", ".join(f"{n} {name}" for name, n in counts.items())
         print(f"{lib}: {found} instructions; it crashes on machines that report these without enabling them. "
-              "Rebuild it with 'python tools/llama_build.py install'.", file=sys.stderr)
+              "Rebuild it with '.venv/bin/python tools/llama_build.py install --force'.", file=sys.stderr)
         return 1
     print(f"{lib}: no AMX, AVX-512 or AVX-VNNI instructions")
     return 0
@@ -204,14 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: ``install``, ``args`` or ``check [LIB]``."""
     parser = argparse.ArgumentParser(prog="tools/llama_build.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="build llama-cpp-python with portable flags unless already done "
-                   "(run it with the virtual environment's python)")
+    p_install = sub.add_parser("install", help="build llama-cpp-python with portable flags unless already done "
+                               "(run it with the virtual environment's python)")
+    p_install.add_argument("--force", action="store_true", help="build again even if the record matches")
     sub.add_parser("args", help="print the CMAKE_ARGS for this machine")
     p_check = sub.add_parser("check", help="refuse a libggml-cpu with AMX, AVX-512 or AVX-VNNI instructions")
     p_check.add_argument("lib", nargs="?", type=Path, help="default: the installed llama_cpp's libggml-cpu.so")
     ns = parser.parse_args(argv)
     if ns.cmd == "install":
-        return install()
+        return install(ns.force)
     if ns.cmd == "args":
         print(" ".join(this_machine_args()))
         return 0
