@@ -114,8 +114,9 @@ from sim.channel import TextChannel  # noqa: E402
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE  # noqa: E402
 from sim.process_executor import ProcessEncounters  # noqa: E402
 from sim.records import RunMeta, ScenarioRef  # noqa: E402
-from sim.runner import run_batch, summarise  # noqa: E402
+from sim.runner import run_batch  # noqa: E402
 from sim.store import RunStore  # noqa: E402
+from sim.summary import summarise  # noqa: E402
 from sim.worker_spec import WorkerSpec  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
 

@@ -38,10 +38,11 @@ What is timed, and what is not:
   - *write*: ``RunStore.append`` (the results.jsonl line, redacted, one write and an fsync), the events
     (``EventLog.__call__``), the audio files (``RayEncounters._write_audio``) and the artifact paths
     (``sim.ray_executor._relocate``);
-  - *score*: ``sim.runner.record_for`` (deterministic path and the profile's evaluators; no judge in this bench),
-    wall including its hop to a thread; its CPU is that of ``_score_and_evaluate`` in the thread;
-  - *summarise*: ``sim.runner.summarise`` (summary.json, report.md and report.html from results.jsonl), once per
-    run, divided by the run's encounters.
+  - *score*: ``scorers.record_for`` as ``sim.runner`` calls it (deterministic path and the profile's evaluators;
+    no judge in this bench), wall including its hop to a thread; its CPU is that of
+    ``scorers._conversation._score_and_evaluate`` in the thread;
+  - *summarise*: ``sim.summary.summarise`` as ``sim.session`` calls it (summary.json, report.md and report.html
+    from results.jsonl), once per run, divided by the run's encounters.
 
   Also printed: the driver process's whole CPU (``time.process_time``, every thread, Ray's own included) over the
   measured span, per encounter, and the same minus what the idle driver costs per second with Ray connected
@@ -155,8 +156,10 @@ def _timed_sync(timers: Callable[[], Timers], name: str, fn: Callable[..., Any])
 @contextlib.contextmanager
 def instrumented(timers: Callable[[], Timers]) -> Iterator[None]:
     """Wrap the driver's real functions with accumulators into ``timers()`` (restored on the way out)."""
+    import scorers._conversation as scoring_module
     import sim.ray_executor as rx
     import sim.runner as runner
+    import sim.session as session_mod
     from sim.records import EventLog
     from sim.store import RunStore
 
@@ -187,8 +190,8 @@ def instrumented(timers: Callable[[], Timers]) -> Iterator[None]:
         return outcome
 
     patch(runner, "record_for", timed_record_for)
-    patch(runner, "_score_and_evaluate", _timed_sync(timers, "score_cpu", runner._score_and_evaluate))
-    patch(runner, "summarise", _timed_sync(timers, "summarise", runner.summarise))
+    patch(scoring_module, "_score_and_evaluate", _timed_sync(timers, "score_cpu", scoring_module._score_and_evaluate))
+    patch(session_mod, "summarise", _timed_sync(timers, "summarise", session_mod.summarise))
     patch(RunStore, "append", _timed_sync(timers, "write_results", RunStore.append))
     patch(EventLog, "__call__", _timed_sync(timers, "write_events", EventLog.__call__))
     patch(rx.RayEncounters, "_write_audio", _timed_sync(timers, "write_audio", rx.RayEncounters._write_audio))

@@ -26,6 +26,7 @@ from scorers._compare import (
     paired_bootstrap_diff,
     welch_t,
 )
+from scorers._conversation import record_for, score_conversation
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, score_encounter
 from scorers._diagnosis import match_diagnoses, synonym_problems
 from scorers._failure_judges import (
@@ -108,5 +109,5 @@ __all__ = [
     "FailureJudgeSpec", "JudgeExample", "build_failure_judge", "failure_prompt", "load_failure_judges",
     "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "failure_rate", "FAILURE_RATE_SEED", "judge_validity", "rogan_gladen", "split_of",
-    "wilson_ci", "persona_robustness",
+    "wilson_ci", "persona_robustness", "record_for", "score_conversation",
 ]

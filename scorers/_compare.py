@@ -66,7 +66,7 @@ ZERO_SPREAD = 1e-12
 ALPHA = 0.05
 DRIFT_THRESHOLD = 0.05
 METRIC_AGGREGATE: Final = "aggregate"
-HEALTHBENCH_SCORE: Final = "HealthBench score"  # the Headline.name of rubric-only runs (sim.runner.headline)
+HEALTHBENCH_SCORE: Final = "HealthBench score"  # the Headline.name of rubric-only runs (sim.summary.headline)
 Metric = Literal["aggregate", "HealthBench score"]
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario, Scenario
-from scorers import aggregate, load_profile
+from scorers import load_profile, record_for
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
@@ -39,10 +39,9 @@ from sim.records import (
     ScenarioRef,
     Termination,
     TokenUsage,
+    encounter_seed,
     package_versions,
 )
-from sim.reports import render_report, write_html_report
-from sim.runner import encounter_seed, error_reasons, headline, record_for, summarise
 from sim.session import RunSession
 from sim.store import RunStore
 
@@ -196,7 +195,7 @@ async def run_live(
             on_ready(ws_url)
 
     patient = PatientSimulator(scenario, seed=enc_seed)
-    async with RunSession(store, meta, summarise=lambda: summarise(store, [loaded], meta)) as session:
+    async with RunSession(store, meta, [loaded]) as session:
         session.started(scenario_ids=[scenario.id], k=1, total=1)
         session.encounter_started(scenario.id, k)
         try:
@@ -222,24 +221,8 @@ async def run_live(
                                profile=profile)
         await session.record(rec)
         if outcome.termination == "no_connection":
-            session.set_summarise(lambda: _summarise_no_call(store, meta, rec))
+            session.no_call(rec)
     return rec, store.root
-
-
-def _summarise_no_call(store: RunStore, meta: RunMeta, rec: EncounterRecord) -> Any:
-    """summary.json / report.md / report.html of a live run without a call.
-
-    The error is counted, but there is no aggregate (not a 0) and no safety-gate verdict, because nothing was
-    said that could be judged.
-    """
-    records, _ = store.load_records()
-    summary = aggregate([], {}, {(rec.scenario_id, rec.k): rec.error or "no caller joined"}, expected_total=1)
-    summary.error_reasons = error_reasons([rec.error or "no caller joined"])
-    summary.headline = headline(summary, [])
-    store.write_summary(summary)
-    store.write_report(render_report(meta, summary, records))
-    write_html_report(store.root, meta, summary, records)
-    return summary
 
 
 async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "127.0.0.1", port: int = 8766,

@@ -11,7 +11,7 @@ Who does what (the same split as the Ray executor's, ``sim.ray_executor``):
 
 - **The ``encsim run`` process** plans the (scenario, k) pairs and their seeds, hands one encounter at a time
   to the worker with the fewest in flight (``sim.runner.run_batch(remote=ProcessEncounters(...))``), scores
-  every encounter that comes back (``record_for``: evaluators, judges and profile stay here) and is the **only
+  every encounter that comes back (``scorers.record_for``: evaluators, judges and profile stay here) and is the **only
   writer** of the run directory. Resume, kill-safety, the fail-fast check and the summary are therefore the
   in-process executor's.
 - **Each worker** is a spawned process with its own event loop and one agent, built from a picklable
@@ -58,8 +58,9 @@ from typing import Any
 
 from scenarios import LoadedScenario
 from sim.agents.base import Agent
+from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
-from sim.runner import CallObserver, EncounterLost
+from sim.runner import EncounterLost
 from sim.worker_spec import WorkerSpec, check_runs_outside, make_worker_agent, run_on_worker
 
 MAX_PROCESSES = 64

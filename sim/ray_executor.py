@@ -4,7 +4,7 @@ Who does what:
 
 - **Driver** (the ``encsim run`` process): plans the (scenario, k) pairs and their seeds, submits one encounter
   at a time per slot (``sim.runner.run_batch(remote=RayEncounters(...))``), scores every returned encounter
-  (``record_for``: deterministic path, evaluators, judges and profile stay on the driver, so judges are called
+  (``scorers.record_for``: deterministic path, evaluators, judges and profile stay on the driver, so judges are called
   from one place and evaluator modules are loaded once), and is the **only writer** of the run directory:
   results.jsonl, events.jsonl, audio/, summary.json and the reports. Resume, kill-safety and the summary are
   therefore exactly the local executor's.
@@ -54,8 +54,9 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario
+from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
-from sim.runner import CallObserver, EncounterLost
+from sim.runner import EncounterLost
 from sim.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 
 __all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",

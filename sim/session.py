@@ -4,7 +4,7 @@ Every way of running encounters (a batch of library encounters, imaging items an
 ``sim.runner.run_batch``, a live call through ``sim.live.run_live``) goes through the same steps, in the
 same order, here::
 
-    async with RunSession(store, meta, summarise=...) as session:   # opens the event log
+    async with RunSession(store, meta, scenarios) as session:   # opens the event log
         session.started(total=..., ...)          # run_started
         session.encounter_started(scenario_id, k)  # encounter_started
         ...                                      # the encounter writes its own events to session.events
@@ -13,8 +13,10 @@ same order, here::
     session.summary                              # summary.json, report.md, report.html, run_finished
 
 On the way out, whether the body finished, raised or was cancelled (Ctrl-C, SIGTERM), the session summarises
-what was recorded (``summarise`` writes summary.json and both reports), stamps ``finished_at`` in run.json
-only when the run was not cut short, appends ``run_finished`` (with ``interrupted``) and closes the event log.
+what was recorded (``sim.summary.summarise`` over the run's scenarios writes summary.json and both reports; a
+live run in which nobody called, marked with ``no_call``, is summarised by ``sim.summary.summarise_no_call``),
+stamps ``finished_at`` in run.json only when the run was not cut short, appends ``run_finished`` (with
+``interrupted``) and closes the event log.
 A record whose write has started is always completed and counted, even when the task is cancelled while it
 is written.
 
@@ -30,6 +32,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
+from scenarios import LoadedScenario
 from sim.records import (
     EncounterFailed,
     EncounterFinished,
@@ -43,6 +46,7 @@ from sim.records import (
     UnscoredEncounter,
 )
 from sim.store import RunStore
+from sim.summary import summarise, summarise_no_call
 
 
 def finished_event(rec: EncounterRecord) -> EncounterFinished | EncounterFailed:
@@ -62,17 +66,16 @@ class RunSession:
     Args:
         store: The run directory, already created or opened (and locked) by the caller.
         meta: The run's metadata; ``finished_at`` is set and run.json rewritten when the run ends uncut.
-        summarise: Recomputes and writes summary.json, report.md and report.html from the store's records,
-            returning the summary. Called once, on the way out; ``set_summarise`` replaces it (a live call
-            without a caller is summarised differently).
+        scenarios: The run's scenarios, which the summary is computed over (on the way out, once).
         on_saved: Called with each record once its line is written (progress counters and lines).
     """
 
-    def __init__(self, store: RunStore, meta: RunMeta, *, summarise: Callable[[], Summary],
+    def __init__(self, store: RunStore, meta: RunMeta, scenarios: list[LoadedScenario], *,
                  on_saved: Callable[[EncounterRecord], None] | None = None) -> None:
         self.store = store
         self.meta = meta
-        self._summarise = summarise
+        self.scenarios = scenarios
+        self._no_call: EncounterRecord | None = None
         self._on_saved = on_saved
         self.events = EventLog(store.events_path)
         self.saved = 0
@@ -87,7 +90,9 @@ class RunSession:
                         tb: TracebackType | None) -> None:
         interrupted = exc_type is not None and issubclass(exc_type, (asyncio.CancelledError, KeyboardInterrupt))
         try:
-            self.summary = summary = self._summarise()  # on the loop, as before: a signal cannot cut it in two
+            # on the loop, as before: a signal cannot cut it in two
+            self.summary = summary = summarise(self.store, self.scenarios, self.meta) if self._no_call is None \
+                else summarise_no_call(self.store, self.meta, self._no_call)
             if not (interrupted or self.cut_short):
                 self.meta.finished_at = time.time()
                 self.store.write_meta(self.meta)
@@ -97,9 +102,9 @@ class RunSession:
         finally:
             self.events.close()
 
-    def set_summarise(self, summarise: Callable[[], Summary]) -> None:
-        """Summarise the run with ``summarise`` instead (see the class)."""
-        self._summarise = summarise
+    def no_call(self, rec: EncounterRecord) -> None:
+        """A live run in which nobody called (``rec`` is its one error): summarised without an aggregate."""
+        self._no_call = rec
 
     def started(self, *, scenario_ids: list[str], k: int, total: int, resumed: bool = False,
                 already_done: int = 0, planned: dict[str, int] | None = None) -> None:

@@ -67,7 +67,7 @@ def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, 
 
 # Exceptions that never reach a user: caught where they are raised (a bad importer row becomes a skipped-row
 # notice, a malformed reply a retry, the fail-fast trip the run's stop, a lost remote encounter an error record).
-INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat._Malformed", "sim.runner._Tripped",
+INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat._Malformed", "sim.fail_fast.Tripped",
                        "sim.runner.EncounterLost"}
 
 

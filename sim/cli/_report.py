@@ -47,8 +47,8 @@ def report_run(run_dir: Path) -> int:
     Returns:
         The exit code (0).
     """
-    from sim.runner import summarise
     from sim.store import RunStore
+    from sim.summary import summarise
 
     store = RunStore.open(run_dir, lock="encsim report",
                           warn=lambda m: print(f"warning: {m}", file=sys.stderr))

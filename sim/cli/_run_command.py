@@ -29,10 +29,10 @@ from sim.cli._common import (
     reload_scenarios,
     report_error,
 )
+from sim.fail_fast import DEFAULT_FAIL_FAST
 from sim.process_executor import ProcessEncounters, check_processes, check_supported
 from sim.records import ConfigError, RunLayout
 from sim.runner import (  # the parser's limits; the runner comes with them
-    DEFAULT_FAIL_FAST,
     MAX_CONCURRENCY,
     MAX_ENCOUNTERS,
     MAX_K,

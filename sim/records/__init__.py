@@ -115,6 +115,7 @@ from sim.records._scores import (
 )
 from sim.records._sweep import (
     encounter_k,
+    encounter_seed,
     encounter_slot,
     persona_varies,
     planned_encounters,
@@ -154,7 +155,7 @@ __all__ = [
     "JudgeValidation", "load_run_validation", "CodeSuggestion", "append_code_suggestions", "load_code_suggestions",
     "FailureMode", "Taxonomy", "TaxonomyError", "load_taxonomy", "mode_slug", "save_taxonomy",
     "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
-    "encounter_k", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
+    "encounter_k", "encounter_seed", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",

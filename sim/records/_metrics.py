@@ -6,7 +6,7 @@
 - ``UnderstandingMetrics`` (``Summary.patient``): how the patient understood the agent: facts per layer,
   assessment forms, patient-model warnings.
 - ``percentile``: numpy's default percentile (linear interpolation between closest ranks) in pure Python, so the
-  run-level figures (``sim.runner.live_metrics``), the per-call ones (``audio.live.InteractionMetrics``) and the
+  run-level figures (``sim.summary.live_metrics``), the per-call ones (``audio.live.InteractionMetrics``) and the
   dashboard's median all agree.
 
 The blocks are written to summary.json with the keys the dicts they replace always had (a WER side that was not
@@ -57,7 +57,7 @@ def _unmeasured(value: float | None) -> bool:
 
 
 class VoiceMetrics(BaseModel):
-    """A voice run's channel: means over every spoken message, totals over the run (``sim.runner.voice_metrics``)."""
+    """A voice run's channel: means over every spoken message, totals over the run (``sim.summary.voice_metrics``)."""
 
     wer_patient: float | None = Field(default=None, exclude_if=_unmeasured,
                                       description="mean word error rate of the patient's messages (intended vs "
@@ -76,7 +76,7 @@ class VoiceMetrics(BaseModel):
 
 
 class LiveMetrics(BaseModel):
-    """A run's live calls, their replies pooled (``sim.runner.live_metrics``); latencies are voice to voice."""
+    """A run's live calls, their replies pooled (``sim.summary.live_metrics``); latencies are voice to voice."""
 
     calls: int = Field(description="live calls in the run")
     patient_latency_p50_s: float | None = Field(description="median seconds from the end of the agent's speech to "
@@ -97,7 +97,7 @@ class LiveMetrics(BaseModel):
 
 
 class UnderstandingMetrics(BaseModel):
-    """How the patient understood the agent over a run (``sim.runner.understanding_metrics``)."""
+    """How the patient understood the agent over a run (``sim.summary.understanding_metrics``)."""
 
     facts_revealed: int = Field(description="facts the patient revealed, over every encounter")
     by_layer: dict[str, int] = Field(description="facts revealed per layer of understanding (trigger, intent, "

@@ -13,12 +13,24 @@ whatever the sweep (``persona_varies``).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from scenarios.personas import DEFAULT_PERSONA
 from scenarios.schema import Scenario
 
-__all__ = ["encounter_k", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas"]
+__all__ = ["encounter_k", "encounter_seed", "encounter_slot", "persona_varies", "planned_encounters",
+           "scenario_personas"]
+
+
+def encounter_seed(seed: int, scenario_id: str, k: int) -> int:
+    """Stable per-encounter seed: different for every k, independent of run order and concurrency.
+
+    In a persona sweep ``k`` is the run's index within its persona (``encounter_slot``), so run j of every persona
+    of a scenario shares a seed: the personas are compared on the same draws, and a plain run's seeds are unchanged.
+    """
+    digest = hashlib.sha256(f"{seed}:{scenario_id}:{k}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 def persona_varies(scenario: Scenario) -> bool:

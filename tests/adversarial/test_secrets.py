@@ -292,8 +292,8 @@ def test_report_of_a_run_written_before_redaction(vector: Vector, runs: Callable
 def test_userinfo_in_base_url_never_reaches_run_json(tmp_path: Path) -> None:
     """Defence in depth behind the --base-url check: run.json and the reports drop a URL's userinfo."""
     from sim.reports import render_report
-    from sim.runner import summarise
     from sim.store import RunStore
+    from sim.summary import summarise
 
     forget_secrets()  # not registered: the userinfo rule alone must catch it
     meta = RunMeta(run_id="r", harness_version="1", model="m", base_url=f"https://alice:{SECRET}@api.example/v1",

@@ -39,7 +39,7 @@ from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.scripted import ReferenceAgent
 from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.records import ConversationResult, read_events
-from sim.runner import live_metrics
+from sim.summary import live_metrics
 from tests.public_data import JFK
 
 REPO = Path(__file__).resolve().parents[2]

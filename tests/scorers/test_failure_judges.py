@@ -191,10 +191,10 @@ class _Meeting:
 
 async def test_failure_judges_run_alongside_the_rubric_and_trust_calls_of_the_encounter() -> None:
     from scenarios import resolve
+    from scorers import load_profile, record_for
     from sim.agents.scripted import ReferenceAgent
     from sim.channel import TextChannel
     from sim.harness import run_encounter
-    from sim.runner import load_profile, record_for
 
     item = resolve(["acs_chest_pain"])[0]
     result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())
@@ -219,10 +219,10 @@ class _Broken(_Meeting):
 
 async def test_a_judge_path_that_raises_is_this_encounter_s_scoring_error_and_stops_its_other_calls() -> None:
     from scenarios import resolve
+    from scorers import load_profile, record_for
     from sim.agents.scripted import ReferenceAgent
     from sim.channel import TextChannel
     from sim.harness import run_encounter
-    from sim.runner import load_profile, record_for
 
     item = resolve(["acs_chest_pain"])[0]
     result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())

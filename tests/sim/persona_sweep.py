@@ -16,11 +16,11 @@ from dataclasses import replace
 
 from scenarios import LoadedScenario, load_library
 from scenarios.personas import PERSONA_PRESETS, with_persona
-from scorers import aggregate, load_profile
+from scorers import aggregate, load_profile, record_for
 from sim.agents.scripted import SCRIPTED
 from sim.channel import TextChannel
-from sim.records import ScoreCard
-from sim.runner import encounter_seed, record_for, run_item
+from sim.records import ScoreCard, encounter_seed
+from sim.runner import run_item
 
 
 def encounter_library() -> list[LoadedScenario]:

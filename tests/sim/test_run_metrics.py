@@ -23,7 +23,7 @@ from sim.records import (
     percentile,
 )
 from sim.reports import render_html, render_report
-from sim.runner import live_metrics, understanding_metrics, voice_metrics
+from sim.summary import live_metrics, understanding_metrics, voice_metrics
 
 # The voice, live and patient blocks exactly as the dict-producing code wrote them (a voice run whose results
 # carried live-call interactions; counts written as floats), and the lines its report.md had.

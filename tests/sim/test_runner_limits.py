@@ -20,9 +20,10 @@ from scenarios import LoadedScenario
 from sim.agents.scripted import ReferenceAgent
 from sim.channel import TextChannel
 from sim.cli import main
+from sim.fail_fast import EndpointUnusable, fatal_cause
 from sim.harness import HARNESS_VERSION
 from sim.records import AgentError, EncounterRecord, RunMeta, ScenarioRef, read_events
-from sim.runner import MAX_ENCOUNTERS, MAX_K, EndpointUnusable, _fatal_cause, run_batch
+from sim.runner import MAX_ENCOUNTERS, MAX_K, run_batch
 from sim.store import RunStore
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_judge_run import grader
@@ -192,14 +193,14 @@ async def test_the_next_encounter_talks_to_the_agent_while_the_last_one_is_score
     encounter never makes that call, and k=0 ends as "scoring failed". Every record is kept, in plan order."""
     import threading
 
-    import sim.runner as runner
-    from sim.runner import encounter_seed
+    import scorers._conversation as scoring_module
+    from sim.records import encounter_seed
 
     items = [s for s in library if s.scenario.id == "viral_uri"]
     meta = _meta(items, 3)
     second = encounter_seed(meta.seed, "viral_uri", 1)
     called = threading.Event()
-    real = runner._score_and_evaluate
+    real = scoring_module._score_and_evaluate
 
     def scoring(result: Any, scenario: Any, names: list[str]) -> Any:
         if result.k == 0 and not called.wait(30):
@@ -212,7 +213,7 @@ async def test_the_next_encounter_talks_to_the_agent_while_the_last_one_is_score
                 called.set()
             return await super().respond(request)
 
-    monkeypatch.setattr(runner, "_score_and_evaluate", scoring)
+    monkeypatch.setattr(scoring_module, "_score_and_evaluate", scoring)
     store = RunStore.create(tmp_path / "r", meta)
     summary = await run_batch(store, items, Watching(), TextChannel(), meta, concurrency=1, progress=None)
     assert summary.completed == 3 and summary.errors == 0
@@ -378,12 +379,12 @@ def test_fail_fast_0_records_every_refusal(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_fatal_cause_reads_the_agent_errors_kind() -> None:
-    assert _fatal_cause(AgentError("HTTP 401", kind="http_401")) == "http_401"
-    assert _fatal_cause(AgentError("refused", kind="connection_refused")) == "connection_refused"
-    assert _fatal_cause(AgentError("timed out", kind="timeout", retryable=True)) is None
-    assert _fatal_cause(AgentError("HTTP 400", kind="http_400")) is None
-    assert _fatal_cause(AgentError("TLS", kind="tls")) is None  # a certificate problem is not in FATAL_KINDS
-    assert _fatal_cause(RuntimeError("boom")) is None and _fatal_cause(None) is None
+    assert fatal_cause(AgentError("HTTP 401", kind="http_401")) == "http_401"
+    assert fatal_cause(AgentError("refused", kind="connection_refused")) == "connection_refused"
+    assert fatal_cause(AgentError("timed out", kind="timeout", retryable=True)) is None
+    assert fatal_cause(AgentError("HTTP 400", kind="http_400")) is None
+    assert fatal_cause(AgentError("TLS", kind="tls")) is None  # a certificate problem is not in FATAL_KINDS
+    assert fatal_cause(RuntimeError("boom")) is None and fatal_cause(None) is None
 
 
 # --- signals mid-run -----------------------------------------------------------------------------------------------
@@ -487,12 +488,12 @@ async def test_encounters_are_scored_on_one_thread_not_on_asyncio_s_pool(
     the scoring context, and every encounter still scored."""
     import threading
 
-    from sim import runner
+    import scorers._conversation as scoring_module
 
     active: list[int] = []
     names: set[str] = set()
     most = 0
-    real = runner._score_and_evaluate
+    real = scoring_module._score_and_evaluate
 
     def watched(*args: Any) -> Any:
         nonlocal most
@@ -505,7 +506,7 @@ async def test_encounters_are_scored_on_one_thread_not_on_asyncio_s_pool(
         finally:
             active.pop()
 
-    monkeypatch.setattr(runner, "_score_and_evaluate", watched)
+    monkeypatch.setattr(scoring_module, "_score_and_evaluate", watched)
     items = [s for s in library if s.scenario.id in ("viral_uri", "acs_chest_pain")]
     store = RunStore.create(tmp_path / "r", _meta(items, 4))
     summary = await run_batch(store, items, ReferenceAgent(), TextChannel(), _meta(items, 4), concurrency=8,

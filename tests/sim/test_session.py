@@ -5,6 +5,7 @@ task is cancelled is still saved and counted."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,7 @@ from typing import Any
 import pytest
 
 from scenarios import resolve
-from scorers import aggregate
 from sim.records import EncounterRecord, Event, RunFinished, RunMeta, ScenarioRef, Summary, read_events
-from sim.runner import summarise
 from sim.session import RunSession
 from sim.store import RunStore
 
@@ -32,7 +31,7 @@ def _error(k: int) -> EncounterRecord:
 def _session(tmp_path: Path, **kw: Any) -> tuple[RunSession, RunStore, RunMeta]:
     store = RunStore.create(tmp_path / "run", meta := _meta())
     loaded = resolve(["viral_uri"])
-    return RunSession(store, meta, summarise=lambda: summarise(store, loaded, meta), **kw), store, meta
+    return RunSession(store, meta, loaded, **kw), store, meta
 
 
 def _events(store: RunStore) -> list[Event]:
@@ -127,14 +126,12 @@ async def test_a_record_being_written_when_cancelled_is_saved_and_counted(tmp_pa
     assert "encounter_failed" in _kinds(store)
 
 
-async def test_set_summarise_replaces_how_the_run_is_summarised(tmp_path: Path) -> None:
+async def test_a_live_run_without_a_call_is_summarised_without_an_aggregate(tmp_path: Path) -> None:
     session, store, _ = _session(tmp_path)
-    calls: list[str] = []
-
-    def other() -> Summary:
-        calls.append("other")
-        return aggregate([], {}, {("viral_uri", 0): "no caller joined"}, expected_total=1)
-
+    rec = EncounterRecord(scenario_id="viral_uri", k=0, status="error", error="no caller joined", recorded_at=1.0)
     async with session:
-        session.set_summarise(other)
-    assert calls == ["other"] and session.summary is not None and session.summary.errors == 1
+        await session.record(rec)
+        session.no_call(rec)
+    assert session.summary is not None and session.summary.errors == 1 and session.summary.aggregate is None
+    assert session.summary.error_reasons == {"no caller joined": 1}
+    assert json.loads(store.layout.summary.read_text())["errors"] == 1
