@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
-from imaging._errors import ImagingError
-from imaging._load import exception_reason, pixel_limit_error
+from imaging._errors import ImagingError, exception_reason, pixel_limit_error
 
 if TYPE_CHECKING:
     from pydicom.dataset import Dataset

@@ -45,7 +45,7 @@ from typing import Literal
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from imaging._errors import ImagingError
+from imaging._errors import ImagingError, exception_reason, pixel_limit_error
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -129,13 +129,6 @@ def strip_metadata(img: Image.Image) -> Image.Image:
     return Image.frombytes(img.mode, img.size, img.tobytes())
 
 
-def pixel_limit_error(path: Path, detail: str, max_pixels: int) -> ImagingError:
-    return ImagingError(f"Image file {path} is {detail}, over the pixel limit of {max_pixels:,} pixels "
-                        f"(max_pixels), so it is not decoded: such sizes are a decompression bomb or far larger "
-                        "than any model input. Downscale the image (e.g. to 4096 px on the longer side) and "
-                        "reference the smaller file.")
-
-
 def _decode_with_pillow(data: bytes, *, path: Path, max_pixels: int) -> Image.Image:
     try:
         with _WARNINGS_LOCK, warnings.catch_warnings():
@@ -180,12 +173,6 @@ def _decode_with_pillow(data: bytes, *, path: Path, max_pixels: int) -> Image.Im
 def _corrupt(path: Path, exc: BaseException) -> ImagingError:
     return ImagingError(f"Image file {path} could not be decoded ({exception_reason(exc)}): it is truncated or "
                         "corrupt. Re-export or re-download the image and try again.")
-
-
-def exception_reason(exc: BaseException, *, limit: int = 240) -> str:
-    """A decoder exception as one short line, for the middle of a one-paragraph message."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _exif_upright(img: Image.Image) -> Image.Image:
