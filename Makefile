@@ -24,7 +24,7 @@ test: setup
 setup: $(STAMP)
 	@$(BIN)/python tools/llama_build.py install
 
-# ruff (rules in pyproject.toml) and the import contracts (ARCHITECTURE.md's table, as far as it holds today)
+# ruff (rules in pyproject.toml) and the import contracts (docs/ARCHITECTURE.md's table)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports

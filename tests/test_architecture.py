@@ -1,4 +1,4 @@
-"""The seams of ARCHITECTURE.md that import-linter cannot state (pyproject.toml holds the import table).
+"""The seams of docs/ARCHITECTURE.md that import-linter cannot state (pyproject.toml holds the import table).
 
 - Nothing outside a package imports its ``_``-prefixed modules: each package's ``__init__.py`` is its face.
 - Importing a record type, the scorers or the dashboard never loads the code that drives an encounter.
@@ -72,7 +72,7 @@ INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat.
 
 
 def test_every_error_a_user_can_cause_has_the_one_root() -> None:
-    """One root (``scenarios.errors.UserError``), so the CLI catches it once (ARCHITECTURE.md, Conventions)."""
+    """One root (``scenarios.errors.UserError``), so the CLI catches it once (docs/ARCHITECTURE.md, Conventions)."""
     import importlib
     import inspect
     import pkgutil

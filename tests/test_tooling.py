@@ -1,5 +1,5 @@
 """The checks a contributor runs are the ones CI runs: pre-commit's hooks are make lint and make typecheck's
-tools (ARCHITECTURE.md, Conventions), from the pinned .venv, and they work offline."""
+tools (docs/ARCHITECTURE.md, Conventions), from the pinned .venv, and they work offline."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
         assert callable(parser.parse_args(line).handler), line
 
 
-# The user errors of every package (ARCHITECTURE.md: one root, caught once by the CLI), by (module, class name)
+# The user errors of every package (docs/ARCHITECTURE.md: one root, caught once by the CLI), by (module, class name)
 USER_ERRORS = [
     ("scenarios", "ScenarioError"), ("scenarios.importers", "ImportSourceError"), ("scenarios.lexicon", "LexiconError"),
     ("imaging", "ImagingError"), ("sim.records", "ConfigError"), ("sim.records", "AgentError"),
