@@ -86,7 +86,8 @@ def to_float32(samples: np.ndarray) -> npt.NDArray[np.float32]:
 
 def float_to_int16(samples: npt.NDArray[np.floating]) -> npt.NDArray[np.int16]:
     """Float samples clipped to [-1, 1] and scaled by 32767, truncated toward zero (no rounding) to int16."""
-    return (np.clip(samples, -1.0, 1.0) * 32767).astype(np.int16)
+    clipped: npt.NDArray[np.floating] = np.clip(samples, -1.0, 1.0)
+    return (clipped * 32767).astype(np.int16)
 
 
 def round_to_int16(samples: npt.NDArray[np.floating]) -> npt.NDArray[np.int16]:

@@ -277,7 +277,9 @@ def mulaw_encode(x: np.ndarray, mu: int = MU) -> np.ndarray:
     x = np.clip(np.asarray(x, dtype=np.float64), -1.0, 1.0)
     magnitude = np.log1p(mu * np.abs(x)) / np.log1p(mu)
     code = np.rint(magnitude * 127).astype(np.uint8)
-    return code | np.where(x < 0, 0x80, 0).astype(np.uint8)
+    sign: np.ndarray = np.where(x < 0, 0x80, 0).astype(np.uint8)
+    encoded: np.ndarray = code | sign
+    return encoded
 
 
 def mulaw_decode(code: np.ndarray, mu: int = MU) -> np.ndarray:
@@ -285,7 +287,8 @@ def mulaw_decode(code: np.ndarray, mu: int = MU) -> np.ndarray:
     code = np.asarray(code, dtype=np.uint8)
     magnitude = (code & 0x7F).astype(np.float64) / 127
     value = np.expm1(magnitude * np.log1p(mu)) / mu
-    return np.where(code & 0x80, -value, value)
+    decoded: np.ndarray = np.where(code & 0x80, -value, value)
+    return decoded
 
 
 def telephone_band(
@@ -305,8 +308,10 @@ def telephone_band(
         # sosfiltfilt needs the signal longer than its padding; short clips fall back to causal.
         padlen = 3 * (2 * len(sos) + 1)
         if x.size > padlen:
-            return signal.sosfiltfilt(sos, x)
-    return signal.sosfilt(sos, x)
+            both: np.ndarray = signal.sosfiltfilt(sos, x)
+            return both
+    causal: np.ndarray = signal.sosfilt(sos, x)
+    return causal
 
 
 def pink_noise(n: int, rng: np.random.Generator) -> np.ndarray:

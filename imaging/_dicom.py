@@ -100,7 +100,8 @@ def _read(data: bytes, *, path: Path) -> Dataset:
 
 def _decode_frame(ds: Dataset, index: int) -> tuple[np.ndarray, str]:
     """One frame as an array, and its photometric interpretation after decoding."""
-    from pydicom.pixels import convert_color_space, get_decoder
+    from pydicom.pixels.decoders.base import get_decoder
+    from pydicom.pixels.processing import convert_color_space
 
     decoder = get_decoder(ds.file_meta.TransferSyntaxUID)
     # pydicom 3 annotates **kwargs as DecodeOptions instead of Unpack[DecodeOptions]; as_rgb is a valid option
@@ -116,7 +117,7 @@ def _decode_frame(ds: Dataset, index: int) -> tuple[np.ndarray, str]:
 
 def _to_8bit(arr: np.ndarray, photometric: str, ds: Dataset, index: int) -> np.ndarray:
     if photometric == "PALETTE COLOR":
-        from pydicom.pixels import apply_color_lut
+        from pydicom.pixels.processing import apply_color_lut
 
         rgb = apply_color_lut(arr, ds)
         return _scale_by_depth(rgb, 8 if rgb.dtype.itemsize == 1 else 16)
@@ -162,7 +163,7 @@ def _first(value: Any) -> float | None:
 
 
 def _modality(arr: np.ndarray, ds: Dataset, index: int) -> np.ndarray:
-    from pydicom.pixels import apply_modality_lut
+    from pydicom.pixels.processing import apply_modality_lut
 
     if ds.get("ModalityLUTSequence") or ("RescaleSlope" in ds and "RescaleIntercept" in ds):
         return np.asarray(apply_modality_lut(arr, ds), dtype=np.float64)
@@ -182,7 +183,7 @@ def _voi(values: np.ndarray, ds: Dataset, index: int) -> np.ndarray:
     if center is not None and width is not None and width > 0:
         unit = _window(values, center, width, function)
     elif ds.get("VOILUTSequence") and "LUTDescriptor" in ds.VOILUTSequence[0]:
-        from pydicom.pixels import apply_voi
+        from pydicom.pixels.processing import apply_voi
 
         lut = apply_voi(values.astype(np.int64), ds, 0)
         bits = int(ds.VOILUTSequence[0].LUTDescriptor[2] or 16)

@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scenarios.lexicon import load_lexicon
+from scenarios.lexicon import intents_in, load_lexicon, padded
 from scenarios.schema import Scenario
-from sim.understanding import Understanding, intents_in, padded
+from sim.understanding import Understanding
 
 # One-word triggers too common to mean one fact: everyday words, and clinical words every interview uses.
 COMMON_WORDS = frozenset("""

@@ -50,9 +50,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scenarios.lexicon import normalise, stem
 from scenarios.schema import Fact, FactCategory, Scenario
 from sim.persona import PersonaBehaviour, changes_text
-from sim.understanding import Layer, Layers, Understanding, normalise, stem
+from sim.understanding import Layer, Layers, Understanding
 
 __all__ = ["NEGATIVE_LINES", "UNSURE_LINES", "PatientReply", "PatientSimulator", "normalise", "stem"]
 

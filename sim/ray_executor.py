@@ -198,11 +198,11 @@ def loopback_only() -> Iterator[None]:
     if resolve is None:
         yield
         return
-    services.resolve_ip_for_localhost = lambda host: host  # type: ignore[assignment]
+    services.resolve_ip_for_localhost = lambda host: host
     try:
         yield
     finally:
-        services.resolve_ip_for_localhost = resolve  # type: ignore[assignment]
+        services.resolve_ip_for_localhost = resolve
 
 
 def start_local_head(*, port: int, num_cpus: int | None) -> str:

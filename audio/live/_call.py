@@ -328,11 +328,11 @@ async def run_patient_call(
             connect, WebsocketClientParams(**_transport_params(_WireSerializer())))
         _drop_audio_before_start(transport.input())
 
-        @transport.event_handler("on_connected")
+        @transport.event_handler("on_connected")  # type: ignore[untyped-decorator]  # pipecat's is untyped
         async def _on_connected(_t: Any, _ws: Any) -> None:
             begin()
 
-        @transport.event_handler("on_disconnected")
+        @transport.event_handler("on_disconnected")  # type: ignore[untyped-decorator]
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
             await brain.end_call("hangup")
     else:

@@ -332,7 +332,7 @@ def _serve_one_caller(*, host: str, port: int, door: _Door,
                                           **_transport_params(_WireSerializer(door))),
         host=host, port=port, door=door)
 
-    @transport.event_handler("on_websocket_ready")
+    @transport.event_handler("on_websocket_ready")  # type: ignore[untyped-decorator]  # pipecat's is untyped
     async def _on_ready(_t: Any) -> None:
         if on_ready is not None:
             maybe = on_ready(f"ws://{host}:{port}")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from pipecat.frames.frames import (
+    Frame,
     InputAudioRawFrame,
     TranscriptionFrame,
     VADUserStoppedSpeakingFrame,
@@ -90,7 +91,7 @@ class WhisperSegmentSTT(SegmentedSTTService):
     def _quiet_after(self, audio: bytes, offset: int) -> bool:
         return int16_rms(audio[offset:len(audio) - len(self._trailing_silence())]) < QUIET_RMS  # 0.0 when empty
 
-    async def run_stt(self, audio: bytes):  # type: ignore[override]
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         started = time.monotonic()
         spec, self._spec = self._spec, None
         transcript: _stt.Transcript | None = None
