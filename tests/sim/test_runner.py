@@ -238,16 +238,16 @@ def test_a_scorer_that_raises_on_one_encounter_makes_it_an_error_not_the_run_s_e
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Scoring runs inside the per-encounter error boundary (issue 15): the other encounters are scored, the
     failing one keeps its transcript and says why, and the run exits 3."""
-    import sim.runner
+    import scorers._conversation as scoring
 
-    score = sim.runner.score_encounter
+    score = scoring.score_encounter
 
     def fragile(result: Any, scenario: Any) -> Any:
         if scenario.id == "viral_uri":
             raise KeyError("expected.triage_level")
         return score(result, scenario)
 
-    monkeypatch.setattr(sim.runner, "score_encounter", fragile)
+    monkeypatch.setattr(scoring, "score_encounter", fragile)
     out = tmp_path / "r"
     assert main(["run", "--model", "scripted:reference", "--scenarios", "viral_uri,acs_chest_pain", "--k", "1",
                  "--out", str(out), "--no-progress"]) == 3
