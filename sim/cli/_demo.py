@@ -34,9 +34,12 @@ def cmd_demo(_: argparse.Namespace) -> int:
     Returns:
         The exit code: that of the first run that did not exit 0, else 0.
     """
-    from sim.cli._main import build_parser
-    from sim.cli._run_command import cmd_run
+    from sim.cli import _run_command
+    from sim.cli._common import CliParser
     from sim.store import RunStore
+
+    parser = CliParser(prog="encsim")  # the run command's own parser, as `encsim run` parses its line
+    _run_command.register(parser.add_subparsers(dest="command", required=True, parser_class=CliParser))
 
     root = Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     plans = [
@@ -50,10 +53,10 @@ def cmd_demo(_: argparse.Namespace) -> int:
         name = model.replace(":", "-")
         print(f"\n== {model}: scenarios {','.join(scen)}, K={k}" + (f", max turns {max_turns}" if max_turns else ""),
               file=sys.stderr)
-        ns = build_parser().parse_args(["run", "--model", model, "--k", str(k), "--out", str(root / name),
+        ns = parser.parse_args(["run", "--model", model, "--k", str(k), "--out", str(root / name),
                                         *[a for s in scen for a in ("--scenarios", s)],
                                         *(["--max-turns", str(max_turns)] if max_turns else []), *extra])
-        code = cmd_run(ns)
+        code = _run_command.cmd_run(ns)
         if code:
             return code
         rows.append((model, RunStore(root / name).read_summary(), RunLayout(root / name).report))
