@@ -196,7 +196,7 @@ class LlamaServer:
             response = await client.post(f"{self.base_url}/chat/completions", json=body,
                                           timeout=max(5.0, deadline - time.monotonic()))
         except httpx.TransportError as exc:
-            await asyncio.to_thread(self._settle)
+            await asyncio.to_thread(self.wait_exit)
             died = self.death("on its first inference (the one-token completion of the start-up check)")
             if died is not None:
                 raise ConfigError(str(died)) from None
@@ -210,7 +210,7 @@ class LlamaServer:
                               f"HTTP {response.status_code}: {' '.join(response.text.split())[:300]}. Model "
                               f"{self.gguf}; its output ends: {self._log_tail()}")
 
-    def _settle(self, wait_s: float = 5.0) -> None:
+    def wait_exit(self, wait_s: float = 5.0) -> None:
         """Give a process whose connection just broke a moment to be seen as ended (it may be dying)."""
         if self._proc is not None:
             try:
@@ -296,7 +296,7 @@ class LocalAgent:
             return await self._chat.respond(request)
         except AgentError as exc:
             if self.server.died() is None and not exc.kind.startswith("http_") and exc.kind != "malformed":
-                await asyncio.to_thread(self.server._settle, 1.0)  # a connection reset may precede the exit by ms
+                await asyncio.to_thread(self.server.wait_exit, 1.0)  # a connection reset may precede the exit by ms
             died = self.server.death("during the run")
             if died is not None:
                 raise died from None
