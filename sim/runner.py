@@ -28,7 +28,7 @@ the profile's score.
 
 Fail fast: ``sim.fail_fast`` (``--fail-fast N``) watches the agent's calls; when it trips the run stops and
 ``EndpointUnusable`` (exit 2) says in one paragraph which flag to fix and how to continue. Encounters that ended by
-the fatal cause while the check was undecided are held back here (``settle``): recorded as errors if it does not
+the fatal cause while the check was undecided are held back here (``_Batch._settle``): recorded as errors if it does not
 trip, dropped if it trips.
 
 Where the encounters run: in this process by default; ``run_batch(..., remote=...)`` hands each (scenario, k)
@@ -261,59 +261,82 @@ async def run_batch(
     encounters); everything else is the same. ``unusable`` maps the ids of scenarios that cannot run (an image file
     missing or unreadable) to why: each of their encounters is recorded as an error with that reason, unrun.
     """
-    unusable = unusable or {}
     profile = profile or load_profile(meta.profile)
-    evaluator_names = [*profile.evaluators, *(n for n in extra_evaluators or [] if n not in profile.evaluators)]
-    records, _ = store.load_records()
-    done = {(sid, k, r.persona) for (sid, k), r in records.items() if r.status == "ok" or not retry_errors}
-    by_id = {s.scenario.id: s.scenario for s in scenarios}
-    done_per_scenario = Counter(sid for sid, k, persona in done if sid in by_id
-                                and (slot := encounter_slot(meta.personas, by_id[sid], k, meta.k)) is not None
-                                and slot[0] == persona)
-    total = planned_encounters(list(by_id.values()), meta.personas, meta.k)
-    finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
-    plan = _plan(scenarios, meta.k, done, meta.personas)
-    # conversations that ended before an earlier session of this run stopped, not yet scored: scored, not run again
-    unscored = {key: entry.result for key, entry in store.load_unscored().items() if key[:2] not in records}
-    check = FailFast(fail_fast)
-    watched = WatchedAgent(agent, check)
-    held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
-    tripped = False
+    batch = _Batch(store, scenarios, agent, channel, meta, retry_errors=retry_errors, judges=judges, profile=profile,
+                   evaluator_names=[*profile.evaluators,
+                                    *(n for n in extra_evaluators or [] if n not in profile.evaluators)],
+                   progress=progress, patient_model=patient_model, fail_fast=fail_fast,
+                   failure_judges=failure_judges, remote=remote, unusable=unusable or {})
+    return await batch.run(concurrency)
 
-    def saved(rec: EncounterRecord) -> None:
-        nonlocal finished
-        finished += 1
-        if progress:
-            progress(finished, total, rec)
 
-    session = RunSession(store, meta, scenarios, on_saved=saved)
+class _Batch:
+    """The state of one ``run_batch`` call and the steps of its workers (the module docstring tells the design).
 
-    async def encounter(planned: Planned) -> tuple[ConversationResult | EncounterRecord, list[AgentError], bool]:
+    ``_worker`` takes the next pair of the shared plan, runs it (``_encounter``), keeps a conversation that is to be
+    scored in unscored.jsonl (``_keep``) and scores and records it (``_settle``) while it runs the next.
+    """
+
+    def __init__(self, store: RunStore, scenarios: list[LoadedScenario], agent: Agent, channel: Channel,
+                 meta: RunMeta, *, retry_errors: bool, judges: Sequence[Judge] | None, profile: Profile,
+                 evaluator_names: list[str], progress: Progress | None, patient_model: PatientModel | None,
+                 fail_fast: int, failure_judges: Sequence[FailureJudgeSpec], remote: EncounterRunner | None,
+                 unusable: Mapping[str, str]) -> None:
+        self.store, self.scenarios, self.channel, self.meta = store, scenarios, channel, meta
+        self.judges, self.profile, self.evaluator_names = judges, profile, evaluator_names
+        self.progress, self.patient_model, self.failure_judges = progress, patient_model, failure_judges
+        self.remote, self.unusable = remote, unusable
+        self.records, _ = store.load_records()
+        done = {(sid, k, r.persona) for (sid, k), r in self.records.items() if r.status == "ok" or not retry_errors}
+        by_id = {s.scenario.id: s.scenario for s in scenarios}
+        done_per_scenario = Counter(sid for sid, k, persona in done if sid in by_id
+                                    and (slot := encounter_slot(meta.personas, by_id[sid], k, meta.k)) is not None
+                                    and slot[0] == persona)
+        self.total = planned_encounters(list(by_id.values()), meta.personas, meta.k)
+        self.finished = sum(done_per_scenario[s.scenario.id] for s in scenarios)
+        self.plan = _plan(scenarios, meta.k, done, meta.personas)
+        # conversations that ended before an earlier session of this run stopped, not yet scored: scored, not run
+        # again
+        self.unscored = {key: entry.result for key, entry in store.load_unscored().items()
+                         if key[:2] not in self.records}
+        self.check = FailFast(fail_fast)
+        self.watched = WatchedAgent(agent, self.check)
+        self.held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
+        self.session = RunSession(store, meta, scenarios, on_saved=self._saved)
+
+    def _saved(self, rec: EncounterRecord) -> None:
+        self.finished += 1
+        if self.progress:
+            self.progress(self.finished, self.total, rec)
+
+    async def _encounter(self, planned: Planned) -> tuple[ConversationResult | EncounterRecord, list[AgentError],
+                                                          bool]:
         """Run one encounter: its result or the error record of an encounter that could not run, and whether it ran.
 
         It did not run when an earlier session of the run kept its conversation in unscored.jsonl (then scored).
         """
-        item, k = planned.item, planned.k
+        item, k, meta, session = planned.item, planned.k, self.meta, self.session
         scenario = item.scenario
-        if (kept := unscored.pop((scenario.id, k, planned.persona), None)) is not None:
+        if (kept := self.unscored.pop((scenario.id, k, planned.persona), None)) is not None:
             return kept, [], False
         session.encounter_started(scenario.id, k)
-        if (reason := unusable.get(scenario.id)) is not None:
+        if (reason := self.unusable.get(scenario.id)) is not None:
             return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
                                    recorded_at=time.time(), error=reason), [], True
         call_errors: list[AgentError] = []
         token = CALL_ERRORS.set(call_errors)
         seed = encounter_seed(meta.seed, scenario.id, planned.run)
         try:
-            if remote is not None:
-                result = await remote.run(item, k, seed=seed, sink=session.events,
-                                          observe=lambda error: observe_call(check, error))
+            if self.remote is not None:
+                result = await self.remote.run(item, k, seed=seed, sink=session.events,
+                                               observe=lambda error: observe_call(self.check, error))
             else:
-                result = await run_item(item, watched, channel, session.events, k=k, seed=seed,
+                result = await run_item(item, self.watched, self.channel, session.events, k=k, seed=seed,
                                         turn_limit=meta.turn_limit, model_name=meta.model,
-                                        allow_outside_images=meta.allow_outside_images, patient_model=patient_model)
-                if isinstance(channel, RecordingChannel):
-                    result.artifacts.update(await channel.finish_encounter(scenario.id, k))
+                                        allow_outside_images=meta.allow_outside_images,
+                                        patient_model=self.patient_model)
+                if isinstance(self.channel, RecordingChannel):
+                    result.artifacts.update(await self.channel.finish_encounter(scenario.id, k))
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
             return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
                                    recorded_at=time.time(),
@@ -323,8 +346,8 @@ async def run_batch(
             CALL_ERRORS.reset(token)
         return result, call_errors, True
 
-    def keep(planned: Planned, outcome: ConversationResult | EncounterRecord,
-             ran_now: bool) -> asyncio.Task[None] | None:
+    def _keep(self, planned: Planned, outcome: ConversationResult | EncounterRecord,
+              ran_now: bool) -> asyncio.Task[None] | None:
         """Start writing a conversation that is to be scored to unscored.jsonl (not one that came from there).
 
         Scoring, with judge calls, can take seconds, and the next conversation of the worker waits for the last
@@ -333,43 +356,44 @@ async def run_batch(
         if not ran_now or isinstance(outcome, EncounterRecord) or not outcome.ok \
                 or outcome.termination == "not_applicable":
             return None
-        return asyncio.create_task(session.keep_unscored(UnscoredEncounter(
+        return asyncio.create_task(self.session.keep_unscored(UnscoredEncounter(
             scenario_id=planned.item.scenario.id, k=planned.k, persona=planned.persona, result=outcome)))
 
-    async def settle(planned: Planned, outcome: ConversationResult | EncounterRecord,
-                     call_errors: list[AgentError], kept: asyncio.Task[None] | None) -> None:
+    async def _settle(self, planned: Planned, outcome: ConversationResult | EncounterRecord,
+                      call_errors: list[AgentError], kept: asyncio.Task[None] | None) -> None:
         """Score a finished encounter and record it (or hold it back while the fail-fast check is undecided)."""
+        check, held = self.check, self.held
         if kept is not None:
             await kept  # its line in unscored.jsonl comes first (a write that failed fails the run, as a record's)
         rec = outcome if isinstance(outcome, EncounterRecord) else await record_for(
-            outcome, planned.item.scenario, evaluator_names=evaluator_names, judges=judges, profile=profile,
-            failure_judges=failure_judges, persona=planned.persona)
+            outcome, planned.item.scenario, evaluator_names=self.evaluator_names, judges=self.judges,
+            profile=self.profile, failure_judges=self.failure_judges, persona=planned.persona)
         if (rec.status == "error" and call_errors and check.cause is not None
                 and fatal_cause(call_errors[-1]) == check.cause and check.state != "off"):
             if check.state == "armed":
                 held.append(rec)  # recorded if the check disarms, dropped if it trips
             return
         while held and check.state == "off":  # the check is off: what it held back is recorded, in order
-            await session.record(held.pop(0))
-        await session.record(rec)
+            await self.session.record(held.pop(0))
+        await self.session.record(rec)
 
-    async def worker() -> None:
+    async def _worker(self) -> None:
         # Pipelined: while encounter n+1 talks to the agent, encounter n is scored and its line fsync'd (CPU and
         # disk off the agent's critical path). At most one finished encounter per worker waits for that, and the
         # worker awaits it before it ends (a trip or the end of the plan), so nothing finished is left unrecorded.
-        # Each finished conversation is kept in unscored.jsonl at once (``keep``), so a run stopped while one is
+        # Each finished conversation is kept in unscored.jsonl at once (``_keep``), so a run stopped while one is
         # scored or waits for the last one's scoring loses neither: --resume scores them.
         pending: asyncio.Task[None] | None = None
         kept: asyncio.Task[None] | None = None
         try:
-            for planned in plan:  # one shared generator: each encounter is taken by exactly one worker
-                if check.state == "tripped":
+            for planned in self.plan:  # one shared generator: each encounter is taken by exactly one worker
+                if self.check.state == "tripped":
                     break
-                outcome, call_errors, ran_now = await encounter(planned)
-                kept = keep(planned, outcome, ran_now)
+                outcome, call_errors, ran_now = await self._encounter(planned)
+                kept = self._keep(planned, outcome, ran_now)
                 if pending is not None:
                     await pending
-                pending, kept = asyncio.create_task(settle(planned, outcome, call_errors, kept)), None
+                pending, kept = asyncio.create_task(self._settle(planned, outcome, call_errors, kept)), None
             if pending is not None:
                 await pending
         finally:
@@ -378,36 +402,41 @@ async def run_batch(
                 await asyncio.gather(pending, return_exceptions=True)
             if kept is not None:  # a conversation being kept when the worker was cancelled: its write ends first
                 await asyncio.gather(kept, return_exceptions=True)
-        if check.state == "tripped":
+        if self.check.state == "tripped":
             raise Tripped
 
-    with _batch_runtime():
-        async with session:
-            session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=total,
-                            planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
-                                     for s in scenarios} if len(meta.personas) > 1 else None,
-                            resumed=bool(records), already_done=finished)
-            workers = [asyncio.create_task(worker()) for _ in range(max(0, min(concurrency, total - finished)))]
-            try:
-                all_ended = False
+    async def run(self, concurrency: int) -> Summary:
+        """Run the plan in ``concurrency`` workers inside the session; the summary, or ``EndpointUnusable``."""
+        session, check, meta, scenarios = self.session, self.check, self.meta, self.scenarios
+        tripped = False
+        with _batch_runtime():
+            async with session:
+                session.started(scenario_ids=[s.scenario.id for s in scenarios], k=meta.k, total=self.total,
+                                planned={s.scenario.id: meta.k * len(scenario_personas(meta.personas, s.scenario))
+                                         for s in scenarios} if len(meta.personas) > 1 else None,
+                                resumed=bool(self.records), already_done=self.finished)
+                workers = [asyncio.create_task(self._worker())
+                           for _ in range(max(0, min(concurrency, self.total - self.finished)))]
                 try:
-                    await asyncio.gather(*workers)
-                    all_ended = True  # each worker recorded every conversation it kept (not so after a trip:
-                except Tripped:  # the other workers' are cancelled below, and stay in unscored.jsonl for --resume)
-                    tripped = True
-                if check.state == "armed" and check.calls:  # the plan ran out first: every call failed the same way
-                    check.state, tripped = "tripped", True
-                while held and check.state == "off":
-                    await session.record(held.pop(0))
-                if all_ended and not unscored:  # every conversation kept for scoring has its record now
-                    store.drop_unscored()
-            finally:
-                for t in workers:
-                    t.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
-                session.cut_short = tripped
-    summary = session.summary
-    assert summary is not None  # the session summarised on the way out
-    if tripped:
-        raise EndpointUnusable(fail_fast_message(check, meta, store.root, session.saved), summary)
-    return summary
+                    all_ended = False
+                    try:
+                        await asyncio.gather(*workers)
+                        all_ended = True  # each worker recorded every conversation it kept (not so after a trip:
+                    except Tripped:  # the other workers' are cancelled below, and stay in unscored.jsonl for --resume)
+                        tripped = True
+                    if check.state == "armed" and check.calls:  # the plan ran out first: every call failed alike
+                        check.state, tripped = "tripped", True
+                    while self.held and check.state == "off":
+                        await session.record(self.held.pop(0))
+                    if all_ended and not self.unscored:  # every conversation kept for scoring has its record now
+                        self.store.drop_unscored()
+                finally:
+                    for t in workers:
+                        t.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+                    session.cut_short = tripped
+        summary = session.summary
+        assert summary is not None  # the session summarised on the way out
+        if tripped:
+            raise EndpointUnusable(fail_fast_message(check, meta, self.store.root, session.saved), summary)
+        return summary
