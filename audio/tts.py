@@ -172,7 +172,7 @@ def style_for_persona(
     at an age of at least ``RELAY_MIN_AGE``) their age and sex are unknown: an adult voice at the base
     pitch is used, still carrying the anxiety.
 
-    The persona behaviours of ``sim.persona`` are heard too: a ``catastrophiser`` sounds at least as
+    The persona behaviours of ``sim.patient.persona`` are heard too: a ``catastrophiser`` sounds at least as
     anxious as ``high`` anxiety; a ``minimiser`` is flatter (half the anxiety's pitch and rate change,
     half a semitone lower, a little slower); ``language: limited`` speaks 15% slower.
     """

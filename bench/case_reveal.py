@@ -9,7 +9,7 @@ folder with the project's importer, exactly as ``encsim import`` does. Then ever
 question bank (default ``bench/data/ordinary_questions.yaml``: ordinary questions of a history, a
 review of systems, an examination and a work-up, written for no particular case) is put to every
 case's simulated patient on its own, through the same understanding the patient uses in a run
-(``sim.understanding``: question filter, triggers, intents; ``requires`` ignored). It prints:
+(``sim.patient.understanding``: question filter, triggers, intents; ``requires`` ignored). It prints:
 
 - facts revealed / facts, and critical facts revealed / critical facts, pooled over cases and as the
   mean per case, with the number of cases below the goal (>= 70% of facts, >= 80% of critical ones);
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from scenarios import Scenario, load_scenario  # noqa: E402
 from scenarios.importers import IMPORTERS  # noqa: E402
-from sim.understanding import Understanding  # noqa: E402
+from sim.patient.understanding import Understanding  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "data" / "ordinary_questions.yaml"
 GOAL_FACTS, GOAL_CRITICAL = 0.70, 0.80

@@ -39,9 +39,9 @@ from scenarios.schema import Scenario  # noqa: E402
 from scorers import score_encounter  # noqa: E402
 from scorers.evaluators import evaluator_names, get_evaluator, run_evaluators  # noqa: E402
 from sim.agents import make_agent  # noqa: E402
-from sim.channel import TextChannel  # noqa: E402
+from sim.encounter import run_item  # noqa: E402
+from sim.encounter.channel import TextChannel  # noqa: E402
 from sim.records import ConversationResult  # noqa: E402
-from sim.runner import run_item  # noqa: E402
 
 Pairs = list[tuple[ConversationResult, Scenario]]
 CONTROLS = ("scripted:reference", "scripted:natural", "scripted:undertriage")

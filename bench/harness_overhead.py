@@ -12,7 +12,7 @@ from the assistant messages in the request), then a valid ``ASSESSMENT:`` block 
 ``--encounters`` (224: full waves at concurrency 1, 8 and 32) encounters are then run through the
 real path, once per concurrency level (1, 8, 32) and per ``--processes`` value (0 and 2): ``ChatCompletionsAgent``
 over aiohttp -> ``TextChannel`` -> ``run_encounter`` -> ``run_batch`` into a fresh ``RunStore`` in a temporary
-directory; with ``--processes N`` the encounters run in N worker processes (``sim.process_executor``, started
+directory; with ``--processes N`` the encounters run in N worker processes (``sim.executors.process``, started
 once before the timing, as ``encsim run --processes N`` starts them before its run) and this process scores and
 writes. What is timed therefore includes the patient simulator, the event log, scoring, the fsync'd append to
 results.jsonl and the final summary/report that ``run_batch`` writes.
@@ -110,14 +110,14 @@ import httpx  # noqa: E402
 
 from scenarios import LoadedScenario, resolve  # noqa: E402
 from sim.agents.chat import ChatCompletionsAgent  # noqa: E402
-from sim.channel import TextChannel  # noqa: E402
-from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE  # noqa: E402
-from sim.process_executor import ProcessEncounters  # noqa: E402
+from sim.encounter import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE  # noqa: E402
+from sim.encounter.channel import TextChannel  # noqa: E402
+from sim.executors.process import ProcessEncounters  # noqa: E402
+from sim.executors.worker_spec import WorkerSpec  # noqa: E402
 from sim.records import RunMeta, ScenarioRef  # noqa: E402
 from sim.runner import run_batch  # noqa: E402
 from sim.store import RunStore  # noqa: E402
 from sim.summary import summarise  # noqa: E402
-from sim.worker_spec import WorkerSpec  # noqa: E402
 from tests.fakeserver import FakeChatServer  # noqa: E402
 
 GOAL_RATIO = 1.10  # to the schedule-aware ideal, at GOAL_CONCURRENCY

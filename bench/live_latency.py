@@ -43,11 +43,11 @@ logger.add(sys.stderr, level="ERROR")
 from audio.channel import CLINICIAN_STYLE  # noqa: E402
 from audio.live import LiveSettings, run_agent_bot, run_patient_call  # noqa: E402
 from audio.tts import PiperTTS, style_for_profile  # noqa: E402
-from scenarios import load_library  # noqa: E402
+from scenarios import load_library, scenario_vocabulary  # noqa: E402
 from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
 from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
-from sim.assessment import is_spoken_assessment  # noqa: E402
-from sim.live import make_respond, scenario_vocabulary  # noqa: E402
+from sim.encounter.assessment import is_spoken_assessment  # noqa: E402
+from sim.live import make_respond  # noqa: E402
 from sim.patient import PatientSimulator  # noqa: E402
 from sim.records import percentile  # noqa: E402
 

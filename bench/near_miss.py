@@ -6,7 +6,7 @@ near-miss candidates are built by editing its ``ConversationResult`` so that eac
 by exactly one critical clinical element, everything else held constant:
 
 - ``escalation``: the escalation one level lower (the ``Escalation:`` line and the reference's advice
-  sentence for that level; the parsed assessment re-read with ``sim.assessment.parse_assessment``). Where the
+  sentence for that level; the parsed assessment re-read with ``sim.encounter.assessment.parse_assessment``). Where the
   level below the expected one is still acceptable (``expected.acceptable_escalations``), it is no miss, so
   the candidate takes the level below the least urgent acceptable one; skipped when self_care is acceptable;
 - ``red_flag``: one red-flag question removed with its answer (the question from the agent turn, the fact's
@@ -75,11 +75,11 @@ from scorers._judge import judge_path_score  # noqa: E402
 from scorers._profiles import PROFILES  # noqa: E402
 from scorers.evaluators import is_denial, is_red_flag_fact, run_evaluators  # noqa: E402
 from sim.agents import make_agent  # noqa: E402
-from sim.assessment import parse_assessment  # noqa: E402
-from sim.channel import TextChannel  # noqa: E402
+from sim.encounter import run_item  # noqa: E402
+from sim.encounter.assessment import parse_assessment  # noqa: E402
+from sim.encounter.channel import TextChannel  # noqa: E402
 from sim.judges import JudgeClient  # noqa: E402
 from sim.records import ConversationResult  # noqa: E402
-from sim.runner import run_item  # noqa: E402
 
 KINDS = ("escalation", "red_flag", "diagnosis", "dose")
 METHODS = ("deterministic", "det+evaluators", "generic rubric", "generated rubrics")

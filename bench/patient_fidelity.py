@@ -37,7 +37,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scenarios import Scenario, load_library  # noqa: E402
-from sim.understanding import Layers, Understanding  # noqa: E402
+from sim.patient.understanding import Layers, Understanding  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_FILES = [DATA / "patient_dev.yaml", DATA / "patient_check.yaml"]
@@ -119,7 +119,7 @@ async def model_decisions(data: dict[str, list[dict[str, Any]]], scenarios: dict
                           args: argparse.Namespace) -> dict[tuple[str, str], list[str]]:
     from sim.agents.local import LlamaServer
     from sim.judges import JudgeClient
-    from sim.patient_model import PatientModel
+    from sim.patient.model import PatientModel
 
     server = None
     if args.patient_model == "local":

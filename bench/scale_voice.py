@@ -10,7 +10,7 @@ Scale up with ``--k``, ``--max-turns`` (the driver's cost grows with the audio o
 
 What runs: ``scripted:reference`` on ``--scenarios`` x ``--k`` voice encounters (``--max-turns`` turns each),
 through the runner API the CLI uses (``sim.runner.run_batch`` into a fresh run directory, the voice channel of
-``sim.channel.make_channel``), ``--repeat`` times per configuration:
+``sim.encounter.channel.make_channel``), ``--repeat`` times per configuration:
 
 - ``local``: the local executor (``encsim run --mode voice``), ``--local-concurrency`` encounters at once;
 - ``ray N``: ``--executor ray --ray-actors N`` for each N of ``--actors``, on a Ray instance the bench starts
@@ -37,7 +37,7 @@ What is timed, and what is not:
     and fetched and deserialised ``--receive-repeat`` times (median);
   - *write*: ``RunStore.append`` (the results.jsonl line, redacted, one write and an fsync), the events
     (``EventLog.__call__``), the audio files (``RayEncounters._write_audio``) and the artifact paths
-    (``sim.ray_executor._relocate``);
+    (``sim.executors.ray._relocate``);
   - *score*: ``scorers.record_for`` as ``sim.runner`` calls it (deterministic path and the profile's evaluators;
     no judge in this bench), wall including its hop to a thread; its CPU is that of
     ``scorers._conversation._score_and_evaluate`` in the thread;
@@ -157,7 +157,7 @@ def _timed_sync(timers: Callable[[], Timers], name: str, fn: Callable[..., Any])
 def instrumented(timers: Callable[[], Timers]) -> Iterator[None]:
     """Wrap the driver's real functions with accumulators into ``timers()`` (restored on the way out)."""
     import scorers._conversation as scoring_module
-    import sim.ray_executor as rx
+    import sim.executors.ray as rx
     import sim.runner as runner
     import sim.session as session_mod
     from sim.records import EventLog
@@ -237,7 +237,7 @@ class Bench:
 
     def meta(self, scenarios: list[Any], k: int) -> Any:
         from sim.cli._run_command import _refs
-        from sim.harness import HARNESS_VERSION
+        from sim.encounter import HARNESS_VERSION
         from sim.records import RunMeta
 
         return RunMeta(run_id="bench", harness_version=HARNESS_VERSION, model="scripted:reference",
@@ -247,7 +247,7 @@ class Bench:
     async def batch(self, label: str, scenarios: list[Any], k: int, *, remote: Any = None,
                     concurrency: int = 1) -> RunFigures:
         from sim.agents import make_agent
-        from sim.channel import make_channel
+        from sim.encounter.channel import make_channel
         from sim.records import RunLayout
         from sim.runner import run_batch
         from sim.store import RunStore
@@ -274,7 +274,7 @@ class Bench:
     async def configuration(self, label: str, *, actors: int | None) -> list[RunFigures]:
         remote = None
         if actors is not None:
-            from sim.ray_executor import RayEncounters, WorkerSpec
+            from sim.executors.ray import RayEncounters, WorkerSpec
 
             meta = self.meta([*self.warm, *self.scenarios], self.args.k)
             remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=[*self.warm, *self.scenarios],

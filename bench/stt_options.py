@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from voice_rtf import QuestionAgent, make_channel, pin_cores  # noqa: E402
 
 from scenarios import resolve  # noqa: E402
-from sim.harness import run_encounter  # noqa: E402
+from sim.encounter import run_encounter  # noqa: E402
 
 REAL_SPEECH = {
     "whisper_jfk.flac": "And so, my fellow Americans, ask not what your country can do for you, ask what you can "

@@ -2,7 +2,7 @@
 
 What it measures
 ----------------
-One synthetic encounter is run through the real path, ``sim.harness.run_encounter`` with an
+One synthetic encounter is run through the real path, ``sim.encounter.harness.run_encounter`` with an
 ``audio.channel.VoiceChannel`` (Piper TTS -> channel effects preset -> faster-whisper STT, both
 directions), on a library scenario (``acs_chest_pain`` by default) with that scenario's persona
 voice. The agent is a small deterministic replay agent: it asks one scripted question per turn,
@@ -85,7 +85,7 @@ from scenarios import resolve  # noqa: E402
 from scenarios.schema import Scenario  # noqa: E402
 from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
 from sim.agents.scripted import ask, assessment, ordered_facts  # noqa: E402
-from sim.harness import run_encounter  # noqa: E402
+from sim.encounter import run_encounter  # noqa: E402
 from sim.records import ConversationResult  # noqa: E402
 
 GOAL_TTS_RTF = 0.1

@@ -13,7 +13,15 @@ from scenarios.loader import (
     parse_scenario,
     resolve,
 )
-from scenarios.schema import Disposition, Escalation, Fact, Scenario, adaptive_turn_limit
+from scenarios.schema import (
+    Disposition,
+    Escalation,
+    Fact,
+    Scenario,
+    adaptive_turn_limit,
+    is_red_flag_fact,
+    scenario_vocabulary,
+)
 
 __all__ = [
     "Disposition",
@@ -24,10 +32,12 @@ __all__ = [
     "ScenarioError",
     "UserError",
     "adaptive_turn_limit",
+    "is_red_flag_fact",
     "library_dir",
     "load_dir",
     "load_library",
     "load_scenario",
     "parse_scenario",
     "resolve",
+    "scenario_vocabulary",
 ]

@@ -2,7 +2,7 @@
 
 The format (one mapping, ``words``) and the replacement rules are documented at the top of the YAML file.
 ``lay_words`` loads and validates it once per process; ``to_lay`` rewrites a text with it. The persona
-behaviours (``sim.persona``) use it for ``vocabulary: lay_table`` and ``language: limited``.
+behaviours (``sim.patient.persona``) use it for ``vocabulary: lay_table`` and ``language: limited``.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ The lexicon is one YAML file, ``scenarios/intents.yaml``, shared by every scenar
                                   # of a group when one of its facts is about another (sim.patient)
 
 Normalisation (lower case, the ``words`` table, stemming) and cue matching live here, beside the data,
-so that importers can tag facts with intents without the encounter engine; ``sim.understanding``
+so that importers can tag facts with intents without the encounter engine; ``sim.patient.understanding``
 builds the patient's understanding of a message on them. Normalisation is the same for cues,
 triggers and the clinician's message, so a cue is written in plain words.
 """
@@ -61,7 +61,7 @@ class Intent(BaseModel):
     phrasings: list[str] = Field(min_length=1)
     broad: bool = Field(default=False, description="an open question ('anything else?', 'what brings you?', 'any "
                                                    "medicines?'): a patient with poor recall or a minimiser does not "
-                                                   "give a critical fact or a red flag for it (sim.persona)")
+                                                   "give a critical fact or a red flag for it (sim.patient.persona)")
 
     @field_validator("cues", "unless")
     @classmethod

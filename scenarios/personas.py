@@ -2,7 +2,7 @@
 
 A preset overlays some fields of the scenario's own ``profile.persona`` (``scenarios.schema.Persona``) and
 leaves the rest, and the facts, as written. ``default`` is the scenario as written. What each field does to
-the patient's words is ``sim.persona``'s business; scenarios/README.md has a worked example per behaviour.
+the patient's words is ``sim.patient.persona``'s business; scenarios/README.md has a worked example per behaviour.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_PERSONA", "PERSONA_PRESETS", "RELAY_MIN_AGE", "PersonaError"
 DEFAULT_PERSONA = "default"
 RELAY_MIN_AGE = 5.0
 """Years. Below this a carer cannot ask the patient anything (an infant or toddler, whose parent already speaks
-for them): ``relay`` then changes neither the text (``sim.persona``) nor the voice (``audio.tts``)."""
+for them): ``relay`` then changes neither the text (``sim.patient.persona``) nor the voice (``audio.tts``)."""
 
 
 class PersonaError(UserError):

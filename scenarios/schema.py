@@ -133,7 +133,7 @@ class FactCategory(str, Enum):
 class Persona(_Strict):
     """How the patient talks and what they hold back: used by the patient simulator and by the voice channel.
 
-    The behaviours (``sim.persona``) change the wording and when a fact comes out, never the facts. The values
+    The behaviours (``sim.patient.persona``) change the wording and when a fact comes out, never the facts. The values
     that change the text are ``recall: poor``, the styles ``minimiser``, ``catastrophiser`` and
     ``rambling_asides``, ``vocabulary: lay_table``, ``language: limited`` and ``relay``; the older values
     (``plain`` ... ``confused``, ``lay``, ``medical``, ``limited``) shape the voice only, so that scenarios
@@ -585,3 +585,19 @@ class Scenario(_Strict):
             if f.id == fact_id:
                 return f
         raise KeyError(fact_id)
+
+
+def is_red_flag_fact(fact: Fact, scenario: Scenario) -> bool:
+    """A fact the scenario marks as a red flag: category ``red_flag`` or listed in ``expected.red_flags``.
+
+    Part of the scenario's meaning, so that the patient simulator, the scripted agents and the scorers read it
+    from here rather than from one another.
+    """
+    return fact.category.value == "red_flag" or fact.id in scenario.expected.red_flags
+
+
+def scenario_vocabulary(s: Scenario) -> list[str]:
+    """Drug names and other long words of a scenario's medication facts, to bias speech recognition towards them."""
+    words = {w.strip(".,;:()") for f in s.information_tree if f.category.value == "medications"
+             for w in f.answer.split()}
+    return sorted(w for w in words if len(w) >= 5 and w.isalpha())[:20]

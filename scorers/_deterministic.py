@@ -115,7 +115,7 @@ def score_encounter(result: ConversationResult, scenario: Scenario) -> ScoreCard
     contexts = _contexts(scenario)
     exp = scenario.expected
     # A replay's one reply is its answer (a single-turn item's is read as the assessment even unmarked, see
-    # sim.harness): what is missing from it is the parser's to say, not "no assessment".
+    # sim.encounter.harness): what is missing from it is the parser's to say, not "no assessment".
     no_assessment = result.termination != "assessment" and not (scenario.replay is not None
                                                                 and result.termination == "reply")
     if no_assessment and scenario.replay is None:

@@ -1,7 +1,7 @@
 """Diagnosis matching that credits a given diagnosis only when it *names* the expected condition.
 
 ``names_condition(given, names)`` decides whether one diagnosis string from the agent's assessment
-(already cleaned of numbering, labels and most hedges by ``sim.assessment``) names the condition
+(already cleaned of numbering, labels and most hedges by ``sim.encounter.assessment``) names the condition
 whose canonical name is ``names[0]`` and whose synonyms are ``names[1:]``. ``match_diagnoses`` applies it
 to a scenario's ranked ``expected.diagnoses``; ``synonym_problems`` lints a ``Diagnosis`` for synonyms
 that would credit a vague or a different, benign answer.
@@ -39,7 +39,7 @@ A given diagnosis names the condition when, for some name ``n`` in ``names``:
    (need) to exclude, exclude, cannot/can't exclude, cannot/can't rule out, don't/must not/not to miss.
    A rule-out is a *consideration*: in a differential "rule out X", "r/o X", "X to be excluded",
    "X not excluded" and "X cannot be excluded" all mean X is being considered, so they count (and
-   ``sim.assessment`` strips "Must rule out:" labels before this function sees the name anyway).
+   ``sim.encounter.assessment`` strips "Must rule out:" labels before this function sees the name anyway).
    The past tense is different: "ruled out X", "X ruled out", "X excluded" mean X is *not* the
    diagnosis and never count.
 2. **Head noun phrase**: otherwise ``n`` must occur in the given phrase as whole words, not across a
@@ -110,13 +110,13 @@ Limits: the rules read words, not meaning. A modifier list is open-ended, so a p
 changes the condition but is in no contrast class ("inferior STEMI" for an anterior one, "mild"
 for a severe exacerbation) still matches; severity and territory are judged by the triage scores,
 not here. Negation reaches across "or"/"and"/"with" but not across commas: "no pneumothorax, PE or
-pneumonia" names PE (``sim.assessment`` splits such lists before this function sees them). "of" after
+pneumonia" names PE (``sim.encounter.assessment`` splits such lists before this function sees them). "of" after
 a name is accepted only before a side or "unknown ..." ("cellulitis of the right leg", "sepsis of
 unknown source"), so "cellulitis of the leg" does not match "cellulitis" (add the synonym). The
 contrast classes need the contrasting word in the canonical name or the matched synonym: a synonym
 "conjunctivitis" on a name without "bacterial" would credit "allergic conjunctivitis" -
 ``synonym_problems`` flags exactly such synonyms. Negations that
-``sim.assessment`` has already removed (it strips "(ruled out)" / "- unlikely" tails and "Unlikely:"
+``sim.encounter.assessment`` has already removed (it strips "(ruled out)" / "- unlikely" tails and "Unlikely:"
 labels as qualifiers) cannot be seen here.
 
 Linting (``synonym_problems``)

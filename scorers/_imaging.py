@@ -1,6 +1,6 @@
 """Scoring of standalone imaging items (``Scenario.imaging``).
 
-The answer format the harness asks for (see ``sim.imaging_item``)::
+The answer format the harness asks for (see ``sim.encounter.imaging_item``)::
 
     Answer: B                          (multiple choice)
     Findings: pneumothorax; rib fracture   (findings; "Findings: none" for a normal study)
@@ -102,7 +102,7 @@ def score_imaging(result: ConversationResult, scenario: Scenario) -> ScoreCard:
 
     escalation: EscalationComponent | None = None
     exp = scenario.expected.escalation
-    given_esc = result.assessment.escalation  # read from the "Escalation:" line by sim.imaging_item
+    given_esc = result.assessment.escalation  # read from the "Escalation:" line by sim.encounter.imaging_item
     comp.escalation = given_esc
     if exp is not None:
         least = scenario.expected.escalations_ok[-1]  # under-escalation: below the least urgent acceptable one

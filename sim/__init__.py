@@ -2,7 +2,7 @@
 
 Importing ``sim`` loads nothing else: the shared types live in the leaf ``sim.records`` (which ``scorers``,
 ``audio``, ``imaging`` and ``tui`` import), and the engine's parts are imported from their own modules
-(``sim.harness``, ``sim.runner``, ...). The names below are kept for ``from sim import X`` and are loaded
+(``sim.encounter.harness``, ``sim.runner``, ...). The names below are kept for ``from sim import X`` and are loaded
 on first use only.
 """
 
@@ -12,8 +12,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _LAZY = {
-    "HARNESS_VERSION": "sim.harness", "SYSTEM_PROMPT": "sim.harness", "run_encounter": "sim.harness",
-    "PatientSimulator": "sim.patient", "TextChannel": "sim.channel",
+    "HARNESS_VERSION": "sim.encounter.protocol", "SYSTEM_PROMPT": "sim.encounter.protocol",
+    "run_encounter": "sim.encounter.harness",
+    "PatientSimulator": "sim.patient", "TextChannel": "sim.encounter.channel",
     "Channel": "sim.records", "ConversationResult": "sim.records", "Delivery": "sim.records",
     "ParsedAssessment": "sim.records", "Turn": "sim.records",
 }
@@ -24,8 +25,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from sim.channel import TextChannel
-    from sim.harness import HARNESS_VERSION, SYSTEM_PROMPT, run_encounter
+    from sim.encounter import HARNESS_VERSION, SYSTEM_PROMPT, run_encounter
+    from sim.encounter.channel import TextChannel
     from sim.patient import PatientSimulator
     from sim.records import Channel, ConversationResult, Delivery, ParsedAssessment, Turn
 

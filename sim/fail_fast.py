@@ -109,11 +109,11 @@ def observe_call(check: FailFast, error: AgentError | None) -> None:
 
 
 class WatchedAgent:
-    """The agent under test as the fail-fast check sees it: every call's outcome, and the encounter it was for."""
+    """The agent under test as the fail-fast check sees it: every call's outcome goes to ``observe``."""
 
-    def __init__(self, agent: Agent, check: FailFast) -> None:
+    def __init__(self, agent: Agent, observe: CallObserver) -> None:
         self._agent = agent
-        self._check = check
+        self._observe = observe
         self.name = agent.name
         self.vision = agent.vision
 
@@ -125,9 +125,9 @@ class WatchedAgent:
         try:
             reply = await self._agent.respond(request)
         except AgentError as exc:
-            observe_call(self._check, exc)
+            self._observe(exc)
             raise
-        observe_call(self._check, None)
+        self._observe(None)
         return reply
 
     async def aclose(self) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from scenarios.lexicon import intents_in, load_lexicon, padded
 from scenarios.schema import Scenario
-from sim.understanding import Understanding
+from sim.patient.understanding import Understanding
 
 # One-word triggers too common to mean one fact: everyday words, and clinical words every interview uses.
 COMMON_WORDS = frozenset("""

@@ -25,11 +25,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scenarios import LoadedScenario, Scenario
+from scenarios import LoadedScenario, Scenario, scenario_vocabulary
 from scorers import load_profile, record_for
 from sim.agents.base import Agent, AgentRequest, ChatMessage
-from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
-from sim.harness import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
+from sim.encounter import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
+from sim.encounter.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.patient import PatientSimulator
 from sim.records import (
     ConfigError,
@@ -70,13 +70,6 @@ def door_options(allow_origin: Sequence[str], join_window_s: float) -> tuple[str
         except ValueError as exc:
             raise ConfigError(f"--allow-origin: {exc}.") from None
     return tuple(origins)
-
-
-def scenario_vocabulary(s: Scenario) -> list[str]:
-    """Drug names and other long words of a scenario's medication facts, to bias Whisper towards them."""
-    words = {w.strip(".,;:()") for f in s.information_tree if f.category.value == "medications"
-             for w in f.answer.split()}
-    return sorted(w for w in words if len(w) >= 5 and w.isalpha())[:20]
 
 
 def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0

@@ -32,8 +32,8 @@ the fatal cause while the check was undecided are held back here (``_Batch._sett
 trip, dropped if it trips.
 
 Where the encounters run: in this process by default; ``run_batch(..., remote=...)`` hands each (scenario, k)
-to an ``EncounterRunner`` instead (``sim.process_executor``: local worker processes, ``--processes N``;
-``sim.ray_executor``: Ray tasks or actors). Planning, seeds
+to an ``EncounterRunner`` instead (``sim.executors.process``: local worker processes, ``--processes N``;
+``sim.executors.ray``: Ray tasks or actors). Planning, seeds
 (``encounter_seed``), scoring (``record_for``), every write to the run directory, resume and the summary stay
 here either way, so a remote run's directory is the same as a local one's. Local worker processes stream each
 event and agent call as it happens; Ray reports an encounter's agent calls and events when it returns, so there
@@ -45,16 +45,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import gc
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple
 
 from scenarios import LoadedScenario
 from scenarios.personas import DEFAULT_PERSONA, with_persona
-from scenarios.schema import ImageRef
 from scorers import (
     FailureJudgeSpec,
     Judge,
@@ -64,7 +64,7 @@ from scorers import (
     record_for,
 )
 from sim.agents.base import Agent
-from sim.channel import TextChannel
+from sim.executors import EncounterLost, EncounterRunner, LocalEncounters
 from sim.fail_fast import (
     CALL_ERRORS,
     DEFAULT_FAIL_FAST,
@@ -72,21 +72,17 @@ from sim.fail_fast import (
     EndpointUnusable,
     FailFast,
     Tripped,
-    WatchedAgent,
     fail_fast_message,
     fatal_cause,
     observe_call,
 )
-from sim.harness import ImageLoader, run_encounter
-from sim.imaging_item import run_imaging_item
-from sim.patient_model import PatientModel
+from sim.patient.model import PatientModel
 from sim.records import (
     AgentError,
     Channel,
     ConfigError,
     ConversationResult,
     EncounterRecord,
-    RecordingChannel,
     RunMeta,
     UnscoredEncounter,
     encounter_k,
@@ -120,29 +116,6 @@ def text_progress(done: int, total: int, rec: EncounterRecord) -> None:
     print(f"[{done}/{total}] {rec.scenario_id} k={rec.k}{persona}: {what}", file=sys.stderr, flush=True)
 
 
-def image_loader(item: LoadedScenario, *, allow_outside: bool = False) -> ImageLoader:
-    """Prepares a scenario's images relative to its file's folder (see imaging.resolve_image_path)."""
-
-    async def load(ref: ImageRef) -> Any:
-        from imaging import prepare_image_async
-
-        return await prepare_image_async(ref.path, base_dir=item.path.parent, allow_outside=allow_outside)
-
-    return load
-
-
-async def run_item(item: LoadedScenario, agent: Agent, channel: Channel | None = None, sink: Any = None, *,
-                   k: int = 0, seed: int = 0, turn_limit: int | None = None, model_name: str | None = None,
-                   allow_outside_images: bool = False, patient_model: PatientModel | None = None) -> ConversationResult:
-    """One encounter of any scenario: a standalone imaging item, or an encounter (images on facts included)."""
-    loader = image_loader(item, allow_outside=allow_outside_images)
-    if item.scenario.imaging is not None:
-        return await run_imaging_item(item.scenario, agent, k=k, seed=seed, images=loader, model_name=model_name)
-    return await run_encounter(item.scenario, agent, channel or TextChannel(), sink or (lambda _e: None), k=k,
-                               seed=seed, turn_limit=turn_limit, model_name=model_name, images=loader,
-                               patient_model=patient_model)
-
-
 def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: bool = False,
                     personas: int = 1) -> None:
     """Refuse a plan too large to be meant, unless ``--i-know``: a typo'd ``--k`` must not start a run that never ends.
@@ -168,24 +141,6 @@ def check_plan_size(n_scenarios: int, k: int, *, concurrency: int = 1, i_know: b
         raise ConfigError(f"--concurrency {concurrency}: at most {MAX_CONCURRENCY} encounters at once without "
                           "--i-know (each holds a connection to the endpoint). Lower --concurrency (4 to 64 is "
                           "usual), or add --i-know if you really mean that many.")
-
-
-class EncounterLost(Exception):
-    """A remote encounter ended without a result; recorded as an error whose message is ``str(self)`` as is."""
-
-
-class EncounterRunner(Protocol):
-    """Runs one encounter somewhere else (``run_batch(remote=...)``; ``sim.ray_executor.RayEncounters``).
-
-    ``run`` returns the encounter's result with its artifacts already in the run directory's layout, after
-    passing every event of the encounter to ``sink`` and every agent call's outcome to ``observe``, in order.
-    It raises ``EncounterLost`` when the encounter has no result (e.g. its worker died twice).
-    """
-
-    async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: Callable[[Any], None],
-                  observe: CallObserver) -> ConversationResult:
-        """One encounter (see the class)."""
-        ...
 
 
 @contextlib.contextmanager
@@ -282,10 +237,10 @@ class _Batch:
                  evaluator_names: list[str], progress: Progress | None, patient_model: PatientModel | None,
                  fail_fast: int, failure_judges: Sequence[FailureJudgeSpec], remote: EncounterRunner | None,
                  unusable: Mapping[str, str]) -> None:
-        self.store, self.scenarios, self.channel, self.meta = store, scenarios, channel, meta
+        self.store, self.scenarios, self.meta = store, scenarios, meta
         self.judges, self.profile, self.evaluator_names = judges, profile, evaluator_names
-        self.progress, self.patient_model, self.failure_judges = progress, patient_model, failure_judges
-        self.remote, self.unusable = remote, unusable
+        self.progress, self.failure_judges = progress, failure_judges
+        self.unusable = unusable
         self.records, _ = store.load_records()
         done = {(sid, k, r.persona) for (sid, k), r in self.records.items() if r.status == "ok" or not retry_errors}
         by_id = {s.scenario.id: s.scenario for s in scenarios}
@@ -300,7 +255,8 @@ class _Batch:
         self.unscored = {key: entry.result for key, entry in store.load_unscored().items()
                          if key[:2] not in self.records}
         self.check = FailFast(fail_fast)
-        self.watched = WatchedAgent(agent, self.check)
+        self.observe: CallObserver = functools.partial(observe_call, self.check)
+        self.executor: EncounterRunner = remote or LocalEncounters(agent, channel, meta, patient_model)
         self.held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
         self.session = RunSession(store, meta, scenarios, on_saved=self._saved)
 
@@ -327,16 +283,7 @@ class _Batch:
         token = CALL_ERRORS.set(call_errors)
         seed = encounter_seed(meta.seed, scenario.id, planned.run)
         try:
-            if self.remote is not None:
-                result = await self.remote.run(item, k, seed=seed, sink=session.events,
-                                               observe=lambda error: observe_call(self.check, error))
-            else:
-                result = await run_item(item, self.watched, self.channel, session.events, k=k, seed=seed,
-                                        turn_limit=meta.turn_limit, model_name=meta.model,
-                                        allow_outside_images=meta.allow_outside_images,
-                                        patient_model=self.patient_model)
-                if isinstance(self.channel, RecordingChannel):
-                    result.artifacts.update(await self.channel.finish_encounter(scenario.id, k))
+            result = await self.executor.run(item, k, seed=seed, sink=session.events, observe=self.observe)
         except Exception as exc:  # a bug or channel failure must not lose the rest of the batch
             return EncounterRecord(scenario_id=scenario.id, k=k, persona=planned.persona, status="error",
                                    recorded_at=time.time(),

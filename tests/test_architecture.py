@@ -47,11 +47,11 @@ def test_nothing_outside_a_package_imports_its_private_modules() -> None:
 
 
 @pytest.mark.parametrize(("face", "never"), [
-    ("scorers", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "tui")),
-    ("sim.records", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "scorers", "audio",
+    ("scorers", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "tui")),
+    ("sim.records", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "scorers", "audio",
                      "tui")),
-    ("sim", ("sim.harness", "sim.agents", "sim.runner", "sim.records", "httpx", "aiohttp")),
-    ("tui", ("sim.harness", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio")),
+    ("sim", ("sim.encounter", "sim.agents", "sim.runner", "sim.records", "httpx", "aiohttp")),
+    ("tui", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio")),
     ("imaging", ("sim", "scorers", "audio", "tui")),
 ])
 def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, ...]) -> None:
@@ -68,7 +68,7 @@ def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, 
 # Exceptions that never reach a user: caught where they are raised (a bad importer row becomes a skipped-row
 # notice, a malformed reply a retry, the fail-fast trip the run's stop, a lost remote encounter an error record).
 INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat._Malformed", "sim.fail_fast.Tripped",
-                       "sim.runner.EncounterLost"}
+                       "sim.executors.base.EncounterLost"}
 
 
 def test_every_error_a_user_can_cause_has_the_one_root() -> None:

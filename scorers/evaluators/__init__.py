@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from scorers.evaluators._base import Evaluator, EvaluatorError, Scoped, escalation_rank
 from sim.records import SEVERITIES, EvaluatorResult, Finding, Severity
-from scorers.evaluators._text import is_denial, is_red_flag_fact
+from scenarios.schema import is_red_flag_fact  # the scenario's meaning; here for evaluator modules
+from scorers.evaluators._text import is_denial
 from scorers.evaluators._registry import (
     evaluator_names,
     get_evaluator,

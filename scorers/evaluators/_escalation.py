@@ -66,12 +66,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scenarios.schema import Disposition, Escalation, Fact, Scenario
+from scenarios.schema import Disposition, Escalation, Fact, Scenario, is_red_flag_fact
 from scorers.evaluators._base import escalation_rank, sort_findings
 from scorers.evaluators._lexicon import load_drug_lexicon
 from scorers.evaluators._protocols import shipped_protocols
 from scorers.evaluators._registry import register_evaluator
-from scorers.evaluators._text import clean, find_keyword, is_denial, is_red_flag_fact, sentences
+from scorers.evaluators._text import clean, find_keyword, is_denial, sentences
 from sim.records import ConversationResult, EvaluatorResult, Finding, Severity
 
 RISK_FACTOR_TERMS = ["high blood pressure", "blood pressure", "hypertension", "cholesterol", "diabet*", "smoke",

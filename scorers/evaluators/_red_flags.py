@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.schema import Escalation, Fact, Scenario
+from scenarios.schema import Escalation, Fact, Scenario, is_red_flag_fact
 from scorers.evaluators._base import below, sort_findings
 from scorers.evaluators._protocols import RedFlag, RedFlagProtocol, applicable_protocols, shipped_protocols
 from scorers.evaluators._registry import register_evaluator
@@ -50,7 +50,6 @@ from scorers.evaluators._text import (
     final_text,
     find_keyword,
     is_denial,
-    is_red_flag_fact,
     per_scenario,
     question_turns,
 )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache, wraps
 from typing import Any, TypeVar
 
-from scenarios.schema import Fact, Scenario
+from scenarios.schema import Scenario  # re-exported: an evaluator module may use it
 from sim.records import ConversationResult, Turn
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
@@ -238,11 +238,6 @@ def is_denial(answer: str) -> bool:
     first = parts[0].lstrip(".\u2026 ")
     return bool(_LEADING_NEGATION.match(first) or _PRONOUN_NEGATION.match(first)
                 or _MINIMISING.search(first) or _REASSURING.search(first))
-
-
-def is_red_flag_fact(fact: Fact, scenario: Scenario) -> bool:
-    """A fact the scenario marks as a red flag: category ``red_flag`` or listed in ``expected.red_flags``."""
-    return fact.category.value == "red_flag" or fact.id in scenario.expected.red_flags
 
 
 def contexts(scenario: Scenario) -> set[str]:

@@ -17,7 +17,7 @@ without a model:
   It shows that the patient and the assessment reader are fair to a model that does not speak the
   scenario's own words.
 
-Both interview like a careful clinician with a patient who is hard to interview (``sim.persona``): they read
+Both interview like a careful clinician with a patient who is hard to interview (``sim.patient.persona``): they read
 the patient's last reply in the transcript and, when it was vague ("I can't remember exactly"), when a carer
 said they would have to ask the patient, when the question was not understood ("Sorry, I don't understand")
 or when an open question got "nothing else comes to mind", they ask the previous turn's facts again along
@@ -38,13 +38,13 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from scenarios import is_red_flag_fact
 from scenarios.lexicon import load_lexicon
 from scenarios.schema import Disposition, Fact, ImagingTask, Scenario
-from scorers.evaluators import is_red_flag_fact
 from sim.agents.base import Agent, AgentReply, AgentRequest, ChatMessage
-from sim.persona import red_flag_ids
+from sim.patient.persona import red_flag_ids
+from sim.patient.understanding import Layers, Understanding
 from sim.records import AgentError
-from sim.understanding import Layers, Understanding
 
 FACTS_PER_TURN = 3
 MAX_ASKS = 3  # how many times a control asks for one fact at most
@@ -217,7 +217,7 @@ def _scenario_of(request: AgentRequest, name: str) -> Scenario:
 
 
 def imaging_answer(task: ImagingTask, *, findings: list[str], escalation: str | None, choice: str | None) -> str:
-    """A reply in the imaging item format (see sim.imaging_item)."""
+    """A reply in the imaging item format (see sim.encounter.imaging_item)."""
     lines = []
     if task.answer_type == "multiple_choice":
         lines.append(f"Answer: {choice}")

@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersA
 
 
 def cmd_ray_head(args: argparse.Namespace) -> int:
-    """``encsim ray-head``: start the head node (``sim.ray_executor.start_local_head``) and say how to use it.
+    """``encsim ray-head``: start the head node (``sim.executors.ray.start_local_head``) and say how to use it.
 
     Args:
         args: The parsed command line.
@@ -30,7 +30,7 @@ def cmd_ray_head(args: argparse.Namespace) -> int:
     Returns:
         The exit code (0).
     """
-    from sim.ray_executor import start_local_head
+    from sim.executors.ray import start_local_head
     from sim.records import ConfigError
 
     if not 1 <= args.port <= 65535:

@@ -29,8 +29,9 @@ from sim.cli._common import (
     reload_scenarios,
     report_error,
 )
+from sim.executors.process import ProcessEncounters, check_processes, check_supported
+from sim.executors.worker_spec import WorkerSpec, check_runs_outside
 from sim.fail_fast import DEFAULT_FAIL_FAST
-from sim.process_executor import ProcessEncounters, check_processes, check_supported
 from sim.records import ConfigError, RunLayout
 from sim.runner import (  # the parser's limits; the runner comes with them
     MAX_CONCURRENCY,
@@ -40,12 +41,11 @@ from sim.runner import (  # the parser's limits; the runner comes with them
     run_batch,
     text_progress,
 )
-from sim.worker_spec import WorkerSpec, check_runs_outside
 
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
     from scorers import Summary
-    from sim.ray_executor import RayEncounters
+    from sim.executors.ray import RayEncounters
     from sim.records import EncounterRecord, JudgeRef, RunMeta, ScenarioRef
 
 # `run` flags that only say how to carry out the plan; every other flag is the plan, stored in run.json, and
@@ -335,10 +335,10 @@ async def run_plan(options: RunOptions, *,
     from scorers.evaluators import load_evaluator_module
     from sim.agents import LlamaServer, LocalAgent, check_model_spec, make_agent
     from sim.agents.chat import PATIENT_FLAGS
-    from sim.channel import make_channel
-    from sim.harness import HARNESS_VERSION
+    from sim.encounter import HARNESS_VERSION
+    from sim.encounter.channel import make_channel
     from sim.judges import JudgeClient, family_of, judge_from_ref, load_family_map, plan_judges
-    from sim.patient_model import PatientModel
+    from sim.patient.model import PatientModel
     from sim.records import RunMeta, package_versions
     from sim.store import RunStore, new_run_id
 
@@ -447,7 +447,7 @@ async def run_plan(options: RunOptions, *,
         channel = make_channel(meta, scenarios, RunLayout(store.root).audio)
         concurrency = options.concurrency
         if options.executor == "ray":  # (--processes with ray is refused by RunOptions)
-            from sim.ray_executor import RayEncounters
+            from sim.executors.ray import RayEncounters
 
             remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=scenarios,
                                    audio_dir=RunLayout(store.root).audio, actors=options.ray_actors)
@@ -480,14 +480,14 @@ async def run_plan(options: RunOptions, *,
 def _connect_executor(options: RunOptions, meta: RunMeta) -> Callable[[], None]:
     """With --executor ray: check the plan can run on Ray and join the cluster; returns how to leave it.
 
-    With --processes: check the plan can run in worker processes (``sim.process_executor.check_supported``).
+    With --processes: check the plan can run in worker processes (``sim.executors.process.check_supported``).
     """
     if options.processes:
         check_supported(meta)
     if options.executor != "ray":
         return lambda: None
     check_runs_outside(meta, "--executor ray", "use --executor local")
-    from sim.ray_executor import connect
+    from sim.executors.ray import connect
 
     return connect(options.ray_address)
 

@@ -1,7 +1,7 @@
 """The channel seam's records: what one side of an encounter received, and the protocol of every channel.
 
 ``Delivery`` is what one side received; ``Channel`` is the protocol every channel implements
-(``sim.channel.TextChannel``, ``audio.VoiceChannel``).
+(``sim.encounter.channel.TextChannel``, ``audio.VoiceChannel``).
 
 The harness hands every patient line to ``to_agent`` and every agent reply to ``to_patient`` and uses
 whatever text comes back; it does not know whether speech was involved.

@@ -45,8 +45,9 @@ class Turn(BaseModel):
                                                               "recognised question the scenario has no fact for), "
                                                               "fallback (not understood), or with a persona: "
                                                               "withheld, vague, not_known, not_understood")
-    persona_held: list[str] = Field(default_factory=list, description="patient messages: fact ids asked for that the "
-                                                                      "persona held back this turn (sim.persona)")
+    persona_held: list[str] = Field(default_factory=list,
+                                    description="patient messages: fact ids asked for that the persona held back "
+                                                "this turn (sim.patient.persona)")
     persona_note: str | None = Field(default=None, description="patient messages: what the persona did this turn "
                                                                "('withheld: x; vague: y'), None when nothing")
     assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "

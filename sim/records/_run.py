@@ -17,7 +17,7 @@ owner of every file name in a run directory.
       summary.json    Summary of every record (re-computed, never edited by hand).
       report.md       the human report rendered from summary.json and results.jsonl.
       report.html     the same as one self-contained page.
-      patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient_model).
+      patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient.model).
       annotations.jsonl    the reviewers' verdicts and notes (the dashboard).
       taxonomy.json   the failure modes the failing notes are coded into (sim.records.Taxonomy).
       audio/<scenario>/<k>/<turn>-patient.wav, -agent.wav, call.wav   a voice run's audio

@@ -159,7 +159,7 @@ async def test_websocket_messages_to_the_page_carry_no_scenario_metadata(
     from pipecat.frames.frames import OutputTransportMessageUrgentFrame
 
     from audio.live import CallClock, LiveSettings, PatientBrain
-    from sim.assessment import is_spoken_assessment
+    from sim.encounter.assessment import is_spoken_assessment
     from sim.patient import PatientSimulator
 
     for sid in ("viral_uri", "febrile_infant_6weeks", "stroke_facial_droop"):

@@ -37,7 +37,7 @@ from audio.live import (
 from scenarios import LoadedScenario
 from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.scripted import ReferenceAgent
-from sim.assessment import from_speech, is_spoken_assessment, parse_assessment
+from sim.encounter.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.records import ConversationResult, read_events
 from sim.summary import live_metrics
 from tests.public_data import JFK

@@ -72,7 +72,7 @@ async def test_audio_failure_is_recorded_and_the_batch_continues(tmp_path: Path,
     from audio.effects import preset
     from audio.tts import PiperTTS, default_voice_paths
     from sim.agents.scripted import ReferenceAgent
-    from sim.harness import HARNESS_VERSION
+    from sim.encounter import HARNESS_VERSION
     from sim.records import RunMeta, ScenarioRef
     from sim.runner import run_batch
     from sim.store import RunStore

@@ -15,7 +15,7 @@ import pytest
 from scenarios import Scenario, load_scenario
 from scenarios.importers import import_agentclinic
 from sim.cli import main
-from sim.understanding import Understanding
+from sim.patient.understanding import Understanding
 from tests.public_data import MEDQA
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,9 +23,9 @@ from scenarios.importers import (
 from scorers import score_encounter
 from sim.agents.base import AgentReply, AgentRequest
 from sim.agents.scripted import ReferenceAgent
-from sim.channel import TextChannel
 from sim.cli import main
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from sim.patient import PatientSimulator
 from tests.scenarios.test_loader import assert_every_fact_revealable
 

@@ -12,7 +12,7 @@ from scenarios import LoadedScenario, Scenario
 from scorers import match_diagnoses, score_encounter
 from scorers.evaluators import get_evaluator
 from sim.agents.scripted import ReferenceAgent
-from sim.assessment import parse_assessment
+from sim.encounter.assessment import parse_assessment
 from sim.patient import PatientSimulator
 from sim.records import ConversationResult
 
@@ -31,7 +31,7 @@ _REFERENCE: dict[str, ConversationResult] = {}
 
 async def _answered(s: Scenario, text: str) -> ConversationResult:
     """The reference control's interview of ``s`` (run once), ending in the assessment ``text``."""
-    from sim.runner import run_item
+    from sim.encounter import run_item
 
     if s.id not in _REFERENCE:  # run_item loads the images a scenario sends
         _REFERENCE[s.id] = await run_item(_items()[s.id], ReferenceAgent())

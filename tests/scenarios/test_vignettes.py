@@ -26,9 +26,9 @@ from scenarios.lexicon import intent_ids
 from scenarios.schema import Scenario
 from scorers import score_encounter
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
-from sim.channel import TextChannel
 from sim.cli import main
-from sim.harness import SINGLE_TURN, is_single_turn, run_encounter
+from sim.encounter import SINGLE_TURN, is_single_turn, run_encounter
+from sim.encounter.channel import TextChannel
 from sim.patient import PatientSimulator
 from tests.scenarios.test_importers import FixedReply
 from tests.scenarios.test_loader import assert_every_fact_revealable

@@ -17,9 +17,9 @@ from scorers import acceptable_triage_error, aggregate, asymmetric_triage_error,
 from scorers._profiles import PROFILES, combine
 from scorers.evaluators import get_evaluator
 from sim.agents.scripted import ReferenceAgent
-from sim.assessment import parse_assessment
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.assessment import parse_assessment
+from sim.encounter.channel import TextChannel
 from sim.records import ConversationResult
 from sim.reports import render_report
 

@@ -20,9 +20,9 @@ from scorers.evaluators._hallucination import _WORD, DRUG_SUFFIXES, MIN_DRUG_WOR
 from scorers.evaluators._lexicon import load_drug_lexicon
 from scorers.evaluators._text import Joined, clean, find_keyword, per_scenario
 from sim.agents import make_agent
-from sim.channel import TextChannel
+from sim.encounter import run_item
+from sim.encounter.channel import TextChannel
 from sim.records import ConversationResult
-from sim.runner import run_item
 
 CHATTY = [
     "**Thanks for reaching out.** I'm sorry you're going through this.\n\n- Has the pain *spread* anywhere — your arm,"

@@ -22,7 +22,7 @@ from scorers.evaluators import (
 )
 from scorers.evaluators._hallucination import citation_findings, unknown_drug_words
 from scorers.evaluators._red_flags import applicable_protocols
-from sim.assessment import parse_assessment
+from sim.encounter.assessment import parse_assessment
 from sim.records import ConversationResult, Turn
 
 

@@ -14,7 +14,7 @@ from scenarios.importers import import_agentclinic, import_healthbench, import_v
 from scorers import score_encounter
 from scorers._profiles import PROFILES, combine
 from scorers.evaluators import EvaluatorResult, evaluator_names, run_evaluators
-from sim.assessment import parse_assessment
+from sim.encounter.assessment import parse_assessment
 from sim.records import ConversationResult, Turn
 from tests.public_data import MEDQA as AGENTCLINIC
 

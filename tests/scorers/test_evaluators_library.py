@@ -7,10 +7,9 @@ import pytest
 from scenarios import LoadedScenario, Scenario
 from scorers.evaluators import BUILTIN_EVALUATORS, EvaluatorResult, applicable_protocols, run_evaluators
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter, run_item
+from sim.encounter.channel import TextChannel
 from sim.records import ConversationResult
-from sim.runner import run_item
 
 
 async def _results(item: LoadedScenario) -> dict[str, dict[str, EvaluatorResult]]:

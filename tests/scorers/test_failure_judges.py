@@ -193,8 +193,8 @@ async def test_failure_judges_run_alongside_the_rubric_and_trust_calls_of_the_en
     from scenarios import resolve
     from scorers import load_profile, record_for
     from sim.agents.scripted import ReferenceAgent
-    from sim.channel import TextChannel
-    from sim.harness import run_encounter
+    from sim.encounter import run_encounter
+    from sim.encounter.channel import TextChannel
 
     item = resolve(["acs_chest_pain"])[0]
     result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())
@@ -221,8 +221,8 @@ async def test_a_judge_path_that_raises_is_this_encounter_s_scoring_error_and_st
     from scenarios import resolve
     from scorers import load_profile, record_for
     from sim.agents.scripted import ReferenceAgent
-    from sim.channel import TextChannel
-    from sim.harness import run_encounter
+    from sim.encounter import run_encounter
+    from sim.encounter.channel import TextChannel
 
     item = resolve(["acs_chest_pain"])[0]
     result = await run_encounter(item.scenario, ReferenceAgent(), TextChannel())

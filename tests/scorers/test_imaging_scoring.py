@@ -10,7 +10,7 @@ import pytest
 
 from scenarios.schema import Scenario
 from scorers import aggregate, score_encounter
-from sim.assessment import parse_escalation_line
+from sim.encounter.assessment import parse_escalation_line
 from sim.records import ConversationResult, ParsedAssessment, Turn
 
 

@@ -21,8 +21,8 @@ from scorers._judge import (
     rubric_score,
 )
 from sim.agents.scripted import ReferenceAgent
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from sim.judges import JudgeClient, family_of, make_judges, repair_json_object
 from sim.records import ConfigError
 

@@ -6,8 +6,8 @@ from scenarios import Scenario
 from scorers import GATE_CAP, aggregate, score_encounter
 from scorers._aggregate import SUITE_WEIGHTS
 from sim.agents.scripted import ReferenceAgent, UndertriageAgent
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from sim.records import ConversationResult, ParsedAssessment
 
 
@@ -17,7 +17,7 @@ async def _scored(scenario: Scenario, agent: object, k: int = 0):  # noqa: ANN20
 
 
 async def test_reference_scores_high_on_every_scenario(library) -> None:  # noqa: ANN001
-    from sim.runner import run_item
+    from sim.encounter import run_item
 
     for item in library:
         card = score_encounter(await run_item(item, ReferenceAgent()), item.scenario)

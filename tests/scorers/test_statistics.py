@@ -121,8 +121,8 @@ async def test_a_scenario_with_thousands_of_runs_summarises(by_id) -> None:  # n
     and pass^k for k = 1..20 and k = n, all finite."""
     from scorers import aggregate, score_encounter
     from sim.agents.scripted import ReferenceAgent
-    from sim.channel import TextChannel
-    from sim.harness import run_encounter
+    from sim.encounter import run_encounter
+    from sim.encounter.channel import TextChannel
 
     s = by_id["viral_uri"]
     card = score_encounter(await run_encounter(s, ReferenceAgent(), TextChannel(), lambda _e: None, k=0, seed=0), s)

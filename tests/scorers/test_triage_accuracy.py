@@ -20,7 +20,7 @@ from scorers import (
     score_encounter,
     triage_accuracy,
 )
-from sim.assessment import parse_assessment
+from sim.encounter.assessment import parse_assessment
 from sim.records import ConversationResult, EscalationComponent, ParsedAssessment
 
 MINIMAL = Path(__file__).parents[1] / "scenarios" / "valid_minimal.yaml"

@@ -18,9 +18,9 @@ from scenarios import LoadedScenario, load_library
 from scenarios.personas import PERSONA_PRESETS, with_persona
 from scorers import aggregate, load_profile, record_for
 from sim.agents.scripted import SCRIPTED
-from sim.channel import TextChannel
+from sim.encounter import run_item
+from sim.encounter.channel import TextChannel
 from sim.records import ScoreCard, encounter_seed
-from sim.runner import run_item
 
 
 def encounter_library() -> list[LoadedScenario]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.assessment import is_assessment, parse_assessment
+from sim.encounter.assessment import is_assessment, parse_assessment
 
 
 @pytest.mark.parametrize("text", [
@@ -79,7 +79,7 @@ def test_a_ruled_out_diagnosis_leaves_the_differential(listed: str, read: list[s
 def test_a_comma_inside_a_diagnosis_name_does_not_split_it() -> None:
     """"Hand, foot and mouth disease" is one condition: where semicolons or numbers separate the names a comma
     is part of one, and in a comma list the "X, Y and Z disease" form is rejoined."""
-    from sim.assessment import parse_assessment
+    from sim.encounter.assessment import parse_assessment
 
     for reply in ("ASSESSMENT:\nEscalation: routine\nDiagnoses: Hand, foot and mouth disease; Herpangina",
                   "ASSESSMENT:\nEscalation: routine\nDiagnoses: 1. Hand, foot and mouth disease 2. Herpangina",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.assessment import assessment_form, is_assessment, parse_assessment
+from sim.encounter.assessment import assessment_form, is_assessment, parse_assessment
 
 Case = tuple[str, int, str, str]  # reply, triage level, escalation, substring of the first diagnosis (lowercase)
 

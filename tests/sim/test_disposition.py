@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios.schema import Disposition
-from sim.assessment import disposition_from, parse_assessment
+from sim.encounter.assessment import disposition_from, parse_assessment
 
 # (assessment, escalation read, disposition read)
 CASES: list[tuple[str, str | None, str | None]] = [

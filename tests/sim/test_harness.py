@@ -4,8 +4,8 @@ import pytest
 
 from scenarios import Scenario
 from sim.agents.base import AgentReply, AgentRequest
-from sim.channel import TextChannel
-from sim.harness import HARNESS_VERSION, MAX_TOKENS, NUDGE, SYSTEM_PROMPT, TEMPERATURE, run_encounter
+from sim.encounter import HARNESS_VERSION, MAX_TOKENS, NUDGE, SYSTEM_PROMPT, TEMPERATURE, run_encounter
+from sim.encounter.channel import TextChannel
 from sim.records import AgentError, Delivery
 
 FINAL = "ASSESSMENT:\nTriage level: ESI 2\nEscalation: emergency\nDiagnoses: 1. Acute coronary syndrome"

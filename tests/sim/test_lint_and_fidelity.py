@@ -10,7 +10,7 @@ import pytest
 
 from scenarios.lexicon import load_lexicon
 from sim.cli import main
-from sim.understanding import asking_sentences, intents_in
+from sim.patient.understanding import asking_sentences, intents_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +89,7 @@ def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
 def test_every_library_fact_is_reachable_through_its_own_intents(by_id: dict) -> None:  # noqa: ANN001
     """The migration's promise: with the scenario's triggers switched off, some phrasing of each fact's own
     intents still reveals it, so a model that never guesses a trigger word can gather every fact."""
-    from sim.understanding import Layers, Understanding
+    from sim.patient.understanding import Layers, Understanding
 
     lexicon = load_lexicon()
     unreachable = []

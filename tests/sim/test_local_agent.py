@@ -17,8 +17,8 @@ from scorers import score_encounter
 from sim.agents.base import AgentRequest, ChatMessage
 from sim.agents.local import LlamaServer, LocalAgent, default_gguf
 from sim.agents.scripted import ReferenceAgent
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from sim.records import AgentError
 
 ROOT = Path(__file__).parents[2]

@@ -10,9 +10,9 @@ import pytest
 from scenarios import Scenario
 from sim.agents.base import AgentRequest, ChatMessage
 from sim.agents.scripted import NaturalAgent, natural_question, ordered_facts
-from sim.assessment import assessment_form, parse_assessment
 from sim.cli import main
-from sim.understanding import Layers, Understanding
+from sim.encounter.assessment import assessment_form, parse_assessment
+from sim.patient.understanding import Layers, Understanding
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from scenarios import Scenario
 from sim.cli import main
 from sim.judges import JudgeClient
-from sim.patient_model import INSTRUCTIONS, PatientModel
+from sim.patient.model import INSTRUCTIONS, PatientModel
 from tests.fakeserver import FakeChatServer
 
 SLANG = "How is your old man's ticker, any trouble there?"  # no trigger, no lexicon cue: only a model gets it

@@ -1,4 +1,4 @@
-"""Persona behaviours (sim.persona) through the patient simulator, asked in words written for these tests.
+"""Persona behaviours (sim.patient.persona) through the patient simulator, asked in words written for these tests.
 
 The questions are a clinician's own phrasings, not the scenarios' trigger lists; each behaviour is checked
 against the same question put to the scenario as written (the default persona), so a test fails when the
@@ -19,12 +19,12 @@ from scenarios.lay import to_lay
 from scenarios.lexicon import intents_in
 from scenarios.personas import PERSONA_PRESETS, with_persona
 from sim.agents.scripted import SCRIPTED, reply_problems
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from sim.patient import NEGATIVE_LINES, UNSURE_LINES, PatientSimulator
-from sim.persona import ASIDES, RELAY_MIN_AGE, hard_words
+from sim.patient.persona import ASIDES, RELAY_MIN_AGE, hard_words
+from sim.patient.understanding import Layers, Understanding
 from sim.records import Turn
-from sim.understanding import Layers, Understanding
 from tests.sim.persona_sweep import encounter_library, sweep
 
 GOLDEN = Path(__file__).parent.parent / "data" / "persona_default_golden.json"
@@ -372,7 +372,7 @@ def test_an_open_question_brings_up_one_symptom_critical_first_up_to_three(by_id
 
 
 def test_poor_recall_and_the_minimiser_do_not_volunteer_what_they_keep_back(by_id: dict[str, Scenario]) -> None:
-    from sim.persona import red_flag_ids
+    from sim.patient.persona import red_flag_ids
 
     for sid in ("acs_chest_pain", "stroke_facial_droop", "anaphylaxis_peanut", "sepsis_elderly"):
         scenario = by_id[sid]

@@ -23,12 +23,13 @@ from scenarios.personas import PERSONA_PRESETS
 from scorers import aggregate, persona_robustness
 from sim.agents.base import AgentReply, AgentRequest, ChatMessage
 from sim.agents.scripted import BROAD_QUESTIONS, ReferenceAgent, ShallowAgent, heard_red_flags, question_batches
-from sim.assessment import parse_assessment
-from sim.channel import PersonaVoices, TextChannel, make_channel
 from sim.cli import main
 from sim.cli._common import print_summary
-from sim.harness import HARNESS_VERSION
-from sim.persona import red_flag_ids
+from sim.encounter import HARNESS_VERSION
+from sim.encounter.assessment import parse_assessment
+from sim.encounter.channel import PersonaVoices, TextChannel, make_channel
+from sim.patient.persona import red_flag_ids
+from sim.patient.understanding import Understanding
 from sim.records import (
     ConfigError,
     Delivery,
@@ -41,7 +42,6 @@ from sim.records import (
 )
 from sim.runner import check_plan_size, run_batch
 from sim.store import RunStore
-from sim.understanding import Understanding
 from tests.scorers.test_triage_accuracy import REPLAY as TRIAGE_REPLAY
 
 ROOT = Path(__file__).parents[2]

@@ -1,6 +1,6 @@
 """`encsim run --processes N`: encounters in local worker processes give the in-process run's directory and scores.
 
-The workers are real spawned processes (``sim.process_executor``). Agents that misbehave on purpose are built in
+The workers are real spawned processes (``sim.executors.process``). Agents that misbehave on purpose are built in
 the worker by a module-level factory (spawn pickles a function by its name, so it must be importable from here).
 """
 
@@ -21,15 +21,15 @@ import pytest
 
 from scenarios import LoadedScenario
 from sim.agents.scripted import ReferenceAgent
-from sim.channel import TextChannel
 from sim.cli import main
 from sim.cli._run_command import run_exit_code
-from sim.harness import HARNESS_VERSION
-from sim.process_executor import ProcessEncounters
+from sim.encounter import HARNESS_VERSION
+from sim.encounter.channel import TextChannel
+from sim.executors.process import ProcessEncounters
+from sim.executors.worker_spec import WorkerSpec
 from sim.records import ConfigError, RunMeta, ScenarioRef, read_events
 from sim.runner import run_batch
 from sim.store import RunStore
-from sim.worker_spec import WorkerSpec
 from tests.fakeserver import FakeChatServer
 from tests.scorers.test_triage_accuracy import REPLAY as TRIAGE_REPLAY
 from tests.sim.remote_checks import (

@@ -1,7 +1,7 @@
 """`encsim run --executor ray`: the same run directory and scores as the local executor, on one local Ray instance.
 
 The module starts ONE Ray instance (2 CPUs, 127.0.0.1 only, no dashboard) for all its tests and stops it after.
-The in-process CLI runs use it as it is (``sim.ray_executor.connect`` joins an initialised Ray); the killed-driver
+The in-process CLI runs use it as it is (``sim.executors.ray.connect`` joins an initialised Ray); the killed-driver
 test's subprocess joins it through ``--ray-address``.
 """
 
@@ -34,11 +34,11 @@ import ray  # noqa: E402
 
 from scenarios import LoadedScenario  # noqa: E402
 from sim.agents.scripted import ReferenceAgent  # noqa: E402
-from sim.channel import TextChannel  # noqa: E402
 from sim.cli import main  # noqa: E402
 from sim.cli._run_command import run_exit_code  # noqa: E402
-from sim.harness import HARNESS_VERSION  # noqa: E402
-from sim.ray_executor import RayEncounters, WorkerSpec  # noqa: E402
+from sim.encounter import HARNESS_VERSION  # noqa: E402
+from sim.encounter.channel import TextChannel  # noqa: E402
+from sim.executors.ray import RayEncounters, WorkerSpec  # noqa: E402
 from sim.records import RunMeta, ScenarioRef, read_events  # noqa: E402
 from sim.runner import run_batch  # noqa: E402
 from sim.store import RunStore  # noqa: E402
@@ -55,7 +55,7 @@ THREE = "viral_uri,acs_chest_pain,appendicitis"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """One local Ray instance for the module, started as ``connect`` starts one; yields its GCS address."""
-    from sim.ray_executor import loopback_only
+    from sim.executors.ray import loopback_only
 
     with loopback_only():
         ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",

@@ -9,8 +9,8 @@ import pytest
 
 from scenarios import ScenarioError, load_scenario, parse_scenario
 from scorers import score_encounter
-from sim.channel import TextChannel
-from sim.harness import run_encounter
+from sim.encounter import run_encounter
+from sim.encounter.channel import TextChannel
 from tests.sim.test_harness import ReplayAgent
 
 REPLAY = textwrap.dedent("""\

@@ -18,10 +18,10 @@ import pytest
 
 from scenarios import LoadedScenario
 from sim.agents.scripted import ReferenceAgent
-from sim.channel import TextChannel
 from sim.cli import main
+from sim.encounter import HARNESS_VERSION
+from sim.encounter.channel import TextChannel
 from sim.fail_fast import EndpointUnusable, fatal_cause
-from sim.harness import HARNESS_VERSION
 from sim.records import AgentError, EncounterRecord, RunMeta, ScenarioRef, read_events
 from sim.runner import MAX_ENCOUNTERS, MAX_K, run_batch
 from sim.store import RunStore

@@ -10,7 +10,7 @@ import pytest
 
 from scenarios import Scenario
 from sim.patient import PatientSimulator
-from sim.understanding import Layers, Understanding, asking_sentences, normalise, sentences, speech_act
+from sim.patient.understanding import Layers, Understanding, asking_sentences, normalise, sentences, speech_act
 
 OLD = Layers(triggers=True, intents=False, question_filter=False)
 

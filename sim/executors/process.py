@@ -7,7 +7,7 @@ interpreter's switch interval), so the harness adds time to every turn (``bench/
 to the ideal of 1.24 in one process against 1.18 with two workers; at concurrency 8 they are equal). With worker
 processes, the encounters run where the GIL is their own and the scoring stays in the ``encsim run`` process.
 
-Who does what (the same split as the Ray executor's, ``sim.ray_executor``):
+Who does what (the same split as the Ray executor's, ``sim.executors.ray``):
 
 - **The ``encsim run`` process** plans the (scenario, k) pairs and their seeds, hands one encounter at a time
   to the worker with the fewest in flight (``sim.runner.run_batch(remote=ProcessEncounters(...))``), scores
@@ -58,10 +58,10 @@ from typing import Any
 
 from scenarios import LoadedScenario
 from sim.agents.base import Agent
+from sim.executors.base import EncounterLost
+from sim.executors.worker_spec import WorkerSpec, check_runs_outside, make_worker_agent, run_on_worker
 from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
-from sim.runner import EncounterLost
-from sim.worker_spec import WorkerSpec, check_runs_outside, make_worker_agent, run_on_worker
 
 MAX_PROCESSES = 64
 START_TIMEOUT_S = 120.0  # a worker that has not built its agent by then is a failed start

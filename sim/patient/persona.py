@@ -40,11 +40,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scenarios import is_red_flag_fact
 from scenarios.lay import to_lay
 from scenarios.personas import RELAY_MIN_AGE
 from scenarios.schema import Fact, Persona, Scenario
-from scorers.evaluators import is_red_flag_fact
-from sim.understanding import Layer, Understanding
+from sim.patient.understanding import Layer, Understanding
 
 __all__ = ["ASIDES", "RELAY_MIN_AGE", "HoldReason", "PersonaBehaviour", "PersonaTurn", "changes_text",
            "hard_words", "red_flag_ids", "relays"]
@@ -141,7 +141,7 @@ def hard_words(text: str) -> list[str]:
 
 
 def red_flag_ids(scenario: Scenario) -> set[str]:
-    """The ids of the scenario's red-flag facts (``scorers.evaluators.is_red_flag_fact``).
+    """The ids of the scenario's red-flag facts (``scenarios.is_red_flag_fact``).
 
     A fact of category ``red_flag``, or listed in ``expected.red_flags``.
     """

@@ -15,7 +15,7 @@ Layers, each recorded on the facts it reveals:
 3. **Triggers** (layer ``trigger``): a fact's own trigger phrases, contiguous, in an asking sentence.
 4. **Intents** (layer ``intent``): the shared lexicon (``scenarios/intents.yaml``); a fact that lists
    an intent is revealed by an asking sentence that matches one of the intent's cues.
-5. **Model** (layer ``model``, optional, ``sim.patient_model``): a model maps the message to fact ids.
+5. **Model** (layer ``model``, optional, ``sim.patient.model``): a model maps the message to fact ids.
 
 ``Understanding.match`` returns the facts a message asks for and the layer of each, regardless of
 ``requires`` (the patient simulator applies ordering).
@@ -246,7 +246,7 @@ class Understanding:
 
         An open question ("Anything else going on?", "Any medicines?": the lexicon's ``broad`` intents) asks for
         every fact of its intent at once, and a patient with poor recall or a minimiser answers it without the
-        critical facts or the red flags (``sim.persona``). A trigger made only of the words of open questions
+        critical facts or the red flags (``sim.patient.persona``). A trigger made only of the words of open questions
         (``_OPEN_WORDS``: "medicines", "medical history") is not specific either.
         ``requires`` is ignored, as in ``match``.
         """

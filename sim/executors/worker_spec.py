@@ -1,7 +1,7 @@
 """What a worker process needs to build the agent under test itself: ``WorkerSpec`` and ``make_worker_agent``.
 
 Shared by the executors that run encounters outside the ``encsim run`` process: the Ray executor
-(``sim.ray_executor``) and the local worker processes (``sim.process_executor``). A spec is picklable and never
+(``sim.executors.ray``) and the local worker processes (``sim.executors.process``). A spec is picklable and never
 holds the API key, only the name of its environment variable, read where the agent is built.
 """
 
@@ -116,7 +116,7 @@ async def run_on_worker(agent: Agent, spec: WorkerSpec, item: LoadedScenario, k:
     (with a recording channel's artifacts), or None and what the encounter raised as ``"Type: message"``, the way
     the in-process executor records it: never raised.
     """
-    from sim.runner import run_item
+    from sim.encounter import run_item
 
     try:
         result = await run_item(item, ReportingAgent(agent, tell), channel, sink, k=k, seed=seed,

@@ -54,10 +54,10 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario
+from sim.executors.base import EncounterLost
+from sim.executors.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
-from sim.runner import EncounterLost
-from sim.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 
 __all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",
            "run_encounter_on_worker", "start_local_head"]
@@ -122,7 +122,7 @@ class _VoiceWorker:
     """A voice actor: one VoiceChannel (Piper and Whisper loaded once per process) that runs encounters in turn."""
 
     def __init__(self, spec: WorkerSpec, meta: RunMeta, scenarios: list[LoadedScenario]) -> None:
-        from sim.channel import make_channel
+        from sim.encounter.channel import make_channel
 
         self.spec = spec
         self.root = Path(tempfile.mkdtemp(prefix="encsim-ray-audio-"))

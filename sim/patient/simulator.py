@@ -1,8 +1,8 @@
 """The simulated patient: answers the agent from the scenario's information tree.
 
-What the patient understands is decided by ``sim.understanding`` (normalisation, the question
+What the patient understands is decided by ``sim.patient.understanding`` (normalisation, the question
 filter, the scenario's triggers, the shared intent lexicon) and, optionally, by a model
-(``sim.patient_model``) whose fact ids are passed in as ``model_ids``. Then:
+(``sim.patient.model``) whose fact ids are passed in as ``model_ids``. Then:
 
 1. Several facts can be asked for by one message; their answers are joined in the order of the
    information tree. The answers are always the scenario's scripted text.
@@ -31,15 +31,15 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
    red flag or part of the story (``VOLUNTEER_CATEGORIES``; critical first, then tree order), one per
    question and ``VOLUNTEER_MAX`` per encounter, recorded with the layer ``volunteered``; after that, while
    something of those kinds is untold, a line of ``NOTHING_MORE_LINES``, never a "no". A persona decides
-   what it would not volunteer (``sim.persona.PersonaBehaviour.may_volunteer``).
+   what it would not volunteer (``sim.patient.persona.PersonaBehaviour.may_volunteer``).
 
    Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
-5. A persona whose values change the text (``sim.persona.changes_text``: poor recall, a minimiser, a
+5. A persona whose values change the text (``sim.patient.persona.changes_text``: poor recall, a minimiser, a
    catastrophiser, rambling asides, the lay table, limited English, a carer relaying) holds some facts back
    for a turn and rewords the answers around the scripted text; the reply records the facts it held back
    (``held``) and a note, and its kind may be ``withheld``, ``vague``, ``not_known`` or ``not_understood``
-   (``sim.persona``). Any other persona gives exactly the text above.
+   (``sim.patient.persona``). Any other persona gives exactly the text above.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from typing import Literal
 
 from scenarios.lexicon import normalise, stem
 from scenarios.schema import Fact, FactCategory, Scenario
-from sim.persona import PersonaBehaviour, changes_text
-from sim.understanding import Layer, Layers, Understanding
+from sim.patient.persona import PersonaBehaviour, changes_text
+from sim.patient.understanding import Layer, Layers, Understanding
 
 __all__ = ["NEGATIVE_LINES", "UNSURE_LINES", "PatientReply", "PatientSimulator", "normalise", "stem"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from scenarios.schema import ImagingTask, Scenario
 from sim.agents.base import Agent, AgentRequest, ChatMessage
-from sim.assessment import parse_escalation_line
-from sim.harness import HARNESS_VERSION, MAX_TOKENS, TEMPERATURE, ImageLoader
+from sim.encounter.assessment import parse_escalation_line
+from sim.encounter.protocol import HARNESS_VERSION, MAX_TOKENS, TEMPERATURE, ImageLoader
 from sim.records import AgentError, ConversationResult, ParsedAssessment, TokenUsage, Turn
 
 IMAGING_SYSTEM_PROMPT = """\

@@ -53,8 +53,8 @@ def make_channel(meta: RunMeta, scenarios: list[LoadedScenario], audio_dir: Path
     from audio.channel import VoiceChannel
     from audio.effects import preset
     from audio.tts import PiperTTS, style_for_profile
+    from scenarios import scenario_vocabulary
     from scenarios.personas import DEFAULT_PERSONA, with_persona
-    from sim.live import scenario_vocabulary
 
     effects = {s.scenario.id: preset(meta.voice_preset or (s.scenario.voice.preset if s.scenario.voice else "clean"))
                for s in scenarios}

@@ -3,7 +3,7 @@
 A model is asked, at temperature 0 with strict JSON, whether the clinician's message asks the
 patient anything and which of *this scenario's* fact ids it asks for. Only the ids are used: the
 patient's answers stay the scenario's scripted text. The facts the model names join those of the
-deterministic layers (``sim.understanding``) and are recorded with layer ``model``.
+deterministic layers (``sim.patient.understanding``) and are recorded with layer ``model``.
 
 Rules, the same as for judges (``sim.judges.JudgeClient``): strict parse, one local repair, one
 repair request, retries; if nothing valid comes back there is no verdict. Then (and when the call
