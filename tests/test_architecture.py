@@ -113,3 +113,58 @@ def test_no_evaluator_module_imports_another() -> None:
                    if graph.direct_import_exists(importer=m, imported=other, as_packages=False))
     assert found == []
     assert {"scorers.evaluators._protocols", "scorers.evaluators._lexicon"} <= set(graph.modules)
+
+
+def _cycles(adjacency: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(adjacency):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(adjacency[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(adjacency.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_cycles_finds_a_cycle_and_only_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set(), "c": {"b"}}) == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """Between any two of our modules, imports go one way only: also imports inside functions and under
+    TYPE_CHECKING (grimp sees both), so that no module needs another to be half-initialised."""
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    adjacency = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _cycles(adjacency) == []
