@@ -236,7 +236,7 @@ class Bench:
         self.n_runs = 0
 
     def meta(self, scenarios: list[Any], k: int) -> Any:
-        from sim.cli._run_command import _refs
+        from sim.cli._run_plan import _refs
         from sim.encounter import HARNESS_VERSION
         from sim.records import RunMeta
 
