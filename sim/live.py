@@ -163,7 +163,7 @@ async def run_live(
     ``allow_origins``: web origins allowed to call besides loopback pages (already normalised by
     ``audio.live.parse_allowed_origin``); ``join_window_s``: how long a connection has to send audio.
     """
-    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_patient_call
+    from audio.live import DEFAULT_JOIN_WINDOW_S, CallHooks, OriginPolicy, PatientCallSettings, run_patient_call
     from audio.tts import style_for_profile
 
     scenario = loaded.scenario
@@ -199,18 +199,18 @@ async def run_live(
         session.started(scenario_ids=[scenario.id], k=1, total=1)
         session.encounter_started(scenario.id, k)
         try:
-            outcome = await run_patient_call(
-                patient=patient, scenario_id=scenario.id, k=k, turn_limit=limit,
-                is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
-                connect=connect, host=host, port=port,
-                settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
-                                       yield_on_overlap=yield_on_overlap),
-                sink=session.events, recording=store.layout.live_call, vocabulary=scenario_vocabulary(scenario),
-                on_ready=ready, connect_timeout_s=connect_timeout_s,
+            call = PatientCallSettings(
+                scenario_id=scenario.id, k=k, turn_limit=limit, connect=connect, host=host, port=port,
+                side=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
+                                   yield_on_overlap=yield_on_overlap),
+                style=style_for_profile(scenario.patient_profile), recording=store.layout.live_call,
+                vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=connect_timeout_s,
                 origins=OriginPolicy(allow=tuple(allow_origins),
                                      pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))
                                      if page else None),
-                join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
+                join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
+            outcome = await run_patient_call(call, patient=patient, is_assessment=is_spoken_assessment,
+                                             hooks=CallHooks(sink=session.events, on_ready=ready, log=announce))
         finally:
             if page_server is not None:
                 await page_server.close()
@@ -235,8 +235,11 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
     A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
     """
     from audio.channel import CLINICIAN_STYLE
-    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_agent_bot
+    from audio.live import DEFAULT_JOIN_WINDOW_S, AgentCallSettings, CallHooks, OriginPolicy, run_agent_bot
 
+    settings = AgentCallSettings(
+        host=host, port=port, style=CLINICIAN_STYLE, origins=OriginPolicy(allow=tuple(allow_origins)),
+        join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
     outcomes = []
     n = 0
     while calls is None or n < calls:
@@ -247,10 +250,8 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
             if on_ready is not None:
                 on_ready(url)
 
-        outcome = await run_agent_bot(respond=make_respond(agent, scenario, seed=seed), host=host, port=port,
-                                      style=CLINICIAN_STYLE, on_ready=ready, origins=OriginPolicy(allow=tuple(
-                                          allow_origins)), join_window_s=join_window_s if join_window_s
-                                      is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
+        outcome = await run_agent_bot(settings, respond=make_respond(agent, scenario, seed=seed),
+                                      hooks=CallHooks(on_ready=ready, log=announce))
         announce(f"call {n} ended ({outcome.termination}); {len(outcome.turns)} messages"
                  + (f"; errors: {'; '.join(outcome.errors)}" if outcome.errors else ""))
         outcomes.append(outcome)

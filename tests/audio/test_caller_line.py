@@ -85,8 +85,8 @@ async def _serve_like_live(loaded: LoadedScenario, tmp_path: Path, monkeypatch: 
     class _Done(Exception):
         pass
 
-    async def fake_call(*, on_ready: Any, **_kw: Any) -> Any:
-        await on_ready("ws://127.0.0.1:8765")
+    async def fake_call(_settings: Any, *, hooks: Any, **_kw: Any) -> Any:
+        await hooks.on_ready("ws://127.0.0.1:8765")
         url = next(m.group(0) for a in announced if (m := re.search(r"http://127\.0\.0\.1:\d+/", a)))
         async with httpx.AsyncClient(timeout=5) as client:
             headers = []

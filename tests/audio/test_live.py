@@ -1015,14 +1015,15 @@ async def test_the_voice_agent_refuses_other_sites_and_silent_connections(tmp_pa
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
 
-    from audio.live import run_agent_bot
+    from audio.live import AgentCallSettings, CallHooks, run_agent_bot
 
     async def respond(_history: list[tuple[str, str]], _turn: int) -> str:
         raise AssertionError("no call should reach the agent")
 
     port, ready, log = free_port(), asyncio.Event(), []
-    bot = asyncio.create_task(run_agent_bot(respond=respond, port=port, on_ready=lambda _u: ready.set(),
-                                            connect_timeout_s=4, join_window_s=0.5, log=log.append))
+    bot = asyncio.create_task(run_agent_bot(AgentCallSettings(port=port, connect_timeout_s=4, join_window_s=0.5),
+                                            respond=respond, hooks=CallHooks(on_ready=lambda _u: ready.set(),
+                                                                             log=log.append)))
     try:
         await asyncio.wait_for(ready.wait(), 90)
         assert await _handshake_status(port, "https://evil.example") == 403
