@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scenarios import LoadedScenario, Scenario
 from scorers import load_profile, record_for
@@ -44,6 +44,9 @@ from sim.records import (
 )
 from sim.session import RunSession
 from sim.store import RunStore
+
+if TYPE_CHECKING:  # audio.live loads pipecat: imported where a call is made, not with this module
+    from audio.live import CallOutcome, LiveSettings
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
               "questions per turn, no lists or formatting. When you give the assessment, say it as "
@@ -96,7 +99,7 @@ def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0
 
 
 def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: float | None,
-                  yield_on_overlap: bool | None) -> Any:
+                  yield_on_overlap: bool | None) -> LiveSettings:
     """The live call's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
 
     Without the flag and the block, the patient does not barge in and yields when both talk at once.
@@ -112,7 +115,7 @@ def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: 
                                                                                 else True))
 
 
-def to_result(outcome: Any, scenario: Scenario, *, k: int, seed: int, model: str, turn_limit: int,
+def to_result(outcome: CallOutcome, scenario: Scenario, *, k: int, seed: int, model: str, turn_limit: int,
               run_dir: Path, revealed_by: dict[str, str] | None = None) -> ConversationResult:
     """A live call as a ConversationResult: agent turns are what the patient heard (Whisper's text)."""
     final = from_speech(outcome.final_assessment) if outcome.final_assessment else None
@@ -229,7 +232,7 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
                       calls: int | None = None, seed: int = 0,
                       announce: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
                       on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
-                      join_window_s: float | None = None) -> list[Any]:
+                      join_window_s: float | None = None) -> list[CallOutcome]:
     """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
 
     A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
