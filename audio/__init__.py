@@ -8,7 +8,8 @@ faster-whisper or pipecat. The modules:
 * ``audio.stt``: ``transcribe`` with the bundled Whisper ``tiny.en``; ``word_error_rate``.
 * ``audio.effects``: ``ChannelEffects`` (telephone band, mu-law, noise, packet loss) and their ``PRESETS``.
 * ``audio.channel``: ``VoiceChannel``, the harness's channel through speech (TTS, effects, STT both ways).
-* ``audio.live``: real-time calls, ``run_patient_call`` and ``run_agent_bot`` (see its docstring).
+* ``audio.live``: real-time calls, ``run_patient_call`` and ``run_agent_bot`` with their settings
+  (``PatientCallSettings``, ``AgentCallSettings``) and ``CallHooks`` (see its docstring).
 * ``audio.webpage``: the local call page for a person (``start_call_page``, ``caller_line``).
 * ``audio._pcm``: the PCM helpers the modules share (``RATE_16K``, resampling, RMS, int16 <-> float).
 
@@ -29,11 +30,14 @@ if TYPE_CHECKING:
     from audio.effects import PRESETS, ChannelEffects, EffectsError, preset
     from audio.live import (
         DEFAULT_JOIN_WINDOW_S,
+        AgentCallSettings,
+        CallHooks,
         CallOutcome,
         InteractionMetrics,
         LiveError,
         LiveSettings,
         OriginPolicy,
+        PatientCallSettings,
         parse_allowed_origin,
         run_agent_bot,
         run_patient_call,
@@ -55,8 +59,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "audio._pcm": ("RATE_16K",),
     "audio.channel": ("CLINICIAN_STYLE", "VoiceChannel"),
     "audio.effects": ("PRESETS", "ChannelEffects", "EffectsError", "preset"),
-    "audio.live": ("DEFAULT_JOIN_WINDOW_S", "CallOutcome", "InteractionMetrics", "LiveError", "LiveSettings",
-                   "OriginPolicy", "parse_allowed_origin", "run_agent_bot", "run_patient_call"),
+    "audio.live": ("DEFAULT_JOIN_WINDOW_S", "AgentCallSettings", "CallHooks", "CallOutcome", "InteractionMetrics",
+                   "LiveError", "LiveSettings", "OriginPolicy", "PatientCallSettings", "parse_allowed_origin",
+                   "run_agent_bot", "run_patient_call"),
     "audio.stt": ("STTError", "Transcript", "transcribe", "transcribe_async", "word_error_rate"),
     "audio.tts": ("DETERMINISTIC", "PiperTTS", "Speech", "SynthesisSettings", "TTSError", "VoiceStyle",
                   "style_for_persona", "style_for_profile"),
@@ -70,6 +75,8 @@ __all__ = [
     "DETERMINISTIC",
     "PRESETS",
     "RATE_16K",
+    "AgentCallSettings",
+    "CallHooks",
     "CallOutcome",
     "CallPagePortError",
     "ChannelEffects",
@@ -78,6 +85,7 @@ __all__ = [
     "LiveError",
     "LiveSettings",
     "OriginPolicy",
+    "PatientCallSettings",
     "PiperTTS",
     "STTError",
     "Speech",

@@ -41,7 +41,14 @@ logger.remove()  # before pipecat is imported: it logs a banner and every frame-
 logger.add(sys.stderr, level="ERROR")
 
 from audio.channel import CLINICIAN_STYLE  # noqa: E402
-from audio.live import LiveSettings, run_agent_bot, run_patient_call  # noqa: E402
+from audio.live import (  # noqa: E402
+    AgentCallSettings,
+    CallHooks,
+    LiveSettings,
+    PatientCallSettings,
+    run_agent_bot,
+    run_patient_call,
+)
 from audio.tts import PiperTTS, style_for_profile  # noqa: E402
 from scenarios import load_library, scenario_vocabulary  # noqa: E402
 from sim.agents.base import AgentReply, AgentRequest  # noqa: E402
@@ -86,16 +93,17 @@ async def one_call(scenario_id: str, turns: int, speculative: bool) -> dict:
     ready = asyncio.Event()
     tts = PiperTTS(disk_cache=False, memory_cache_size=0)
     bot = asyncio.create_task(run_agent_bot(
-        respond=make_respond(OneQuestionAgent(turns), scenario), port=port, style=CLINICIAN_STYLE, tts=tts,
-        on_ready=lambda _url: ready.set()))
+        AgentCallSettings(port=port, style=CLINICIAN_STYLE), respond=make_respond(OneQuestionAgent(turns), scenario),
+        tts=tts, hooks=CallHooks(on_ready=lambda _url: ready.set())))
     await asyncio.wait_for(ready.wait(), 60)
     started = time.perf_counter()
     try:
         outcome = await run_patient_call(
-            patient=PatientSimulator(scenario, seed=0), scenario_id=scenario.id, turn_limit=turns + 3,
-            is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
-            connect=f"ws://127.0.0.1:{port}", settings=LiveSettings(speculative_stt=speculative, time_limit_s=600),
-            vocabulary=scenario_vocabulary(scenario), tts=tts)
+            PatientCallSettings(scenario_id=scenario.id, turn_limit=turns + 3,
+                                style=style_for_profile(scenario.patient_profile), connect=f"ws://127.0.0.1:{port}",
+                                side=LiveSettings(speculative_stt=speculative, time_limit_s=600),
+                                vocabulary=tuple(scenario_vocabulary(scenario))),
+            patient=PatientSimulator(scenario, seed=0), is_assessment=is_spoken_assessment, tts=tts)
     finally:
         agent_side = await asyncio.wait_for(bot, 60)
     metrics = outcome.interaction

@@ -1,6 +1,7 @@
 """Live calls wired to the rest of encounter-sim: a scenario in, a scored run directory out.
 
-``run_live`` plays one scenario's patient in a real-time call (``audio.live``), then records the call
+``run_live`` plays one scenario's patient in a real-time call (``audio.live``), configured by one frozen
+``LiveRunSettings`` (``encsim live`` builds it from its flags), then records the call
 the way a batch encounter is recorded: ``results.jsonl`` (the transcript as the patient heard it,
 scored by the same scoring core), ``events.jsonl`` (speech started/stopped, transcripts, facts,
 latencies, overlaps as they happen), ``summary.json`` / ``report.md`` / ``report.html`` with the
@@ -23,7 +24,9 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from scenarios import LoadedScenario, Scenario, scenario_vocabulary
 from scorers import load_profile, record_for
@@ -44,6 +47,9 @@ from sim.records import (
 )
 from sim.session import RunSession
 from sim.store import RunStore
+
+if TYPE_CHECKING:  # audio.live loads pipecat: imported where a call is made, not with this module
+    from audio.live import CallOutcome, LiveSettings, PatientCallSettings
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
               "questions per turn, no lists or formatting. When you give the assessment, say it as "
@@ -88,24 +94,90 @@ def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0
     return respond
 
 
-def live_settings(scenario: Scenario, *, time_limit_s: float, barge_in_after_s: float | None,
-                  yield_on_overlap: bool | None) -> Any:
-    """The live call's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
+def _to_stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
-    Without the flag and the block, the patient does not barge in and yields when both talk at once.
+
+class LiveRunSettings(BaseModel):
+    """What one live run is configured with (``run_live``): the run directory, who calls and how, the limits.
+
+    Frozen and keyword-only; ``encsim live`` builds it once from its flags. ``call_settings`` turns it, with the
+    scenario, into the patient's ``audio.live.PatientCallSettings``.
     """
-    from audio.live import LiveSettings
 
-    voice = scenario.voice
-    return LiveSettings(
-        time_limit_s=time_limit_s,
-        barge_in_after_s=barge_in_after_s if barge_in_after_s is not None else (voice.barge_in_after_s if voice
-                                                                                 else None),
-        yield_on_overlap=yield_on_overlap if yield_on_overlap is not None else (voice.yield_on_overlap if voice
-                                                                                else True))
+    model_config = ConfigDict(frozen=True)
+
+    out: Path = Field(description="the run directory to create (--out)")
+    connect: str | None = Field(default=None, description="an external voice agent's websocket URL to dial "
+                                                          "(--connect); None serves one caller")
+    host: str = Field(default="127.0.0.1", description="the loopback address the patient serves on")
+    port: int = Field(default=8765, ge=0, le=65535, description="the port the patient serves on (--port)")
+    page: bool = Field(default=False, description="also serve the call page for a person (--serve)")
+    page_port: int | None = Field(default=None, ge=0, le=65535, description="the call page's port (None: "
+                                                                            "port + 1; 0: any free port)")
+    time_limit_s: float = Field(default=600.0, gt=0, description="end the call after this long (--time-limit)")
+    turn_limit: int | None = Field(default=None, description="agent turns before the patient says goodbye "
+                                                             "(--max-turns; None: the scenario's max_turns)")
+    barge_in_after_s: float | None = Field(default=None, gt=0, description="the patient cuts in when the agent "
+                                                                           "talks this long (--barge-in-after; "
+                                                                           "None: the scenario's voice block)")
+    yield_on_overlap: bool | None = Field(default=None, description="the patient stops when both talk (False: "
+                                                                    "--no-yield; None: the scenario's voice "
+                                                                    "block, else it yields)")
+    connect_timeout_s: float | None = Field(default=300.0, description="how long to wait for the caller or the "
+                                                                       "connection (--wait; None: forever)")
+    seed: int = Field(default=0, description="the run's seed (--seed)")
+    allow_origins: tuple[str, ...] = Field(default=(), description="web origins allowed to call besides loopback "
+                                                                   "pages (--allow-origin), already normalised by "
+                                                                   "audio.live.parse_allowed_origin")
+    join_window_s: float | None = Field(default=None, gt=0, description="how long a connection has to send audio "
+                                                                        "(--join-window; None: "
+                                                                        "audio.live.DEFAULT_JOIN_WINDOW_S)")
+
+    @property
+    def caller(self) -> str:
+        """Who calls the patient, as the run records it (its ``model``)."""
+        return self.connect or ("person (web page)" if self.page else f"caller on ws://{self.host}:{self.port}")
+
+    @property
+    def call_page_port(self) -> int:
+        """The call page's port: ``page_port``, else the one after ``port``."""
+        return self.page_port if self.page_port is not None else self.port + 1
+
+    def side_settings(self, scenario: Scenario) -> LiveSettings:
+        """The patient's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
+
+        Without the flag and the block, the patient does not barge in and yields when both talk at once.
+        """
+        from audio.live import LiveSettings
+
+        voice = scenario.voice
+        barge_in = self.barge_in_after_s if self.barge_in_after_s is not None else (voice.barge_in_after_s if voice
+                                                                                     else None)
+        yields = self.yield_on_overlap if self.yield_on_overlap is not None else (voice.yield_on_overlap if voice
+                                                                                  else True)
+        return LiveSettings(time_limit_s=self.time_limit_s, barge_in_after_s=barge_in, yield_on_overlap=yields)
+
+    def call_settings(self, scenario: Scenario, *, k: int, recording: Path) -> PatientCallSettings:
+        """The patient's side of the call (``audio.live.run_patient_call``) for ``scenario``'s repetition ``k``.
+
+        The turn limit, the voice and Whisper's vocabulary come from the scenario; with the page served, only
+        its origins (and ``allow_origins``) may call.
+        """
+        from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, PatientCallSettings
+        from audio.tts import style_for_profile
+
+        pages = tuple(f"http://{h}:{self.call_page_port}" for h in ("127.0.0.1", "localhost")) if self.page else None
+        return PatientCallSettings(
+            scenario_id=scenario.id, k=k, turn_limit=self.turn_limit or scenario.max_turns, connect=self.connect,
+            host=self.host, port=self.port, side=self.side_settings(scenario),
+            style=style_for_profile(scenario.patient_profile), recording=recording,
+            vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=self.connect_timeout_s,
+            origins=OriginPolicy(allow=self.allow_origins, pages=pages),
+            join_window_s=self.join_window_s if self.join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
 
 
-def to_result(outcome: Any, scenario: Scenario, *, k: int, seed: int, model: str, turn_limit: int,
+def to_result(outcome: CallOutcome, scenario: Scenario, *, k: int, seed: int, model: str, turn_limit: int,
               run_dir: Path, revealed_by: dict[str, str] | None = None) -> ConversationResult:
     """A live call as a ConversationResult: agent turns are what the patient heard (Whisper's text)."""
     final = from_speech(outcome.final_assessment) if outcome.final_assessment else None
@@ -132,55 +204,42 @@ def to_result(outcome: Any, scenario: Scenario, *, k: int, seed: int, model: str
 
 
 async def run_live(
+    settings: LiveRunSettings,
     loaded: LoadedScenario,
     *,
-    out: Path,
-    connect: str | None,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    page: bool = False,
-    page_port: int | None = None,
-    time_limit_s: float = 600.0,
-    turn_limit: int | None = None,
-    barge_in_after_s: float | None = None,
-    yield_on_overlap: bool | None = None,
-    connect_timeout_s: float | None = 300.0,
-    seed: int = 0,
     on_ready: Callable[[str], None] | None = None,
-    announce: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
-    allow_origins: Sequence[str] = (),
-    join_window_s: float | None = None,
+    announce: Callable[[str], None] = _to_stderr,
 ) -> tuple[EncounterRecord, Path]:
-    """One live encounter into a new run directory ``out``; returns its record and the directory.
+    """One live encounter into a new run directory ``settings.out``; returns its record and the directory.
 
-    ``allow_origins``: web origins allowed to call besides loopback pages (already normalised by
-    ``audio.live.parse_allowed_origin``); ``join_window_s``: how long a connection has to send audio.
+    Args:
+        settings: the run's configuration (see ``LiveRunSettings``).
+        loaded: the scenario whose patient takes the call.
+        on_ready: called with the patient's websocket URL once it listens (or dials).
+        announce: where the lines for the person running the call go (stderr, or the dashboard).
     """
-    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_patient_call
-    from audio.tts import style_for_profile
+    from audio.live import CallHooks, run_patient_call
 
     scenario = loaded.scenario
-    limit = turn_limit or scenario.max_turns
-    model = connect or ("person (web page)" if page else f"caller on ws://{host}:{port}")
-    meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=model, channel="live",
+    model = settings.caller
+    meta = RunMeta(run_id=settings.out.name, harness_version=HARNESS_VERSION, model=model, channel="live",
                    scenarios=[ScenarioRef(id=scenario.id, path=str(loaded.path.resolve()), sha256=loaded.sha256)],
-                   k=1, seed=seed, turn_limit=turn_limit, created_at=time.time(),
+                   k=1, seed=settings.seed, turn_limit=settings.turn_limit, created_at=time.time(),
                    packages=package_versions())
-    store = RunStore.create(out, meta)
+    store = RunStore.create(settings.out, meta)
     k = 0
-    enc_seed = encounter_seed(seed, scenario.id, k)
+    enc_seed = encounter_seed(settings.seed, scenario.id, k)
     store.layout.audio.mkdir(exist_ok=True)
     page_server = None
-    the_page_port = page_port if page_port is not None else port + 1
 
     async def ready(ws_url: str) -> None:
         nonlocal page_server
-        if page:
+        if settings.page:
             from audio.webpage import caller_line, start_call_page
 
             # the page is for the person under test: a neutral caller line, never the scenario's title
             page_server = await start_call_page(ws_url=ws_url, title=caller_line(scenario.patient_profile),
-                                                host=host, port=the_page_port)
+                                                host=settings.host, port=settings.call_page_port)
             announce(f"open {page_server.url} in a browser to talk with the patient ({scenario.id})")
         else:
             announce(f"the patient ({scenario.id}) is waiting for a call on {ws_url}")
@@ -192,23 +251,14 @@ async def run_live(
         session.started(scenario_ids=[scenario.id], k=1, total=1)
         session.encounter_started(scenario.id, k)
         try:
-            outcome = await run_patient_call(
-                patient=patient, scenario_id=scenario.id, k=k, turn_limit=limit,
-                is_assessment=is_spoken_assessment, style=style_for_profile(scenario.patient_profile),
-                connect=connect, host=host, port=port,
-                settings=live_settings(scenario, time_limit_s=time_limit_s, barge_in_after_s=barge_in_after_s,
-                                       yield_on_overlap=yield_on_overlap),
-                sink=session.events, recording=store.layout.live_call, vocabulary=scenario_vocabulary(scenario),
-                on_ready=ready, connect_timeout_s=connect_timeout_s,
-                origins=OriginPolicy(allow=tuple(allow_origins),
-                                     pages=tuple(f"http://{h}:{the_page_port}" for h in ("127.0.0.1", "localhost"))
-                                     if page else None),
-                join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
+            call = settings.call_settings(scenario, k=k, recording=store.layout.live_call)
+            outcome = await run_patient_call(call, patient=patient, is_assessment=is_spoken_assessment,
+                                             hooks=CallHooks(sink=session.events, on_ready=ready, log=announce))
         finally:
             if page_server is not None:
                 await page_server.close()
-        result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=limit, run_dir=store.root,
-                           revealed_by=dict(patient.revealed_by))
+        result = to_result(outcome, scenario, k=k, seed=enc_seed, model=model, turn_limit=call.turn_limit,
+                           run_dir=store.root, revealed_by=dict(patient.revealed_by))
         profile = load_profile(meta.profile)
         rec = await record_for(result, scenario, evaluator_names=list(profile.evaluators), judges=None,
                                profile=profile)
@@ -219,17 +269,19 @@ async def run_live(
 
 
 async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "127.0.0.1", port: int = 8766,
-                      calls: int | None = None, seed: int = 0,
-                      announce: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
+                      calls: int | None = None, seed: int = 0, announce: Callable[[str], None] = _to_stderr,
                       on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
-                      join_window_s: float | None = None) -> list[Any]:
+                      join_window_s: float | None = None) -> list[CallOutcome]:
     """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
 
     A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
     """
     from audio.channel import CLINICIAN_STYLE
-    from audio.live import DEFAULT_JOIN_WINDOW_S, OriginPolicy, run_agent_bot
+    from audio.live import DEFAULT_JOIN_WINDOW_S, AgentCallSettings, CallHooks, OriginPolicy, run_agent_bot
 
+    settings = AgentCallSettings(
+        host=host, port=port, style=CLINICIAN_STYLE, origins=OriginPolicy(allow=tuple(allow_origins)),
+        join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
     outcomes = []
     n = 0
     while calls is None or n < calls:
@@ -240,10 +292,8 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
             if on_ready is not None:
                 on_ready(url)
 
-        outcome = await run_agent_bot(respond=make_respond(agent, scenario, seed=seed), host=host, port=port,
-                                      style=CLINICIAN_STYLE, on_ready=ready, origins=OriginPolicy(allow=tuple(
-                                          allow_origins)), join_window_s=join_window_s if join_window_s
-                                      is not None else DEFAULT_JOIN_WINDOW_S, log=announce)
+        outcome = await run_agent_bot(settings, respond=make_respond(agent, scenario, seed=seed),
+                                      hooks=CallHooks(on_ready=ready, log=announce))
         announce(f"call {n} ended ({outcome.termination}); {len(outcome.turns)} messages"
                  + (f"; errors: {'; '.join(outcome.errors)}" if outcome.errors else ""))
         outcomes.append(outcome)

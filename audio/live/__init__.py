@@ -24,7 +24,9 @@ One concern per module:
   code as batch runs); ``AgentBrain`` asks the agent under test (one stateless call per turn).
 * ``_door``: who may call (``OriginPolicy``, loopback only, checked at the handshake), when a connection
   becomes the call (its first valid audio frame, within the join window) and what it may send.
-* ``_call``: the entry points ``run_patient_call`` and ``run_agent_bot`` and their ``CallOutcome``.
+* ``_call``: the entry points ``run_patient_call`` and ``run_agent_bot``, what each is configured with
+  (``PatientCallSettings``, ``AgentCallSettings``: ``CallSettings``, frozen), the ``CallHooks`` it reports to
+  and its ``CallOutcome``.
 
 From ``sim`` this package imports only ``sim.records`` (types, events, ``EventSink``, redaction); ``sim.live``
 wires it to the store, the scorers and the agents.
@@ -34,7 +36,16 @@ from __future__ import annotations
 
 from audio._pcm import RATE_16K
 from audio.live._brains import GOODBYE_LINE, NUDGE_LINE, AgentBrain, LivePatient, PatientBrain, Respond
-from audio.live._call import CallOutcome, run_agent_bot, run_patient_call, warm_up
+from audio.live._call import (
+    AgentCallSettings,
+    CallHooks,
+    CallOutcome,
+    CallSettings,
+    PatientCallSettings,
+    run_agent_bot,
+    run_patient_call,
+    warm_up,
+)
 from audio.live._door import (
     DEFAULT_JOIN_WINDOW_S,
     LOOPBACK_ORIGINS,
@@ -76,10 +87,13 @@ __all__ = [
     "SENTENCE_GAP_S",
     "SPECULATE_AFTER_S",
     "AgentBrain",
+    "AgentCallSettings",
     "CallClock",
+    "CallHooks",
     "CallLog",
     "CallOutcome",
     "CallRecorder",
+    "CallSettings",
     "EventSink",
     "InputTap",
     "InteractionMetrics",
@@ -89,6 +103,7 @@ __all__ = [
     "OriginPolicy",
     "Overlap",
     "PatientBrain",
+    "PatientCallSettings",
     "PiperSpeaker",
     "RealtimePacer",
     "Respond",

@@ -6,7 +6,9 @@ Each side is one pipecat pipeline (``_build_side``)::
 
 ``run_patient_call`` and ``run_agent_bot`` build it, run it to the call's end (``_run_until_ended``: an
 assessment, a hang-up, the turn or time limit, no caller) and return a ``CallOutcome`` built the same way
-for both (``_outcome``).
+for both (``_outcome``). Each takes its configuration as one frozen value (``PatientCallSettings``,
+``AgentCallSettings``; both are ``CallSettings``) and its live objects apart: the patient or the agent, the
+``CallHooks`` the call reports to, a loaded voice.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
 from pipecat.workers.runner import WorkerRunner
+from pydantic import BaseModel, ConfigDict, Field
 
 from audio import stt as _stt
 from audio._pcm import RATE_16K
@@ -45,7 +48,7 @@ from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
 from audio.live._turns import TurnTaker
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
-from sim.records import EventSink, Turn
+from sim.records import Event, EventSink, Turn
 
 
 @dataclass
@@ -80,6 +83,77 @@ class CallOutcome:
     agent_turns: int = 0
     refused: int = 0  # served calls: connections refused for their origin
     silent: int = 0   # served calls: connections closed for sending no caller audio in the join window
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _no_events(_event: Event) -> None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallHooks:
+    """Where one side of a live call reports while it runs (its live objects besides the brain and the voice).
+
+    Attributes:
+        sink: receives every event of the call (speech, turns, overlaps, latencies).
+        on_ready: called with the server's URL once it listens (a served call only).
+        log: where refusals and closed connections are reported, one line each.
+    """
+
+    sink: EventSink = _no_events
+    on_ready: Callable[[str], Awaitable[None] | None] | None = None
+    log: Callable[[str], None] = _stderr
+
+
+class CallSettings(BaseModel):
+    """How one side of a live call takes its call: turn-taking, where it serves, who may call, its voice (frozen).
+
+    What both entry points share; ``PatientCallSettings`` and ``AgentCallSettings`` add to it and set each side's
+    defaults. Keyword-only; every field is described in the schema (``model_fields``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    side: LiveSettings = Field(default=LiveSettings(), description="this side's turn-taking and limits")
+    host: str = Field(default="127.0.0.1", description="the loopback address to serve on")
+    port: int = Field(default=8765, ge=0, le=65535, description="the port to serve on")
+    connect_timeout_s: float | None = Field(default=30.0, description="how long to wait for a caller or a "
+                                                                      "connection (None: forever)")
+    origins: OriginPolicy = Field(default=OriginPolicy(), description="which clients may connect")
+    join_window_s: float = Field(default=DEFAULT_JOIN_WINDOW_S, gt=0,
+                                 description="how long a connection has to send its first audio")
+    style: VoiceStyle | None = Field(default=None, description="this side's voice")
+    recording: Path | None = Field(default=None, description="where to write call.wav; None records nothing to "
+                                                             "disk")
+
+
+class PatientCallSettings(CallSettings):
+    """The simulated patient's call (``run_patient_call``): ``CallSettings`` and what the patient's side adds."""
+
+    scenario_id: str = Field(description="the scenario, for the events")
+    k: int = Field(default=0, ge=0, description="the run's repetition, for the events")
+    turn_limit: int = Field(description="agent turns after which the patient says goodbye (the nudge comes one "
+                                        "turn earlier)")
+    connect: str | None = Field(default=None, description="a websocket URL to dial; None serves one caller instead")
+    vocabulary: tuple[str, ...] | None = Field(default=None, description="words Whisper should favour (the "
+                                                                         "scenario's drug names)")
+
+
+class AgentCallSettings(CallSettings):
+    """The built-in voice agent's call (``run_agent_bot``): the agent's defaults.
+
+    The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause between two
+    sentences does not cut its answer in half; it serves on 8766 and waits for a caller for as long as it takes.
+    """
+
+    side: LiveSettings = Field(default=LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0),
+                               description="the agent's turn-taking and limits")
+    port: int = Field(default=8766, ge=0, le=65535, description="the port to serve on")
+    connect_timeout_s: float | None = Field(default=None, description="how long to wait for a caller (None: "
+                                                                      "forever)")
 
 
 def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,
@@ -138,10 +212,6 @@ def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
     speech = tts.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
     _stt.transcribe(speech.samples, sample_rate=speech.sample_rate, beam_size=beam_size)
     _WARMED.add(key)
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 FAREWELL_S = 0.3        # after the call ends, the call_ended message and the last frames get this long to leave
@@ -252,56 +322,28 @@ class _CallStart:
 
 
 async def run_patient_call(
+    settings: PatientCallSettings,
     *,
     patient: LivePatient,
-    scenario_id: str,
-    k: int = 0,
-    turn_limit: int,
     is_assessment: Callable[[str], bool],
-    style: VoiceStyle | None,
-    connect: str | None = None,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    settings: LiveSettings = LiveSettings(),
-    sink: EventSink = lambda _e: None,
-    recording: Path | None = None,
-    vocabulary: Sequence[str] | None = None,
+    hooks: CallHooks = CallHooks(),
     tts: PiperTTS | None = None,
-    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
-    connect_timeout_s: float | None = 30.0,
-    origins: OriginPolicy = OriginPolicy(),
-    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
-    log: Callable[[str], None] = _stderr,
 ) -> CallOutcome:
     """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
 
-    With ``connect`` the patient dials that websocket URL (an external voice agent, the agent under
-    test) and the call starts when it connects; otherwise it serves one caller on ``ws://host:port``
-    (a program, or a person through the web page) and waits up to ``connect_timeout_s`` (None: forever)
-    for one: ``origins`` says which clients may connect, and a connection becomes the caller with its
-    first valid audio frame, within ``join_window_s`` or it is closed (see ``audio.live._door``;
-    refusals go to ``log``). ``on_ready(url)`` is called once the server listens.
+    With ``settings.connect`` the patient dials that websocket URL (an external voice agent, the agent under
+    test) and the call starts when it connects; otherwise it serves one caller on ``ws://host:port`` (a
+    program, or a person through the web page) and waits up to ``connect_timeout_s`` (None: forever) for one:
+    ``origins`` says which clients may connect, and a connection becomes the caller with its first valid audio
+    frame, within ``join_window_s`` or it is closed (see ``audio.live._door``; refusals go to ``hooks.log``).
+    ``hooks.on_ready(url)`` is called once the server listens.
 
     Args:
+        settings: the call's configuration (each field is described in ``PatientCallSettings``).
         patient: the information-tree simulator that answers (``sim.patient.PatientSimulator``).
-        scenario_id: the scenario, for the events.
-        k: the run's repetition, for the events.
-        turn_limit: agent turns after which the patient says goodbye (the nudge comes one turn earlier).
         is_assessment: whether what the agent said is its spoken assessment (it ends the call).
-        style: the patient's voice.
-        connect: a websocket URL to dial; None serves one caller instead.
-        host: the loopback address to serve on.
-        port: the port to serve on.
-        settings: turn-taking and limits.
-        sink: receives every event of the call (speech, turns, overlaps, latencies).
-        recording: where to write ``call.wav``; None records nothing to disk.
-        vocabulary: words Whisper should favour (the scenario's drug names).
+        hooks: where the call's events, its URL and its log lines go.
         tts: the Piper voice; None loads the default.
-        on_ready: called with the server's URL once it listens.
-        connect_timeout_s: how long to wait for a connection (None: forever).
-        origins: which clients may connect.
-        join_window_s: how long a connection has to send its first audio.
-        log: where refusals and closed connections are reported, one line each.
 
     Returns:
         The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
@@ -313,15 +355,16 @@ async def run_patient_call(
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
 
     tts = tts or PiperTTS()
-    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.side.beam_size)
     clock = CallClock()
     recorder = CallRecorder(clock, started=False)
-    brain = PatientBrain(patient=patient, turn_limit=turn_limit, is_assessment=is_assessment, clock=clock,
-                         settings=settings, sink=sink, scenario_id=scenario_id, k=k)
+    brain = PatientBrain(patient=patient, turn_limit=settings.turn_limit, is_assessment=is_assessment, clock=clock,
+                         settings=settings.side, sink=hooks.sink, scenario_id=settings.scenario_id, k=settings.k)
     connected = asyncio.Event()
     started = time.time()
     begin = _CallStart(clock, recorder, connected, then=brain.open)
     door: _Door | None = None
+    connect = settings.connect
 
     if connect is not None:
         transport: Any = WebsocketClientTransport(
@@ -336,58 +379,41 @@ async def run_patient_call(
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
             await brain.end_call("hangup")
     else:
-        door = _Door(policy=origins, join_window_s=join_window_s, log=log, on_caller=begin,
+        door = _Door(policy=settings.origins, join_window_s=settings.join_window_s, log=hooks.log, on_caller=begin,
                      on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
-        transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
+        transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready)
 
-    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=vocabulary)
-    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
-                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder,
+                              vocabulary=settings.vocabulary)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
+                                    connected=connected, connect_timeout_s=settings.connect_timeout_s,
+                                    recorder=recorder)
 
     def no_call() -> str:
-        return door.no_caller(connect_timeout_s) if door is not None else f"could not connect to {connect}"
+        return door.no_caller(settings.connect_timeout_s) if door is not None else f"could not connect to {connect}"
 
-    return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=recording,
+    return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=settings.recording,
                           connected=connected, started=started, door=door)
 
 
 async def run_agent_bot(
+    settings: AgentCallSettings,
     *,
     respond: Respond,
-    host: str = "127.0.0.1",
-    port: int = 8766,
-    settings: LiveSettings = LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0),
-    style: VoiceStyle | None = None,
-    sink: EventSink = lambda _e: None,
+    hooks: CallHooks = CallHooks(),
     tts: PiperTTS | None = None,
-    on_ready: Callable[[str], Awaitable[None] | None] | None = None,
-    connect_timeout_s: float | None = None,
-    recording: Path | None = None,
-    origins: OriginPolicy = OriginPolicy(),
-    join_window_s: float = DEFAULT_JOIN_WINDOW_S,
-    log: Callable[[str], None] = _stderr,
 ) -> CallOutcome:
     """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
 
-    The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause
-    between two sentences does not cut its answer in half. Who may call, and when a connection becomes
-    the call: as for the served patient (``origins``, ``join_window_s``; see ``audio.live._door``).
+    Who may call, and when a connection becomes the call: as for the served patient (``origins``,
+    ``join_window_s``; see ``audio.live._door``). ``AgentCallSettings()`` has the agent's defaults.
 
     Args:
+        settings: the call's configuration (each field is described in ``AgentCallSettings``).
         respond: the agent under test: ``respond(history, agent_turn)`` returns what to say; ``history`` is
             ``(speaker, text)`` pairs. A failure ends the call (``termination == "error"``), not the server.
-        host: the loopback address to serve on.
-        port: the port to serve on.
-        settings: turn-taking and limits.
-        style: the agent's voice.
-        sink: receives every event of the call.
+        hooks: where the call's events, its URL and its log lines go.
         tts: the Piper voice; None loads the default.
-        on_ready: called with the server's URL once it listens.
-        connect_timeout_s: how long to wait for a caller (None: forever).
-        recording: where to write ``call.wav``; None records nothing to disk.
-        origins: which clients may connect.
-        join_window_s: how long a connection has to send its first audio.
-        log: where refusals and closed connections are reported, one line each.
 
     Returns:
         The call's outcome, from the agent's side.
@@ -395,21 +421,23 @@ async def run_agent_bot(
     Raises:
         LiveError: ``host`` is not a loopback address.
     """
-    _check_loopback(host, "--host")
+    _check_loopback(settings.host, "--host")
     tts = tts or PiperTTS()
-    await asyncio.to_thread(warm_up, tts, beam_size=settings.beam_size)
+    await asyncio.to_thread(warm_up, tts, beam_size=settings.side.beam_size)
     clock = CallClock()
     recorder = CallRecorder(clock, started=False)
-    brain = AgentBrain(respond=respond, clock=clock, settings=settings, sink=sink, scenario_id="", k=0)
+    brain = AgentBrain(respond=respond, clock=clock, settings=settings.side, sink=hooks.sink, scenario_id="", k=0)
     connected = asyncio.Event()
     started = time.time()
-    door = _Door(policy=origins, join_window_s=join_window_s, log=log,
+    door = _Door(policy=settings.origins, join_window_s=settings.join_window_s, log=hooks.log,
                  on_caller=_CallStart(clock, recorder, connected),
                  on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
-    transport = _serve_one_caller(host=host, port=port, door=door, on_ready=on_ready)
+    transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready)
 
-    pipeline, _ = _build_side(brain, transport, tts=tts, style=style, recorder=recorder, vocabulary=None)
-    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.time_limit_s,
-                                    connected=connected, connect_timeout_s=connect_timeout_s, recorder=recorder)
-    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(connect_timeout_s), recorder=recorder,
-                          recording=recording, connected=connected, started=started, door=door)
+    pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder, vocabulary=None)
+    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
+                                    connected=connected, connect_timeout_s=settings.connect_timeout_s,
+                                    recorder=recorder)
+    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(settings.connect_timeout_s),
+                          recorder=recorder, recording=settings.recording, connected=connected, started=started,
+                          door=door)

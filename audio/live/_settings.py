@@ -23,7 +23,8 @@ class LiveSettings(BaseModel):
     """Turn-taking and limits of one side of a live call (keyword-only, frozen).
 
     Every field is described in the schema (``LiveSettings.model_fields``). The defaults are the patient's;
-    the built-in voice agent listens with ``vad_stop_s=0.6`` and ``turn_wait_s=0.0`` (see ``run_agent_bot``).
+    the built-in voice agent listens with ``vad_stop_s=0.6`` and ``turn_wait_s=0.0`` (``AgentCallSettings``).
+    A call's entry point gets it as ``CallSettings.side``.
     """
 
     model_config = {"frozen": True}

@@ -1,7 +1,8 @@
 """``encsim live SCENARIO``: one live voice call with a scenario's patient, scored into a run directory.
 
 The caller is an external voice agent (``--connect``), or a person on a web page (``--serve``), or any program
-that calls the patient's websocket. Every check that needs no model runs before the voice models load.
+that calls the patient's websocket. Every check that needs no model runs before the voice models load. The flags
+become one ``sim.live.LiveRunSettings`` (``live_run_settings``), which ``sim.live.run_live`` takes.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.cli._common import (
     EXIT_INTERRUPTED,
@@ -24,7 +26,10 @@ from sim.cli._common import (
     quiet_pipecat,
     report_error,
 )
-from sim.records import ConfigError, RunLayout, Summary, one_line
+from sim.records import ConfigError, EncounterRecord, RunLayout, Summary, one_line
+
+if TYPE_CHECKING:  # sim.live is imported by the handler, not with the parser
+    from sim.live import LiveRunSettings
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -105,6 +110,28 @@ def cmd_live(args: argparse.Namespace) -> int:
     return run_live_call(LiveOptions.from_namespace(args))
 
 
+def live_run_settings(options: LiveOptions, *, scenario_id: str, allow_origins: Sequence[str]) -> LiveRunSettings:
+    """The live run's settings, from the command's flags: what ``sim.live.run_live`` is configured with.
+
+    Args:
+        options: The command's arguments (checked by the caller).
+        scenario_id: The scenario's id, for the default run directory (``runs/<time>-live-<scenario>``).
+        allow_origins: The ``--allow-origin`` values, normalised (``sim.live.door_options``).
+
+    Returns:
+        The settings (frozen).
+    """
+    from sim.live import LiveRunSettings
+    from sim.store import new_run_id
+
+    return LiveRunSettings(
+        out=options.out or Path("runs") / new_run_id(f"live-{scenario_id}"), connect=options.connect,
+        port=options.port, page=options.serve, time_limit_s=options.time_limit, turn_limit=options.max_turns,
+        barge_in_after_s=options.barge_in_after, yield_on_overlap=False if options.no_yield else None,
+        connect_timeout_s=options.wait, seed=options.seed, allow_origins=tuple(allow_origins),
+        join_window_s=options.join_window)
+
+
 def run_live_call(options: LiveOptions) -> int:
     """Check the call's options, make the call (in the dashboard with ``--tui``), print how it went.
 
@@ -119,7 +146,6 @@ def run_live_call(options: LiveOptions) -> int:
         ConfigError: An option that cannot work (unknown scenario, busy port, nothing at ``--connect``, ...).
     """
     from sim.live import door_options, run_live
-    from sim.store import new_run_id
 
     loaded = one_scenario(options.scenario)
     allow_origins = door_options(options.allow_origin, options.join_window)
@@ -131,34 +157,30 @@ def run_live_call(options: LiveOptions) -> int:
             port_free(options.port + 1, "--port (the page uses PORT+1)")
     if options.barge_in_after is not None and options.barge_in_after <= 0:
         raise ConfigError(f"--barge-in-after {options.barge_in_after}: give a positive number of seconds.")
-    out = options.out or Path("runs") / new_run_id(f"live-{loaded.scenario.id}")
+    settings = live_run_settings(options, scenario_id=loaded.scenario.id, allow_origins=allow_origins)
+    out = settings.out
     if RunLayout(out).run.exists():
         raise ConfigError(f"--out {out}: a run already exists there; choose another --out.")
     quiet_pipecat()
-
-    def call(announce: Any = None) -> Any:  # noqa: ANN401 - run_live's coroutine; the announce callback
-        extra = {"announce": announce} if announce is not None else {}
-        return run_live(
-            loaded, out=out, connect=options.connect, port=options.port, page=options.serve,
-            time_limit_s=options.time_limit, turn_limit=options.max_turns, barge_in_after_s=options.barge_in_after,
-            yield_on_overlap=False if options.no_yield else None, connect_timeout_s=options.wait, seed=options.seed,
-            allow_origins=allow_origins, join_window_s=options.join_window, **extra)
 
     try:
         if options.tui:
             from tui import DashboardApp
 
-            app: Any = None
-            app = DashboardApp(out, job=lambda: call(announce=lambda msg: app.notify(msg, timeout=600)))
+            def job() -> Coroutine[Any, Any, tuple[EncounterRecord, Path]]:
+                return run_live(settings, loaded, announce=lambda msg: app.notify(msg, timeout=600))
+
+            app = DashboardApp(out, job=job)
             app.run()
             if app.job_result is None and app.job_error:
                 return report_error(app.job_error)
             if app.job_result is None:
                 print(f"the call was not scored (its events so far are in {out}/events.jsonl).", file=sys.stderr)
                 return EXIT_INTERRUPTED
-            rec, root = app.job_result
+            done: tuple[EncounterRecord, Path] = app.job_result  # what job() returned
+            rec, root = done
         else:
-            rec, root = asyncio.run(call())
+            rec, root = asyncio.run(run_live(settings, loaded))
     except KeyboardInterrupt:
         print(f"\ninterrupted; the call was not scored (its events so far are in {out}/events.jsonl).",
               file=sys.stderr)

@@ -77,7 +77,7 @@ async def _serve_like_live(loaded: LoadedScenario, tmp_path: Path, monkeypatch: 
     path -> body (and "headers" -> every response header) of everything the browser would get."""
     import audio.live
     import sim.live
-    from sim.live import run_live
+    from sim.live import LiveRunSettings, run_live
 
     got: dict[str, str] = {}
     announced: list[str] = []
@@ -85,8 +85,8 @@ async def _serve_like_live(loaded: LoadedScenario, tmp_path: Path, monkeypatch: 
     class _Done(Exception):
         pass
 
-    async def fake_call(*, on_ready: Any, **_kw: Any) -> Any:
-        await on_ready("ws://127.0.0.1:8765")
+    async def fake_call(_settings: Any, *, hooks: Any, **_kw: Any) -> Any:
+        await hooks.on_ready("ws://127.0.0.1:8765")
         url = next(m.group(0) for a in announced if (m := re.search(r"http://127\.0\.0\.1:\d+/", a)))
         async with httpx.AsyncClient(timeout=5) as client:
             headers = []
@@ -101,8 +101,8 @@ async def _serve_like_live(loaded: LoadedScenario, tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(audio.live, "run_patient_call", fake_call)
     monkeypatch.setattr(sim.live, "PatientSimulator", lambda *_a, **_kw: None)  # the stand-in call needs none
     with pytest.raises(_Done):
-        await run_live(loaded, out=tmp_path / loaded.scenario.id, connect=None, port=8765, page=True,
-                       page_port=0, announce=announced.append)
+        await run_live(LiveRunSettings(out=tmp_path / loaded.scenario.id, connect=None, port=8765, page=True,
+                                       page_port=0), loaded, announce=announced.append)
     return got
 
 

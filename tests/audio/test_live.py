@@ -403,7 +403,7 @@ def test_a_single_call_run_reports_the_calls_own_percentiles() -> None:
 async def _call_agent(agent: Any, loaded: LoadedScenario, out: Path, *, time_limit_s: float,
                       barge_in_after_s: float | None = None, timeout_s: float) -> dict[str, Any]:
     """One live call: the patient (run_live) dials the built-in voice agent (serve_agent) on a free port."""
-    from sim.live import run_live, serve_agent
+    from sim.live import LiveRunSettings, run_live, serve_agent
 
     port = free_port()
     ready = asyncio.Event()
@@ -412,8 +412,8 @@ async def _call_agent(agent: Any, loaded: LoadedScenario, out: Path, *, time_lim
     try:
         await asyncio.wait_for(ready.wait(), 90)
         rec, root = await asyncio.wait_for(
-            run_live(loaded, out=out, connect=f"ws://127.0.0.1:{port}", time_limit_s=time_limit_s,
-                     barge_in_after_s=barge_in_after_s, announce=lambda _m: None), timeout_s)
+            run_live(LiveRunSettings(out=out, connect=f"ws://127.0.0.1:{port}", time_limit_s=time_limit_s,
+                                     barge_in_after_s=barge_in_after_s), loaded, announce=lambda _m: None), timeout_s)
         outcomes = await asyncio.wait_for(bot, 30)
     finally:
         await _stop(bot)
@@ -630,7 +630,7 @@ async def test_a_websocket_caller_streams_speech_files_to_the_patient(tmp_path: 
     from websockets.asyncio.client import connect
 
     from audio.tts import DETERMINISTIC, PiperTTS
-    from sim.live import run_live
+    from sim.live import LiveRunSettings, run_live
 
     scenario = viral_uri.scenario
     fever = next(f for f in scenario.information_tree if f.id == "fever")
@@ -652,8 +652,8 @@ async def test_a_websocket_caller_streams_speech_files_to_the_patient(tmp_path: 
 
     port = free_port()
     listening = asyncio.Event()
-    patient = asyncio.create_task(run_live(viral_uri, out=tmp_path / "run", connect=None, port=port,
-                                           connect_timeout_s=30, time_limit_s=120,
+    patient = asyncio.create_task(run_live(LiveRunSettings(out=tmp_path / "run", connect=None, port=port,
+                                                           connect_timeout_s=30, time_limit_s=120), viral_uri,
                                            on_ready=lambda _url: listening.set(), announce=lambda _m: None))
     sender = receiver = None
     try:
@@ -835,13 +835,13 @@ def test_origin_policy_accepts_loopback_pages_and_programs_only() -> None:
 
 async def _served(loaded: LoadedScenario, out: Path, **kw: Any) -> tuple[asyncio.Task[Any], int, list[str]]:
     """``run_live`` serving the patient on a free port (as ``encsim live`` does); its log lines are collected."""
-    from sim.live import run_live
+    from sim.live import LiveRunSettings, run_live
 
     port = free_port()
     ready = asyncio.Event()
     log: list[str] = []
-    task = asyncio.create_task(run_live(loaded, out=out, connect=None, port=port, on_ready=lambda _u: ready.set(),
-                                        announce=log.append, **kw))
+    task = asyncio.create_task(run_live(LiveRunSettings(out=out, connect=None, port=port, **kw), loaded,
+                                        on_ready=lambda _u: ready.set(), announce=log.append))
     await asyncio.wait_for(ready.wait(), 90)
     return task, port, log
 
@@ -1015,14 +1015,15 @@ async def test_the_voice_agent_refuses_other_sites_and_silent_connections(tmp_pa
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed
 
-    from audio.live import run_agent_bot
+    from audio.live import AgentCallSettings, CallHooks, run_agent_bot
 
     async def respond(_history: list[tuple[str, str]], _turn: int) -> str:
         raise AssertionError("no call should reach the agent")
 
     port, ready, log = free_port(), asyncio.Event(), []
-    bot = asyncio.create_task(run_agent_bot(respond=respond, port=port, on_ready=lambda _u: ready.set(),
-                                            connect_timeout_s=4, join_window_s=0.5, log=log.append))
+    bot = asyncio.create_task(run_agent_bot(AgentCallSettings(port=port, connect_timeout_s=4, join_window_s=0.5),
+                                            respond=respond, hooks=CallHooks(on_ready=lambda _u: ready.set(),
+                                                                             log=log.append)))
     try:
         await asyncio.wait_for(ready.wait(), 90)
         assert await _handshake_status(port, "https://evil.example") == 403

@@ -56,7 +56,7 @@ def _question_wav(path: Path, *, lead_silence_s: float) -> Path:
 @pytest.mark.slow
 async def test_person_calls_the_patient_from_the_page(tmp_path: Path) -> None:
     from scenarios import load_library
-    from sim.live import run_live
+    from sim.live import LiveRunSettings, run_live
 
     loaded = {s.scenario.id: s for s in load_library()}["viral_uri"]
     # the patient's opening line lasts about 9 s; the question comes after it
@@ -64,7 +64,8 @@ async def test_person_calls_the_patient_from_the_page(tmp_path: Path) -> None:
     port = _free_port_pair()
     page_url = asyncio.get_running_loop().create_future()
     call = asyncio.create_task(run_live(
-        loaded, out=tmp_path / "run", connect=None, port=port, page=True, connect_timeout_s=60, time_limit_s=120,
+        LiveRunSettings(out=tmp_path / "run", connect=None, port=port, page=True, connect_timeout_s=60,
+                        time_limit_s=120), loaded,
         on_ready=lambda _ws: page_url.set_result(f"http://127.0.0.1:{port + 1}/"), announce=lambda _m: None))
     proc = None
     try:
