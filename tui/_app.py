@@ -20,6 +20,25 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
+from review import (
+    Annotation,
+    AnnotationStore,
+    Key,
+    PollResult,
+    RunState,
+    ScenarioCatalog,
+    TaxonomyReport,
+    check_run_dir,
+    code,
+    current_suggestions,
+    describe_mode,
+    merge_modes,
+    next_severity,
+    parse_trace_id,
+    rename_mode,
+    taxonomy_file,
+    taxonomy_report,
+)
 from sim.records import (
     CodeSuggestion,
     EncSimError,
@@ -29,9 +48,6 @@ from sim.records import (
     load_run_validation,
     load_taxonomy,
 )
-from tui._annotations import Annotation, AnnotationStore, next_severity
-from tui._catalog import ScenarioCatalog
-from tui._rundir import check_run_dir
 from tui._screens import (
     CodingScreen,
     DisagreementScreen,
@@ -42,17 +58,6 @@ from tui._screens import (
     MainScreen,
     ReliabilityScreen,
     _Base,
-)
-from tui._state import Key, PollResult, RunState, parse_trace_id
-from tui._taxonomy import (
-    TaxonomyReport,
-    code,
-    current_suggestions,
-    describe_mode,
-    merge_modes,
-    rename_mode,
-    taxonomy_file,
-    taxonomy_report,
 )
 from tui._widgets import StatusLine, overview_text
 
@@ -270,7 +275,7 @@ class DashboardApp(App[Any]):
             return None
 
     def code_trace(self, tid: str, mode: str | None) -> Annotation | None:
-        """Code ``tid`` with failure mode ``mode`` (``tui.code``); None (and a status line) if it cannot be."""
+        """Code ``tid`` with failure mode ``mode`` (``review.code``); None (and a status line) if it cannot be."""
         try:
             saved = code(self.run_dir, tid, mode, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                          clock=self.clock)
@@ -283,7 +288,7 @@ class DashboardApp(App[Any]):
         return saved
 
     def code_suggestions(self) -> tuple[dict[str, CodeSuggestion], int]:
-        """The judge's suggestions still to accept (``tui.current_suggestions``) and how many are stale."""
+        """The judge's suggestions still to accept (``review.current_suggestions``) and how many are stale."""
         try:
             return current_suggestions(self.run_dir, self.saved)
         except OSError as exc:
@@ -334,7 +339,7 @@ class DashboardApp(App[Any]):
         return None
 
     def rename_failure_mode(self, old: str, new: str) -> int | None:
-        """Rename mode ``old`` to ``new`` (``tui.rename_mode``); the re-coded count, or None (and a status line)."""
+        """Rename mode ``old`` to ``new`` (``review.rename_mode``); the re-coded count, or None (and a status line)."""
         try:
             n = rename_mode(self.run_dir, old, new, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                             clock=self.clock)
@@ -346,7 +351,7 @@ class DashboardApp(App[Any]):
         return n
 
     def merge_failure_modes(self, src: str, into: str) -> int | None:
-        """Fold mode ``src`` into ``into`` (``tui.merge_modes``); the re-coded count, or None (and a status line)."""
+        """Fold mode ``src`` into ``into`` (``review.merge_modes``); the re-coded count, or None (and a status line)."""
         try:
             n = merge_modes(self.run_dir, src, into, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                             clock=self.clock)

@@ -17,9 +17,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Sparkline, Static
 
+from review import Key, PollResult, parse_trace_id
 from sim.records import CodeSuggestion, JudgeValidation
 from tui._format import MARKER_LEGEND, MARKER_STYLE, EncounterFilter, marker_text, score
-from tui._state import Key, PollResult, parse_trace_id
 from tui._widgets import (
     SUGGESTED_STYLE,
     AnnotationBar,
@@ -370,7 +370,8 @@ class CodingScreen(_Base):
     ``d``, ``p`` and ``f`` write its definition, pass example and fail example.
     A judge's suggestion (code_suggestions.jsonl) shows as "suggested: <mode>" on an uncoded annotation, never
     as a code; ``a`` accepts it (the annotation records ``code_source`` accepted_suggestion), enter or ``n``
-    codes it otherwise. Each change appends to annotations.jsonl and updates the taxonomy file (``tui._taxonomy``).
+    codes it otherwise. Each change appends to annotations.jsonl and updates the taxonomy file (``review.code``,
+    ``review.rename_mode``, ``review.merge_modes``, ``review.describe_mode``).
     """
 
     AUTO_FOCUS = "#coding-list"
@@ -648,7 +649,7 @@ class CodingScreen(_Base):
 class DisagreementScreen(_Base):
     """Per failure-mode judge (judge_validation.json), the dev and test traces where judge and people disagree.
 
-    People's label is derived from the annotations now (``tui.mode_label``); the judge said the opposite.
+    People's label is derived from the annotations now (``review.mode_label``); the judge said the opposite.
     Enter opens the trace's transcript (the encounter screen).
     """
 

@@ -19,9 +19,9 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from review import Encounter
 from scenarios import Scenario
 from tui._format import score
-from tui._state import Encounter
 
 
 def _revealed_at(turns: Sequence[Any]) -> dict[str, int]:

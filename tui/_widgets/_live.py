@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
+from review import Encounter
 from sim.records import percentile
-from tui._state import Encounter
 from tui._widgets._table import RowTable
 
 

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from review._rundir import RunWatchError, check_run_dir
+from review._state import RunState, parse_trace_id
 from sim.records import RunLayout
-from tui._rundir import RunWatchError, check_run_dir
-from tui._state import RunState, parse_trace_id
 
 SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
 VERDICTS: tuple[str, ...] = ("pass", "fail")

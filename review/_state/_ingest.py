@@ -14,7 +14,7 @@ A results line supersedes an earlier one for the same ``(scenario_id, k)``; a re
 than the encounter's latest ``encounter_started`` (an error being retried) does not end that retry.
 
 What is read is kept as it arrives: per encounter (``Encounter``) its status, composite, transcript,
-live-call events, worst-of-K and gate flags, and, for the views (``tui._state._view``), counters kept
+live-call events, worst-of-K and gate flags, and, for the views (``review._state._view``), counters kept
 incrementally so a poll costs O(new lines): final and error counts, sums of composites overall and
 per scenario, the encounters finished since run_started, and the worst encounter of each scenario.
 """
@@ -28,6 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from review._catalog import ScenarioCatalog
+from review._state._encounter import FINAL_STATUSES, Encounter, Key, Status
 from scorers import Summary
 from sim.records import (
     EncounterFailed,
@@ -46,8 +48,6 @@ from sim.records import (
     display_json,
     parse_event,
 )
-from tui._catalog import ScenarioCatalog
-from tui._state._encounter import FINAL_STATUSES, Encounter, Key, Status
 
 MAX_WARNINGS = 50
 """How many warning strings are kept (the count ``skipped`` is exact)."""
