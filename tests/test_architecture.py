@@ -4,6 +4,7 @@
 - Importing a record type, the scorers or the dashboard never loads the code that drives an encounter.
 - Only the dashboard loads Textual: not the review data (``review``), nor the commands that use it without the
   dashboard (``encsim annotations``, ``encsim judges``).
+- No import cycle among the modules of ``review`` or ``tui``, TYPE_CHECKING imports included.
 """
 
 from __future__ import annotations
@@ -71,6 +72,17 @@ def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, 
     assert face in modules
     bad = [m for m in modules if any(m == n or m.startswith(n + ".") for n in never)]
     assert bad == [], f"import {face} loaded {bad}"
+
+
+@pytest.mark.parametrize("package", ["review", "tui"])
+def test_no_import_cycle_among_a_package_s_modules(package: str) -> None:
+    """Not even through imports under TYPE_CHECKING, which grimp counts: a screen reaches the dashboard's app
+    through the ``tui._dashboard.Dashboard`` protocol, never by importing ``tui._app``."""
+    graph = grimp.build_graph(package, cache_dir=None)
+    cycles = sorted(f"{m} -> {i} -> ... -> {m}" for m in graph.modules
+                    for i in graph.find_modules_directly_imported_by(m)
+                    if i in graph.modules and graph.find_shortest_chain(importer=i, imported=m) is not None)
+    assert cycles == []
 
 
 def _import_statements(path: Path) -> list[str]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -48,7 +48,9 @@ from sim.records import (
     load_run_validation,
     load_taxonomy,
 )
+from tui._dashboard import Dashboard
 from tui._screens import (
+    BaseScreen,
     CodingScreen,
     DisagreementScreen,
     EncounterScreen,
@@ -57,7 +59,6 @@ from tui._screens import (
     LiveScreen,
     MainScreen,
     ReliabilityScreen,
-    _Base,
 )
 from tui._widgets import StatusLine, overview_text
 
@@ -163,7 +164,7 @@ class DashboardApp(App[Any]):
             res.overview = True  # throughput, ETA and elapsed move with the clock
         if res.any and self.is_running:  # not while Textual prunes the screens on exit
             for screen in self.screen_stack:
-                if isinstance(screen, _Base) and screen.is_mounted:
+                if isinstance(screen, BaseScreen) and screen.is_mounted:
                     screen.refresh_state(res)
         self._maybe_show_live()
         return res
@@ -401,7 +402,7 @@ class DashboardApp(App[Any]):
             return
         self.push_screen(EncounterScreen(key))
 
-    def _push_once(self, kind: type[_Base]) -> None:
+    def _push_once(self, kind: type[BaseScreen]) -> None:
         if isinstance(self.screen, kind):
             return
         for screen in self.screen_stack:
@@ -453,3 +454,7 @@ class DashboardApp(App[Any]):
             self.set_status("⚠ " + "; ".join(reasons) + ". Press q again to quit.")
             return
         self.exit(self.job_result)
+
+
+if TYPE_CHECKING:
+    _SCREENS_SEE: type[Dashboard] = DashboardApp  # mypy checks that the app is what the screens use of it
