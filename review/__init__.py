@@ -34,6 +34,7 @@ from review._state import (
     RunState,
     RunView,
     Status,
+    TranscriptTurn,
     parse_trace_id,
     trace_id,
 )
@@ -53,7 +54,7 @@ from review._taxonomy import (
 __all__ = [
     "FINAL_STATUSES", "MAX_WARNINGS", "SEVERITIES", "Annotation", "AnnotationStore", "Encounter", "Key", "Marker",
     "ModeRow", "PollResult", "RunIngest", "RunState", "RunView", "RunWatchError", "ScenarioCatalog", "Status",
-    "TaxonomyReport", "check_run_dir", "code", "current_suggestions", "describe_mode", "export_annotations",
-    "merge_modes", "mode_label", "newest_run", "next_severity", "parse_trace_id", "rename_mode", "taxonomy_file",
-    "taxonomy_report", "trace_id",
+    "TaxonomyReport", "TranscriptTurn", "check_run_dir", "code", "current_suggestions", "describe_mode",
+    "export_annotations", "merge_modes", "mode_label", "newest_run", "next_severity", "parse_trace_id", "rename_mode",
+    "taxonomy_file", "taxonomy_report", "trace_id",
 ]

@@ -16,6 +16,7 @@ from review._state._encounter import (
     Key,
     Marker,
     Status,
+    TranscriptTurn,
     parse_trace_id,
     trace_id,
 )
@@ -25,5 +26,5 @@ from review._state._view import RunView
 
 __all__ = [
     "FINAL_STATUSES", "MAX_WARNINGS", "Encounter", "Key", "Marker", "PollResult", "RunIngest", "RunState", "RunView",
-    "Status", "parse_trace_id", "trace_id",
+    "Status", "TranscriptTurn", "parse_trace_id", "trace_id",
 ]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -36,6 +35,7 @@ from sim.records import (
     EncounterFinished,
     EncounterRecord,
     EncounterStarted,
+    Event,
     LatencyMeasured,
     OverlapDetected,
     RunFinished,
@@ -300,7 +300,7 @@ class RunIngest:
             self.scenario_sums[sid] = self.scenario_sums.get(sid, 0.0) + sign * enc.composite
             self.scenario_counts[sid] = self.scenario_counts.get(sid, 0) + sign
 
-    def _apply_event(self, ev: Any, res: PollResult, touched: set[str]) -> None:
+    def _apply_event(self, ev: Event, res: PollResult, touched: set[str]) -> None:
         if isinstance(ev, RunStarted):
             self.started = ev
             self.finished = None

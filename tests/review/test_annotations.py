@@ -80,3 +80,9 @@ def test_export_errors_name_the_path_and_the_fix(batch_dir: Path, tmp_path: Path
         export_annotations(tmp_path / "missing", tmp_path / "x.csv")
     with pytest.raises(RunWatchError, match=r"annotations\.jsonl: no annotations yet\. Review the run first"):
         export_annotations(batch_dir, tmp_path / "x.csv")
+
+
+def test_the_export_columns_are_the_rows_fields() -> None:
+    from review._annotations import EXPORT_COLUMNS, ExportRow
+
+    assert list(ExportRow.__annotations__) == list(EXPORT_COLUMNS)
