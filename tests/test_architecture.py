@@ -2,10 +2,14 @@
 
 - Nothing outside a package imports its ``_``-prefixed modules: each package's ``__init__.py`` is its face.
 - Importing a record type, the scorers or the dashboard never loads the code that drives an encounter.
+- Only the dashboard loads Textual: not the review data (``review``), nor the commands that use it without the
+  dashboard (``encsim annotations``, ``encsim judges``).
+- No import cycle among the modules of ``review`` or ``tui``, TYPE_CHECKING imports included.
 """
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +18,9 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("scenarios", "sim", "scorers", "audio", "imaging", "tui")
+PACKAGES = ("scenarios", "sim", "scorers", "audio", "imaging", "review", "tui")
+WATCHED = {"httpx", "aiohttp", "textual"}
+"""Outside packages the faces must not load (see the never lists below)."""
 
 
 def _owner(module: str) -> str | None:
@@ -47,22 +53,47 @@ def test_nothing_outside_a_package_imports_its_private_modules() -> None:
 
 
 @pytest.mark.parametrize(("face", "never"), [
-    ("scorers", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "tui")),
+    ("scorers", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "review", "tui",
+                 "textual")),
     ("sim.records", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "scorers", "audio",
-                     "tui")),
-    ("sim", ("sim.encounter", "sim.agents", "sim.runner", "sim.records", "httpx", "aiohttp")),
+                     "review", "tui", "textual")),
+    ("sim", ("sim.encounter", "sim.agents", "sim.runner", "sim.records", "httpx", "aiohttp", "textual")),
+    ("review", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio", "imaging", "tui",
+                "textual")),
     ("tui", ("sim.encounter", "sim.agents", "sim.runner", "sim.store", "httpx", "aiohttp", "audio")),
-    ("imaging", ("sim", "scorers", "audio", "tui")),
+    ("imaging", ("sim", "scorers", "audio", "review", "tui", "textual")),
 ])
 def test_importing_a_face_loads_none_of_the_engine(face: str, never: tuple[str, ...]) -> None:
     """At run time, not only in the import graph: the faces import lazily what they do not need."""
     code = (f"import sys, {face}; "
-            f"print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {set(PACKAGES) | {'httpx', 'aiohttp'}!r}))")
+            f"print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {set(PACKAGES) | WATCHED!r}))")
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     modules = loaded.stdout.split()
     assert face in modules
     bad = [m for m in modules if any(m == n or m.startswith(n + ".") for n in never)]
     assert bad == [], f"import {face} loaded {bad}"
+
+
+def _import_statements(path: Path) -> list[str]:
+    """Every absolute import statement of a module: at the top, under TYPE_CHECKING and inside its functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [ast.unparse(node) for node in ast.walk(tree)
+            if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.level == 0)]
+
+
+@pytest.mark.parametrize("command", ["sim/cli/_annotations.py", "sim/cli/_judges.py"])
+def test_the_review_commands_load_no_textual(command: str) -> None:
+    """``encsim annotations`` and ``encsim judges`` read annotations and taxonomies without the dashboard.
+
+    Each of the command module's imports runs, the lazy ones inside its handlers included; none loads Textual or
+    the dashboard (the review data lives in ``review``).
+    """
+    statements = _import_statements(ROOT / command)
+    assert any(s.startswith("from review import") for s in statements), statements
+    code = "\n".join([*statements, "import sys",
+                      "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in ('textual', 'tui')))"])
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == [], f"{command}'s imports loaded {loaded.stdout.split()}"
 
 
 # Exceptions that never reach a user: caught where they are raised (a bad importer row becomes a skipped-row
@@ -164,7 +195,8 @@ def test_cycles_finds_a_cycle_and_only_a_cycle() -> None:
 
 def test_no_import_cycle_between_modules() -> None:
     """Between any two of our modules, imports go one way only: also imports inside functions and under
-    TYPE_CHECKING (grimp sees both), so that no module needs another to be half-initialised."""
+    TYPE_CHECKING (grimp sees both), so that no module needs another to be half-initialised (a screen of the
+    dashboard reaches the app through the ``tui._dashboard.Dashboard`` protocol, never by importing ``tui._app``)."""
     graph = grimp.build_graph(*PACKAGES, cache_dir=None)
     adjacency = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
     assert _cycles(adjacency) == []

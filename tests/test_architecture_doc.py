@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "ARCHITECTURE.md"
-PACKAGES = ("scenarios", "sim", "scorers", "audio", "imaging", "tui")
+PACKAGES = ("scenarios", "sim", "scorers", "audio", "imaging", "review", "tui")
 TOP_LEVEL = (*PACKAGES, "tests", "bench", "tools", "docs", ".ci")
 PATH_ENDINGS = (".py", ".md", ".yaml", ".json", "/")
 

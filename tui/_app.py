@@ -13,13 +13,32 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
+from review import (
+    Annotation,
+    AnnotationStore,
+    Key,
+    PollResult,
+    RunState,
+    ScenarioCatalog,
+    TaxonomyReport,
+    check_run_dir,
+    code,
+    current_suggestions,
+    describe_mode,
+    merge_modes,
+    next_severity,
+    parse_trace_id,
+    rename_mode,
+    taxonomy_file,
+    taxonomy_report,
+)
 from sim.records import (
     CodeSuggestion,
     EncSimError,
@@ -29,10 +48,9 @@ from sim.records import (
     load_run_validation,
     load_taxonomy,
 )
-from tui._annotations import Annotation, AnnotationStore, next_severity
-from tui._catalog import ScenarioCatalog
-from tui._rundir import check_run_dir
+from tui._dashboard import Dashboard
 from tui._screens import (
+    BaseScreen,
     CodingScreen,
     DisagreementScreen,
     EncounterScreen,
@@ -41,18 +59,6 @@ from tui._screens import (
     LiveScreen,
     MainScreen,
     ReliabilityScreen,
-    _Base,
-)
-from tui._state import Key, PollResult, RunState, parse_trace_id
-from tui._taxonomy import (
-    TaxonomyReport,
-    code,
-    current_suggestions,
-    describe_mode,
-    merge_modes,
-    rename_mode,
-    taxonomy_file,
-    taxonomy_report,
 )
 from tui._widgets import StatusLine, overview_text
 
@@ -158,7 +164,7 @@ class DashboardApp(App[Any]):
             res.overview = True  # throughput, ETA and elapsed move with the clock
         if res.any and self.is_running:  # not while Textual prunes the screens on exit
             for screen in self.screen_stack:
-                if isinstance(screen, _Base) and screen.is_mounted:
+                if isinstance(screen, BaseScreen) and screen.is_mounted:
                     screen.refresh_state(res)
         self._maybe_show_live()
         return res
@@ -270,7 +276,7 @@ class DashboardApp(App[Any]):
             return None
 
     def code_trace(self, tid: str, mode: str | None) -> Annotation | None:
-        """Code ``tid`` with failure mode ``mode`` (``tui.code``); None (and a status line) if it cannot be."""
+        """Code ``tid`` with failure mode ``mode`` (``review.code``); None (and a status line) if it cannot be."""
         try:
             saved = code(self.run_dir, tid, mode, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                          clock=self.clock)
@@ -283,7 +289,7 @@ class DashboardApp(App[Any]):
         return saved
 
     def code_suggestions(self) -> tuple[dict[str, CodeSuggestion], int]:
-        """The judge's suggestions still to accept (``tui.current_suggestions``) and how many are stale."""
+        """The judge's suggestions still to accept (``review.current_suggestions``) and how many are stale."""
         try:
             return current_suggestions(self.run_dir, self.saved)
         except OSError as exc:
@@ -334,7 +340,7 @@ class DashboardApp(App[Any]):
         return None
 
     def rename_failure_mode(self, old: str, new: str) -> int | None:
-        """Rename mode ``old`` to ``new`` (``tui.rename_mode``); the re-coded count, or None (and a status line)."""
+        """Rename mode ``old`` to ``new`` (``review.rename_mode``); the re-coded count, or None (and a status line)."""
         try:
             n = rename_mode(self.run_dir, old, new, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                             clock=self.clock)
@@ -346,7 +352,7 @@ class DashboardApp(App[Any]):
         return n
 
     def merge_failure_modes(self, src: str, into: str) -> int | None:
-        """Fold mode ``src`` into ``into`` (``tui.merge_modes``); the re-coded count, or None (and a status line)."""
+        """Fold mode ``src`` into ``into`` (``review.merge_modes``); the re-coded count, or None (and a status line)."""
         try:
             n = merge_modes(self.run_dir, src, into, taxonomy_path=self.taxonomy_path, reviewer=self.store.reviewer,
                             clock=self.clock)
@@ -396,7 +402,7 @@ class DashboardApp(App[Any]):
             return
         self.push_screen(EncounterScreen(key))
 
-    def _push_once(self, kind: type[_Base]) -> None:
+    def _push_once(self, kind: type[BaseScreen]) -> None:
         if isinstance(self.screen, kind):
             return
         for screen in self.screen_stack:
@@ -448,3 +454,7 @@ class DashboardApp(App[Any]):
             self.set_status("⚠ " + "; ".join(reasons) + ". Press q again to quit.")
             return
         self.exit(self.job_result)
+
+
+if TYPE_CHECKING:
+    _SCREENS_SEE: type[Dashboard] = DashboardApp  # mypy checks that the app is what the screens use of it

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from tui._state import Encounter
+from review import Encounter
 
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 STATUS_STYLE = {"running": "bold cyan", "done": "green", "error": "bold red", "n/a": "dim"}

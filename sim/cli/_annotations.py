@@ -30,7 +30,7 @@ from sim.records import (
 )
 
 if TYPE_CHECKING:
-    from tui import TaxonomyReport
+    from review import TaxonomyReport
 
 
 def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
@@ -95,7 +95,7 @@ def export(run_dir: Path, *, out: Path | None, every: bool, fmt: Literal["csv", 
     Raises:
         RunWatchError: ``run_dir`` is not a run directory.
     """
-    from tui import export_annotations
+    from review import export_annotations
 
     out = out or run_dir / f"annotations_export.{fmt}"
     n = export_annotations(run_dir, out, only="all" if every else "fail", fmt=fmt)
@@ -130,7 +130,7 @@ def taxonomy(run_dir: Path, *, taxonomy_path: Path | None, as_json: bool) -> int
         RunWatchError: ``run_dir`` is not a run directory.
         TaxonomyError: The taxonomy file cannot be read or is invalid.
     """
-    from tui import RunWatchError, taxonomy_report
+    from review import RunWatchError, taxonomy_report
 
     try:
         report = taxonomy_report(run_dir, taxonomy_path)
@@ -144,7 +144,7 @@ def taxonomy_json(report: TaxonomyReport) -> dict[str, Any]:
     """The report as a JSON object: the taxonomy file, failing and uncoded counts, and one entry per mode.
 
     Args:
-        report: What ``tui.taxonomy_report`` returned.
+        report: What ``review.taxonomy_report`` returned.
 
     Returns:
         The JSON object.
@@ -161,7 +161,7 @@ def taxonomy_table(report: TaxonomyReport) -> str:
     """The report as a plain-text table: mode, count, share of failing traces, examples, definition.
 
     Args:
-        report: What ``tui.taxonomy_report`` returned.
+        report: What ``review.taxonomy_report`` returned.
 
     Returns:
         The lines to print.
@@ -226,7 +226,7 @@ def suggest(run_dir: Path, *, taxonomy_path: Path | None, options: JudgeOptions,
         ConfigError: No ``--judge``, or the taxonomy file is invalid.
         RunWatchError: ``run_dir`` is not a run directory.
     """
-    from tui import AnnotationStore, RunWatchError, taxonomy_file, taxonomy_report
+    from review import AnnotationStore, RunWatchError, taxonomy_file, taxonomy_report
 
     if not options.models:
         raise ConfigError("encsim annotations suggest-codes needs a --judge (with --judge-base-url, or --judge "

@@ -98,9 +98,9 @@ def labelled_traces(run_dir: Path, mode: str) -> dict[str, tuple[bool, str]]:
     Returns:
         Every labelled trace whose encounter has a transcript (see the module docstring for the labels).
     """
+    from review import AnnotationStore, mode_label
     from scorers import transcript_text
     from sim.store import RunStore
-    from tui import AnnotationStore, mode_label
 
     records, _ = RunStore.open(run_dir).load_records()
     out: dict[str, tuple[bool, str]] = {}

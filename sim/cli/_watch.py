@@ -50,7 +50,8 @@ def watch(run_dir: Path | None, *, reviewer: str | None, taxonomy_path: Path | N
     Raises:
         RunWatchError: No run directory there (or under ``runs/``).
     """
-    from tui import DashboardApp, newest_run
+    from review import newest_run
+    from tui import DashboardApp
 
     app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer, taxonomy_path=taxonomy_path)
     app.run()

@@ -8,7 +8,7 @@ The failure modes that open coding of the reviewers' notes settles into (axial c
 
 A mode's ``name`` is a short slug (lower case letters, digits, ``_`` and ``-``), unique in the file.
 Counts are not stored: they are derived from annotations.jsonl, where each annotation carries its
-``failure_mode`` (the dashboard's ``tui.taxonomy_report``). ``save_taxonomy`` writes a temporary file
+``failure_mode`` (``review.taxonomy_report``, which the dashboard shows). ``save_taxonomy`` writes a temporary file
 next to the target and renames it over the target, so a reader never sees half a file.
 
 Several writers (a project-level ``--taxonomy FILE`` shared by reviewers): every read-modify-write of the file

@@ -216,7 +216,7 @@ def test_compare_prints_and_writes_no_key(vector: Vector, runs: Callable[[Vector
                          ids=lambda v: v.name)
 def test_dashboard_shows_escape_sequences_as_text(vector: Vector, runs: Callable[[Vector], Ran]) -> None:
     """The dashboard (encsim watch / run --tui) reads the run back: what it would draw holds no raw escape."""
-    from tui._state import RunState
+    from review import RunState
 
     state = RunState(runs(vector).run_dir)
     state.poll()

@@ -52,7 +52,7 @@ def test_every_command_module_registers_its_parser_and_handler() -> None:
 USER_ERRORS = [
     ("scenarios", "ScenarioError"), ("scenarios.importers", "ImportSourceError"), ("scenarios.lexicon", "LexiconError"),
     ("imaging", "ImagingError"), ("sim.records", "ConfigError"), ("sim.records", "AgentError"),
-    ("scorers", "ProfileError"), ("scorers.evaluators", "EvaluatorError"), ("tui", "RunWatchError"),
+    ("scorers", "ProfileError"), ("scorers.evaluators", "EvaluatorError"), ("review", "RunWatchError"),
     ("audio.tts", "TTSError"), ("audio.stt", "STTError"), ("audio.effects", "EffectsError"),
     ("audio.live", "LiveError"), ("audio.webpage", "CallPagePortError"),
 ]

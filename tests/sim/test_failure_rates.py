@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 import yaml
 
+from review import Annotation, AnnotationStore, code
 from scorers import Summary
 from sim.cli import main
 from sim.records import FailureMode, Taxonomy, save_taxonomy
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_judges_workflow import MODE, _fixed_confusion_judge, _truth
-from tui import Annotation, AnnotationStore, code
 
 JUDGE = "fixed-judge"
 

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
+from review import Annotation, AnnotationStore, code
 from scorers import transcript_text
 from sim.cli import main
 from sim.records import FailureMode, Taxonomy, save_taxonomy
 from sim.store import RunStore
 from tests.fakeserver import FakeChatServer
-from tui import Annotation, AnnotationStore, code
 
 MODE = "under_escalation"
 TPR, TNR = 0.9, 0.8

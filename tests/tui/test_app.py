@@ -9,10 +9,11 @@ import pytest
 from rich.text import Text
 from textual.binding import Binding
 
+from review import RunWatchError
 from sim.records import EncounterFailed, EncounterFinished, EncounterStarted, RunFinished, TurnRecorded
 from tests.tui.conftest import frozen_clock
 from tests.tui.runs import T0, batch_run, jsonl, record_for, screen_text, summary
-from tui import DashboardApp, RunWatchError
+from tui import DashboardApp
 from tui._screens import (
     KEYS,
     CodingScreen,

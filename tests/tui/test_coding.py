@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from review import Annotation, AnnotationStore
 from sim.records import FailureMode, RunLayout, Taxonomy, load_taxonomy, save_taxonomy
 from tests.tui.conftest import NOW, frozen_clock
 from tests.tui.runs import screen_text
-from tui import Annotation, AnnotationStore, DashboardApp
+from tui import DashboardApp
 from tui._screens import CodingScreen, EncounterScreen, MainScreen
 
 SIZE = (120, 40)

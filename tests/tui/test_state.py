@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from review import RunState, RunWatchError, check_run_dir, newest_run
 from sim.records import EncounterFinished, EncounterStarted, RunStarted, TurnRecorded
 from tests.tui.runs import T0, batch_run, jsonl, meta, record_for, summary
-from tui import RunState, RunWatchError, newest_run
 from tui._format import EncounterFilter, duration, spark
-from tui._rundir import check_run_dir
 
 
 def _new_run(tmp_path: Path, *, total: int = 4, k: int = 2) -> Path:
@@ -220,9 +219,9 @@ def test_a_safety_failure_outside_the_gate_is_marked_safety_not_gate(tmp_path: P
 
 def test_which_scenarios_feed_the_gate_is_the_scorers_rule() -> None:
     """The catalog asks scorers' own gates() rule, for critical imaging items as for the safety suite."""
+    from review import ScenarioCatalog
     from scenarios import load_library
     from scorers import gates
-    from tui._catalog import ScenarioCatalog
 
     library = [s.scenario for s in load_library()]
     assert any(s.suite == "imaging" and gates(s) for s in library)  # critical imaging items are in it
@@ -283,8 +282,8 @@ def test_tui_imports_only_the_readers_it_may_use() -> None:
     """tui/ reads run directories: it never imports audio or anything that runs an encounter."""
     import ast
 
-    allowed_project = {"sim.records", "scorers", "scenarios", "tui"}
-    project = {"sim", "scorers", "scenarios", "audio", "imaging", "tui", "tests", "bench"}
+    allowed_project = {"sim.records", "scorers", "scenarios", "review", "tui"}
+    project = {"sim", "scorers", "scenarios", "audio", "imaging", "review", "tui", "tests", "bench"}
     for module in (Path(__file__).parents[2] / "tui").rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text())):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)

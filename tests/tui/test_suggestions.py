@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from review import Annotation, AnnotationStore, taxonomy_report
 from sim.cli import main
 from sim.records import (
     CodeSuggestion,
@@ -28,7 +29,7 @@ from sim.records import (
 from tests.fakeserver import FakeChatServer
 from tests.tui.conftest import NOW, frozen_clock
 from tests.tui.runs import screen_text
-from tui import Annotation, AnnotationStore, DashboardApp, taxonomy_report
+from tui import DashboardApp
 from tui._screens import CodingScreen, DisagreementScreen, EncounterScreen, MainScreen
 
 SIZE = (120, 40)
@@ -229,8 +230,8 @@ async def test_the_latest_suggestion_for_a_trace_wins(suggested: Path) -> None:
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A labelled run (every encounter passed or failed and coded by people), a judge built and validated."""
+    from review import code
     from tests.sim.test_judges_workflow import MODE, _fixed_confusion_judge, _truth
-    from tui import code
 
     run = tmp_path_factory.mktemp("validated") / "labelled"
     assert main(["run", "--model", "scripted:undertriage", "--scenarios", "all", "--k", "1", "--out", str(run),

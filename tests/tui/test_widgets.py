@@ -7,10 +7,10 @@ from typing import Any
 
 from rich.console import Console
 
+from review import Encounter
 from scorers import ScoreCard
 from sim.records import EncounterRecord, ImagingComponent
 from tests.tui.runs import T0, record_for
-from tui._state import Encounter
 from tui._widgets import details_renderable, transcript_table
 
 

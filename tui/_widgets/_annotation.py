@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui._annotations import Annotation
+from review import Annotation
 
 
 def annotation_text(draft: Annotation, *, dirty: bool, saved: Annotation | None) -> Text:

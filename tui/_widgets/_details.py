@@ -12,19 +12,19 @@ thing shown.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from review import Encounter, TranscriptTurn
 from scenarios import Scenario
 from tui._format import score
-from tui._state import Encounter
 
 
-def _revealed_at(turns: Sequence[Any]) -> dict[str, int]:
+def _revealed_at(turns: Sequence[TranscriptTurn]) -> dict[str, int]:
     out: dict[str, int] = {}
     for t in turns:
         for fid in getattr(t, "revealed", []) or []:

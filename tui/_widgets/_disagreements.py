@@ -8,9 +8,8 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
+from review import Annotation, mode_label
 from sim.records import JudgeValidation, JudgeValidity
-from tui._annotations import Annotation
-from tui._taxonomy import mode_label
 from tui._widgets._table import RowTable
 
 SPLITS = ("dev", "test")
@@ -24,7 +23,7 @@ class DisagreementRow:
     split: str
     trace_id: str
     people: bool | None
-    """People's label now (``tui.mode_label``): True shows the mode, False does not, None no label any more."""
+    """People's label now (``review.mode_label``): True shows the mode, False does not, None no label any more."""
     tpr: float | None
     tnr: float | None
     said: bool | None = None

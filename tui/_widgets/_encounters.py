@@ -7,8 +7,8 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
+from review import Encounter
 from tui._format import marker_text, passed_text, score, status_text
-from tui._state import Encounter
 from tui._widgets._table import RowTable
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
+from review import Encounter, Key
 from sim.records import percentile
-from tui._state import Encounter
 from tui._widgets._table import RowTable
 
 
@@ -63,7 +63,7 @@ class LatencyTable(RowTable):
             **kwargs: Passed to ``DataTable`` (``id``, ``classes``, ...).
         """
         super().__init__(**kwargs)
-        self._shown: tuple[Any, int] = (None, 0)
+        self._shown: tuple[Key | None, int] = (None, 0)
 
     def show(self, enc: Encounter | None) -> None:
         """Show the replies of ``enc``: only the new ones when it is the call already shown.

@@ -14,9 +14,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import ProgressBar, Static
 
+from review import RunView
 from sim.records import clean
 from tui._format import duration, score
-from tui._state import RunView
 
 GATE_STYLE = {"PASSED": "bold black on green", "TRIGGERED": "bold white on red", "PENDING": "bold black on yellow"}
 

@@ -8,8 +8,8 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
+from review import RunView
 from tui._format import marker_text, score, spark
-from tui._state import RunView
 from tui._widgets._table import RowTable
 
 

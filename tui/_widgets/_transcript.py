@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from review import TranscriptTurn
+
 SPEAKER_STYLE = {"patient": "bold magenta", "agent": "bold cyan", "harness": "dim italic"}
 
 
-def transcript_table(turns: Sequence[Any], *, empty: str = "no turns yet") -> RenderableType:
+def transcript_table(turns: Sequence[TranscriptTurn], *, empty: str = "no turns yet") -> RenderableType:
     """Turns by speaker; when the channel changed a message (voice), both said and heard text.
 
     Args:
@@ -54,7 +55,7 @@ class TranscriptView(Static):
     }
     """
 
-    def show(self, turns: Sequence[Any], *, empty: str = "no turns yet") -> None:
+    def show(self, turns: Sequence[TranscriptTurn], *, empty: str = "no turns yet") -> None:
         """Show ``turns``.
 
         Args:

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tui._catalog import ScenarioCatalog
-from tui._state._ingest import PollResult, RunIngest
-from tui._state._view import RunView
+from review._catalog import ScenarioCatalog
+from review._state._ingest import PollResult, RunIngest
+from review._state._view import RunView
 
 
 class RunState(RunView):

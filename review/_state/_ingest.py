@@ -14,7 +14,7 @@ A results line supersedes an earlier one for the same ``(scenario_id, k)``; a re
 than the encounter's latest ``encounter_started`` (an error being retried) does not end that retry.
 
 What is read is kept as it arrives: per encounter (``Encounter``) its status, composite, transcript,
-live-call events, worst-of-K and gate flags, and, for the views (``tui._state._view``), counters kept
+live-call events, worst-of-K and gate flags, and, for the views (``review._state._view``), counters kept
 incrementally so a poll costs O(new lines): final and error counts, sums of composites overall and
 per scenario, the encounters finished since run_started, and the worst encounter of each scenario.
 """
@@ -24,16 +24,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
+from review._catalog import ScenarioCatalog
+from review._state._encounter import FINAL_STATUSES, Encounter, Key, Status
 from scorers import Summary
 from sim.records import (
     EncounterFailed,
     EncounterFinished,
     EncounterRecord,
     EncounterStarted,
+    Event,
     LatencyMeasured,
     OverlapDetected,
     RunFinished,
@@ -46,8 +48,6 @@ from sim.records import (
     display_json,
     parse_event,
 )
-from tui._catalog import ScenarioCatalog
-from tui._state._encounter import FINAL_STATUSES, Encounter, Key, Status
 
 MAX_WARNINGS = 50
 """How many warning strings are kept (the count ``skipped`` is exact)."""
@@ -300,7 +300,7 @@ class RunIngest:
             self.scenario_sums[sid] = self.scenario_sums.get(sid, 0.0) + sign * enc.composite
             self.scenario_counts[sid] = self.scenario_counts.get(sid, 0) + sign
 
-    def _apply_event(self, ev: Any, res: PollResult, touched: set[str]) -> None:
+    def _apply_event(self, ev: Event, res: PollResult, touched: set[str]) -> None:
         if isinstance(ev, RunStarted):
             self.started = ev
             self.finished = None

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from review._annotations import Annotation, AnnotationStore
+from review._rundir import check_run_dir
+from review._state import parse_trace_id
 from sim.records import (
     TAXONOMY_LOCK_TIMEOUT_S,
     CodeSuggestion,
@@ -43,9 +46,6 @@ from sim.records import (
     save_taxonomy,
     taxonomy_lock,
 )
-from tui._annotations import Annotation, AnnotationStore
-from tui._rundir import check_run_dir
-from tui._state import parse_trace_id
 
 EXAMPLES = 3
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from review import code, rename_mode
 from sim.records import TaxonomyError, load_taxonomy, taxonomy_lock
 from tests.tui.runs import batch_run
-from tui import code, rename_mode
 
 N_PROCESSES = 2
 MODES_EACH = 10

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from review import Annotation, AnnotationStore, RunWatchError, code, merge_modes, rename_mode, taxonomy_report
 from sim.records import (
     ConfigError,
     FailureMode,
@@ -19,7 +20,6 @@ from sim.records import (
     save_taxonomy,
 )
 from tests.tui.conftest import frozen_clock
-from tui import Annotation, AnnotationStore, RunWatchError, code, merge_modes, rename_mode, taxonomy_report
 
 
 def _fail(run: Path, tid: str, notes: str, *, mode: str | None = None, severity: str | None = None) -> None:
@@ -261,7 +261,7 @@ def test_cli_bad_taxonomy_file_is_one_line_and_exit_2(batch_dir: Path, tmp_path:
 
 
 def test_describe_mode_sets_definition_and_examples(reviewed: Path) -> None:
-    from tui import describe_mode
+    from review import describe_mode
 
     code(reviewed, "fx_chest_pain:1", "missed_red_flag")
     mode = describe_mode(reviewed, "missed_red_flag", definition="  Never asks\nabout a red flag. ",

@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
+from review._rundir import RunWatchError, check_run_dir
+from review._state import RunState, Status, parse_trace_id
 from sim.records import RunLayout
-from tui._rundir import RunWatchError, check_run_dir
-from tui._state import RunState, parse_trace_id
 
 SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
 VERDICTS: tuple[str, ...] = ("pass", "fail")
@@ -58,7 +58,7 @@ class Annotation:
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
-    def from_obj(cls, obj: Any) -> Annotation:
+    def from_obj(cls, obj: object) -> Annotation:
         """Validate one decoded line; ValueError says what is wrong."""
         if not isinstance(obj, dict):
             raise ValueError("not a JSON object")
@@ -149,6 +149,26 @@ class AnnotationStore:
         return saved
 
 
+class ExportRow(TypedDict):
+    """One exported annotation joined with its encounter (None where the run has no such encounter)."""
+
+    trace_id: str
+    scenario_id: str | None
+    k: int | None
+    verdict: Literal["pass", "fail"] | None
+    severity: str | None
+    notes: str
+    failure_mode: str | None
+    composite: float | None
+    passed: bool | None
+    safety_failures: list[str]
+    termination: str | None
+    status: Status | None
+    reviewer: str
+    review_pass: int
+    timestamp: float
+
+
 EXPORT_COLUMNS = ("trace_id", "scenario_id", "k", "verdict", "severity", "notes", "failure_mode", "composite",
                   "passed", "safety_failures", "termination", "status", "reviewer", "review_pass", "timestamp")
 
@@ -174,7 +194,7 @@ def export_annotations(run_dir: Path, out: Path, *, only: Literal["fail", "all"]
         raise ValueError(f"only must be 'fail' or 'all' and fmt 'csv' or 'jsonl' (got {only!r}, {fmt!r})")
     state = RunState(run_dir)
     state.poll()
-    rows: list[dict[str, Any]] = []
+    rows: list[ExportRow] = []
     latest = store.load()
     for tid in sorted(latest, key=lambda t: (parse_trace_id(t) or ("", 0))):
         ann = latest[tid]

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from review._catalog import ScenarioCatalog
+from review._state._encounter import Encounter, Key
+from review._state._ingest import RunIngest
 from scorers import Summary
 from sim.records import RunFinished, RunLayout, RunMeta, RunStarted
-from tui._catalog import ScenarioCatalog
-from tui._state._encounter import Encounter, Key
-from tui._state._ingest import RunIngest
 
 
 class RunView:

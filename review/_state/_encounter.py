@@ -12,14 +12,16 @@ any other scenario (it lowers the score but cannot trigger the gate), or in one 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from sim.records import EncounterRecord, LatencyMeasured, OverlapDetected, TurnRecorded
+from sim.records import EncounterRecord, LatencyMeasured, OverlapDetected, Turn, TurnRecorded
 
 Key = tuple[str, int]
 Status = Literal["running", "done", "error", "n/a"]
 Marker = Literal["gate", "safety"]
 FINAL_STATUSES: tuple[Status, ...] = ("done", "error", "n/a")
+TranscriptTurn = Turn | TurnRecorded
+"""One message of a transcript: a finished record's ``Turn``, or a running encounter's ``turn`` event."""
 
 
 def trace_id(scenario_id: str, k: int) -> str:
@@ -92,7 +94,7 @@ class Encounter:
         return trace_id(self.scenario_id, self.k)
 
     @property
-    def turns(self) -> list[Any]:
+    def turns(self) -> list[TranscriptTurn]:
         """The transcript: ``sim.records.Turn`` once finished, ``sim.records.TurnRecorded`` while running.
 
         Both have ``index``, ``speaker``, ``text``, ``heard_text``, ``revealed`` and ``latency_s``.
