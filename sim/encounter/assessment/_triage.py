@@ -1,0 +1,220 @@
+"""The triage level, the escalation and the disposition of an assessment."""
+
+from __future__ import annotations
+
+import re
+
+from sim.encounter.assessment._layout import (
+    _ADVICE_LABEL,
+    _block,
+    _Field,
+    _field_text,
+    _fields,
+    _Line,
+    _lines,
+    _norm_label,
+)
+
+_LEVEL_RE = re.compile(
+    # not "pain level 3" and the like: only triage scales count
+    r"(?<![a-z])(?<!pain )(?<!pain-)(?<!sugar )(?<!oxygen )(?<!energy )(?<!stress )(?<!activity )"
+    r"(?:esi|ctas|triage|acuity|level)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
+    r"\s*(?:\((?:esi|ctas)\))?\s*(?:is|of|=|:|-|\u2013|\u2014|#)?\s*\(?\s*(?:(?:esi|ctas|level)[\s\-]*)?"
+    r"([1-5])(?![.,]?\d)(?!\s*(?:/|out of)\s*10)",
+    re.IGNORECASE,
+)
+
+
+def _levels(text: str) -> list[int]:
+    return [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
+
+
+def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> int | None:
+    labelled = "\n".join(f"{f.label}: {_field_text(section, j, f)}" for j, f in fields if f.kind == "level")
+    levels = _levels(labelled) or _levels("\n".join(line.body for line in section))
+    if not levels:
+        problems.append("no triage level (expected e.g. 'Triage level: ESI 2')")
+        return None
+    if len(set(levels)) > 1:
+        problems.append(f"several triage levels given ({', '.join(map(str, levels))}); the first, {levels[0]}, "
+                        "is used")
+    return levels[0]
+
+
+# Most urgent first. Matched as words; "not an emergency" and the like are removed first (_NEGATED).
+ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "emergency": ("emergency", "emergent", "911", "999", "112", "ambulance", "er now", "a&e", "immediately to the",
+                  "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
+                  "eye casualty", "labour ward", "labor and delivery"),
+    "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in", "urgent care", "tonight",
+               "within a few hours", "next few hours", "out-of-hours", "out of hours", "minor injuries"),
+    "routine": ("routine", "primary care", "gp", "family doctor", "regular doctor", "follow up", "follow-up",
+                "schedule an appointment", "refill", "book an appointment", "make an appointment",
+                "next few days", "within a week", "next week", "this week"),
+    "self_care": ("self_care", "self care", "self-care", "home care", "at home", "rest and fluids",
+                  "over the counter", "over-the-counter", "home treatment", "manage at home", "self-manage"),
+}
+_NEGATED = (  # phrases that name a category in order to rule it out
+    (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
+    (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
+    (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
+)
+_EMERGENCY_ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:ER|ED)(?![A-Za-z])")  # case matters: "ED", not "ed"
+_KEYWORD_RES = {category: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
+                for category, words in ESCALATION_KEYWORDS.items()}
+
+
+def _escalation_from(text: str) -> list[str]:
+    """Categories whose keywords occur in ``text``, ordered by where they first occur."""
+    for pattern, replacement in _NEGATED:
+        text = pattern.sub(replacement, text)
+    low = f" {text.lower()} "
+    first: dict[str, int] = {}
+    for category, patterns in _KEYWORD_RES.items():
+        for pattern in patterns:
+            m = pattern.search(low)
+            if m and m.start() < first.get(category, len(low)):
+                first[category] = m.start()
+    abbreviation = _EMERGENCY_ABBREVIATION.search(f" {text} ")
+    if abbreviation and abbreviation.start() < first.get("emergency", len(low)):
+        first["emergency"] = abbreviation.start()
+    return sorted(first, key=first.__getitem__)
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+
+
+def _outside_fields(section: list[_Line], fields: list[tuple[int, _Field]]) -> str:
+    """The section's text without the triage and diagnoses fields.
+
+    Their words ("ESI 3 - urgent", "hypertensive emergency") are not the escalation.
+    """
+    skip: set[int] = set()
+    for j, f in fields:
+        if f.kind in ("level", "diagnoses"):
+            skip.update(range(j, _block(section, j)[1]))
+    return "\n".join(line.body for k, line in enumerate(section) if k not in skip)
+
+
+def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
+    field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    if field is None:  # a Disposition field names the category too ("Disposition: emergency")
+        field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
+        if field is not None and (named_means := disposition_from(_field_text(section, *field))):
+            from scenarios.schema import Disposition
+
+            return Disposition(named_means).escalation.value
+    if field is not None and (named := _escalation_from(_field_text(section, *field))):
+        return named[0]  # the field's value wins over every other mention
+    advice = next(((j, f) for j, f in fields if f.kind == "other" and _ADVICE_LABEL.match(_norm_label(f.label))),
+                  None)
+    if advice is not None and len(named := _escalation_from(_first_sentence(_field_text(section, *advice)))) == 1:
+        return named[0]
+    named = _escalation_from(_outside_fields(section, fields))
+    if len(named) == 1 or (field is not None and named):
+        return named[0]
+    if named:
+        problems.append(f"ambiguous escalation: mentions {', '.join(named)}")
+    else:
+        problems.append("no escalation (expected e.g. 'Escalation: emergency')")
+    return None
+
+
+# How the patient gets there (scenarios.schema.Disposition). Matched as words after conditional clauses
+# ("if it gets worse, call 999") are removed; the earliest match wins, the longer at one position
+# ("same-day GP" over "GP"), an ambulance anywhere in the value wins over the emergency department
+# ("go to the ED by ambulance"), and a pharmacist over self care ("self-care via your pharmacist").
+DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "ambulance": ("ambulance", "911", "999", "112", "paramedic", "paramedics", "emergency services", "ems",
+                  "blue light"),
+    "self_present_ed": ("self_present_ed", "self-present", "self present", "self-presentation", "own way",
+                        "someone drive", "someone to drive", "drive you", "drive him", "drive her", "drive them",
+                        "get a lift", "a taxi", "go to the ed", "go to the er", "go to a&e", "go to the emergency",
+                        "go straight to", "attend a&e", "attend the emergency", "attend the ed", "emergency department",
+                        "emergency room", "a&e", "the ed", "the er", "nearest ed", "nearest er", "eye casualty",
+                        "labour ward", "labor and delivery", "maternity assessment"),
+    "same_day_urgent_care": ("same_day_urgent_care", "urgent care", "urgent treatment centre",
+                             "urgent treatment center",
+                             "walk-in", "walk in centre", "minor injuries", "out-of-hours", "out of hours",
+                             "same-day emergency care", "same day emergency care", "sdec", "surgical assessment",
+                             "surgical assessment unit", "early pregnancy unit", "early pregnancy assessment", "epau",
+                             "surgical referral", "same-day surgical", "same day surgical"),
+    "crisis_team": ("crisis_team", "crisis team", "crisis resolution", "crisis assessment", "home treatment team",
+                    "mental health crisis team", "crisis service"),
+    "same_day_gp": ("same_day_gp", "same-day gp", "same day gp", "gp today", "gp this afternoon", "gp this morning",
+                    "doctor today", "same-day appointment", "same day appointment", "urgent gp", "gp urgently",
+                    "see a doctor today", "emergency gp appointment", "gp the same day", "gp appointment today",
+                    "gp appointment for today", "today with your gp", "today with a gp", "gp later today"),
+    "routine_gp": ("routine_gp", "routine gp", "routine appointment", "book an appointment", "make an appointment",
+                   "schedule an appointment", "regular doctor", "family doctor", "primary care", "gp", "your doctor"),
+    "pharmacist": ("pharmacist", "pharmacy", "chemist", "pharmacy first"),
+    "self_care": ("self_care", "self-care", "self care", "at home", "home care", "manage at home", "rest at home",
+                  "home treatment"),
+}
+_DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
+                    for d, words in DISPOSITION_KEYWORDS.items()}
+_CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
+_NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
+                           r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
+                           r"(?:no|not an?|not by) ambulance|"
+                           r"(?:an |the )?ambulance (?:isn'?t|is not|won'?t be|wouldn'?t be|"
+                           r"is un)\s*(?:needed|necessary|required))\b", re.IGNORECASE)
+
+
+def disposition_from(text: str) -> str | None:
+    """The disposition a field value names (``DISPOSITION_KEYWORDS``), or None."""
+    text = _NO_AMBULANCE.sub(" own way ", text)
+    text = _CONDITIONAL.sub(" ", text)
+    low = f" {text.lower()} "
+    hits: list[tuple[int, int, str]] = []
+    for disposition, patterns in _DISPOSITION_RES.items():
+        for pattern in patterns:
+            m = pattern.search(low)
+            if m:
+                hits.append((m.start(), -len(m.group(0)), disposition))
+    abbreviation = _EMERGENCY_ABBREVIATION.search(f" {text} ")  # "go to ED", "ER now"
+    if abbreviation is not None:
+        hits.append((abbreviation.start(), -2, "self_present_ed"))
+    if not hits:
+        return None
+    named = {d for *_, d in hits}
+    if "ambulance" in named:  # "go to the ED by ambulance"
+        return "ambulance"
+    if {"pharmacist", "self_care"} <= named:  # "self-care with advice from your pharmacist"
+        return "pharmacist"
+    return min(hits)[2]
+
+
+def _read_disposition(section: list[_Line], fields: list[tuple[int, _Field]], escalation: str | None,
+                      problems: list[str]) -> str | None:
+    """The means of care the section names, or None.
+
+    The ``Disposition`` field's value; else the means the escalation field or the advice's first sentence
+    names when it belongs to the escalation given ("Escalation: emergency - call 911 now"); else None.
+    """
+    from scenarios.schema import Disposition  # the leaf types; imported here to keep this module's load light
+
+    field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
+    if field is not None and (named := disposition_from(_field_text(section, *field))):
+        category = Disposition(named).escalation.value
+        if escalation is not None and category != escalation:
+            problems.append(f"disposition {named} belongs to {category}, but the escalation given is {escalation}")
+        return named
+    candidates = [f for f in fields if f[1].kind == "escalation"]
+    candidates += [f for f in fields if f[1].kind == "other" and _ADVICE_LABEL.match(_norm_label(f[1].label))]
+    for j, f in candidates:
+        text = _field_text(section, j, f)
+        named = disposition_from(text if f.kind == "escalation" else _first_sentence(text))
+        if named and escalation is not None and Disposition(named).escalation.value == escalation:
+            return named
+    return None
+
+
+def parse_escalation_line(reply: str) -> str | None:
+    """The category of an ``Escalation:`` line (the first one it names), or None."""
+    lines = _lines(reply)
+    fields = _fields(lines)
+    field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    named = _escalation_from(_field_text(lines, *field)) if field else []
+    return named[0] if named else None
