@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
@@ -48,7 +48,7 @@ from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
 from audio.live._turns import TurnTaker
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
-from sim.records import Event, EventSink, Turn
+from sim.records import CallInteraction, Event, EventSink, Turn
 
 
 @dataclass
@@ -73,7 +73,7 @@ class CallOutcome:
 
     turns: list[Turn]
     termination: str
-    interaction: dict[str, Any]
+    interaction: CallInteraction
     recording: Path | None
     started_at: float
     ended_at: float
@@ -289,8 +289,9 @@ async def _outcome(brain: TurnTaker, *, errors: list[str], no_call: Callable[[],
         else None
     if brain.end_reason == "no_connection":
         errors = [*errors, no_call()]
-    interaction = interaction_metrics(brain.timeline).model_copy(
-        update={"call_s": round(recorder.length_s, 3)}).model_dump() if connected.is_set() else {}
+    # the serializer writes exactly CallInteraction's keys (audio.live._metrics.InteractionMetrics)
+    interaction = cast(CallInteraction, interaction_metrics(brain.timeline).model_copy(
+        update={"call_s": round(recorder.length_s, 3)}).model_dump()) if connected.is_set() else CallInteraction()
     if isinstance(brain, PatientBrain):
         final_assessment, gathered_info = brain.final_assessment, list(brain.patient.gathered_info)
         agent_turns = brain.agent_turns  # the agent's turns the patient heard

@@ -62,7 +62,15 @@ from sim.records._redact import (
     register_env,
     register_secret,
 )
-from sim.records._result import ConversationResult, ParsedAssessment, Speaker, Termination, TokenUsage, Turn
+from sim.records._result import (
+    CallInteraction,
+    ConversationResult,
+    ParsedAssessment,
+    Speaker,
+    Termination,
+    TokenUsage,
+    Turn,
+)
 from sim.records._run import (
     EncounterRecord,
     JudgeRef,
@@ -157,7 +165,8 @@ __all__ = [
     "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
     "encounter_k", "encounter_seed", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
-    "AgentError", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult", "CriterionResult",
+    "AgentError", "CallInteraction", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult",
+    "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",
     "EncounterFailed", "EncounterFinished", "EncounterRecord", "EncounterStarted", "EscalationComponent",
     "EvaluatorErrorRecord", "EvaluatorResult", "EvaluatorSummary", "Event", "EventLog", "EventSink", "Finding",

@@ -7,9 +7,41 @@ re-scored later without re-running the encounter.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
+
+
+class CallInteraction(TypedDict, total=False):
+    """A live call's interaction metrics as a run records them (``audio.live.InteractionMetrics.model_dump()``).
+
+    Latencies are voice to voice, in seconds; the keys of the side whose timeline it is come first, as written.
+    """
+
+    patient_latency_s: list[float]
+    agent_latency_s: list[float]
+    patient_latency_p50_s: float | None
+    patient_latency_p95_s: float | None
+    agent_latency_p50_s: float | None
+    agent_latency_p95_s: float | None
+    stages_p50_s: dict[str, float | None]
+    overlaps: list[dict[str, Any]]  # at, by, yielded, duration_s
+    interruptions: int
+    overlap_s: float
+    silence_gaps: int
+    long_silences: int
+    max_silence_s: float
+    mean_silence_s: float
+    patient_speech_s: float
+    agent_speech_s: float
+    timeline: list[dict[str, Any]]  # one reply's stage times (audio.live's TurnTiming)
+    call_s: float
+
+
+if TYPE_CHECKING:
+    Interaction = CallInteraction
+else:  # stored as written: a plain dict keeps the recorded key order and any key a later version adds
+    Interaction = dict[str, Any]
 
 Speaker = Literal["patient", "agent", "harness"]
 Termination = Literal["assessment", "max_turns", "reply", "error", "hangup", "time_limit", "not_applicable"]
@@ -104,7 +136,7 @@ class ConversationResult(BaseModel):
     ended_at: float
     errors: list[str] = []
     artifacts: dict[str, str] = Field(default={}, description="per-encounter files, e.g. the call recording")
-    interaction: dict[str, Any] | None = Field(default=None, description="live calls: latencies, overlaps, "
+    interaction: Interaction | None = Field(default=None, description="live calls: latencies, overlaps, "
                                                                           "silence gaps, per-turn timeline")
 
     @property
