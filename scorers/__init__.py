@@ -4,6 +4,9 @@
 ``aggregate(scenarios, cards, errors) -> Summary`` turns a run's cards into reliability statistics,
 suite scores, QWK and the safety gate. May import scenarios and sim.records (the
 leaf of types) only, never another part of sim (checked by import-linter, see pyproject.toml).
+
+The record types the scorers make (``ScoreCard``, ``Summary``, ``SafetyGate``, ``ScenarioSummary``, ``JudgeCard``,
+...) are imported from ``sim.records``, their one home; this face exports what the scorers do.
 """
 
 from __future__ import annotations
@@ -74,32 +77,20 @@ from scorers._rubric_model import (
 )
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import triage_accuracy
-from sim.records import (
-    Disagreement,
-    Headline,
-    JudgeCard,
-    JudgeSummary,
-    SafetyGate,
-    ScenarioSummary,
-    ScoreCard,
-    Summary,
-    TriageAccuracy,
-    verdict_text,
-)
 
 score = score_encounter
 
 __all__ = [
-    "Disagreement", "Judge", "JudgeCard", "JudgeSummary", "disagreements", "guard_self_preference",
+    "Judge", "disagreements", "guard_self_preference",
     "judge_encounter", "judge_path_score", "summarise_judges",
-    "GATE_CAP", "GATE_THRESHOLD", "PASS_THRESHOLD", "SUITE_WEIGHTS", "WEIGHTS", "SafetyGate", "ScenarioSummary",
-    "ScoreCard", "Summary", "aggregate", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses",
+    "GATE_CAP", "GATE_THRESHOLD", "PASS_THRESHOLD", "SUITE_WEIGHTS", "WEIGHTS",
+    "aggregate", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses",
     "pass_hat_k",
     "quadratic_weighted_kappa", "score", "score_encounter", "summarise_scenario", "triage_score", "worst_at_k",
     "Comparison", "DriftCheck", "ScenarioComparison", "bonferroni", "cohens_d", "compare_scores", "drift_check",
-    "paired_bootstrap_diff", "welch_t", "acceptable_triage_error", "verdict_text", "Headline",
+    "paired_bootstrap_diff", "welch_t", "acceptable_triage_error",
     "HEALTHBENCH_SCORE", "METRIC_AGGREGATE", "BreakdownRow", "HealthBenchComparison", "Metric", "compare_breakdown",
-    "TriageAccuracy", "cluster_bootstrap_ci", "triage_accuracy",
+    "cluster_bootstrap_ci", "triage_accuracy",
     "synonym_problems", "judge_rubrics", "rubric_prompt", "transcript_text",
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",

@@ -48,14 +48,12 @@ from scorers import (
     HEALTHBENCH_SCORE,
     METRIC_AGGREGATE,
     Comparison,
-    Headline,
     HealthBenchComparison,
     Metric,
-    Summary,
     compare_breakdown,
     compare_scores,
 )
-from sim.records import ConfigError, EncounterRecord, RunLayout, RunMeta
+from sim.records import ConfigError, EncounterRecord, Headline, RunLayout, RunMeta, Summary
 from sim.store import RunStore
 
 RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]

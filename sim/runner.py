@@ -55,14 +55,7 @@ from typing import NamedTuple
 
 from scenarios import LoadedScenario
 from scenarios.personas import DEFAULT_PERSONA, with_persona
-from scorers import (
-    FailureJudgeSpec,
-    Judge,
-    Profile,
-    Summary,
-    load_profile,
-    record_for,
-)
+from scorers import FailureJudgeSpec, Judge, Profile, load_profile, record_for
 from sim.agents.base import Agent
 from sim.executors import EncounterLost, EncounterRunner, LocalEncounters
 from sim.fail_fast import (
@@ -84,6 +77,7 @@ from sim.records import (
     ConversationResult,
     EncounterRecord,
     RunMeta,
+    Summary,
     UnscoredEncounter,
     encounter_k,
     encounter_seed,

@@ -17,9 +17,6 @@ from pathlib import Path
 
 from scenarios import LoadedScenario
 from scorers import (
-    Headline,
-    ScoreCard,
-    Summary,
     aggregate,
     bootstrap_ci,
     disagreements,
@@ -35,9 +32,12 @@ from sim.records import (
     EncounterRecord,
     EvaluatorResult,
     FailureRate,
+    Headline,
     JudgeValidationRecord,
     LiveMetrics,
     RunMeta,
+    ScoreCard,
+    Summary,
     UnderstandingMetrics,
     VoiceMetrics,
     load_judge_validation,

@@ -29,7 +29,6 @@ from pydantic import ValidationError
 
 from review._catalog import ScenarioCatalog
 from review._state._encounter import FINAL_STATUSES, Encounter, Key, Status
-from scorers import Summary
 from sim.records import (
     EncounterFailed,
     EncounterFinished,
@@ -44,6 +43,7 @@ from sim.records import (
     RunStarted,
     SpeechStarted,
     SpeechStopped,
+    Summary,
     TurnRecorded,
     display_json,
     parse_event,

@@ -16,8 +16,7 @@ from typing import Literal
 from review._catalog import ScenarioCatalog
 from review._state._encounter import Encounter, Key
 from review._state._ingest import RunIngest
-from scorers import Summary
-from sim.records import RunFinished, RunLayout, RunMeta, RunStarted
+from sim.records import RunFinished, RunLayout, RunMeta, RunStarted, Summary
 
 
 class RunView:

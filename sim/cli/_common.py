@@ -21,8 +21,7 @@ from sim.records import ConfigError, clean, one_line
 
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
-    from scorers import Summary
-    from sim.records import RunMeta
+    from sim.records import RunMeta, Summary
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_ERRORS = 3  # the run finished, but encounters errored or an evaluator raised

@@ -26,8 +26,7 @@ from sim.cli._run_plan import plan_run, run_resources
 from sim.runner import run_batch, text_progress
 
 if TYPE_CHECKING:
-    from scorers import Summary
-    from sim.records import EncounterRecord
+    from sim.records import EncounterRecord, Summary
 
 __all__ = ["RESUME_FLAGS", "RunOptions", "cmd_run", "register", "run_exit_code", "run_plan"]
 

@@ -1,7 +1,7 @@
 """The reports of a run and of run comparisons, rendered from the typed models.
 
 - ``report.md`` (``render_report``) and ``report.html`` (``render_html``, ``write_html_report``) of one run, from
-  its ``run.json`` (``sim.store.RunMeta``), ``summary.json`` (``scorers.Summary``) and ``results.jsonl``
+  its ``run.json`` (``sim.store.RunMeta``), ``summary.json`` (``sim.records.Summary``) and ``results.jsonl``
   (``sim.store.EncounterRecord``); the cells both show come from one place (``_cells``), so they agree.
   report.html is split by section (``_html``: the page shell, the SVG plots, one module per section).
   ``robustness_cli_lines``: a persona sweep's robustness as the terminal prints it (the same cells).

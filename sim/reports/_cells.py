@@ -1,6 +1,6 @@
 """The cells that report.md and report.html both render, so the two reports always agree.
 
-Each function turns typed run data (``scorers.TriageAccuracy``, ``sim.store.EncounterRecord``, the
+Each function turns typed run data (``sim.records.TriageAccuracy``, ``sim.store.EncounterRecord``, the
 ``Summary.patient`` and ``Summary.live`` blocks) into plain strings: report.md writes them as markdown lines and
 table rows, report.html escapes them into elements. ``Summary.patient`` and ``Summary.live`` are typed
 (``sim.records.UnderstandingMetrics`` and ``LiveMetrics``) and read field by field.
@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers import Summary, TriageAccuracy
-from sim.records import EncounterRecord, LiveMetrics, PersonaRobustness, RunMeta, UnderstandingMetrics, one_line
+from sim.records import (
+    EncounterRecord,
+    LiveMetrics,
+    PersonaRobustness,
+    RunMeta,
+    Summary,
+    TriageAccuracy,
+    UnderstandingMetrics,
+    one_line,
+)
 
 
 def _f(x: float | None, digits: int = 2) -> str:

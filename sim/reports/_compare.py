@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorers import METRIC_AGGREGATE, Comparison, Headline, HealthBenchComparison, SafetyGate, ScenarioComparison
-from sim.records import ConfigError, clean, redact_json
+from scorers import METRIC_AGGREGATE, Comparison, HealthBenchComparison, ScenarioComparison
+from sim.records import ConfigError, Headline, SafetyGate, clean, redact_json
 
 _ADDED_FIELDS = ("healthbench", "headline_a", "headline_b")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import time
 
-from scorers import Summary, TriageAccuracy, verdict_text
-from sim.records import EncounterRecord, RunMeta, one_line
+from sim.records import EncounterRecord, RunMeta, Summary, TriageAccuracy, one_line, verdict_text
 from sim.reports._cells import (
     FAILURE_RATE_HEADER,
     FAILURE_RATE_INTRO,

@@ -11,17 +11,9 @@ import pytest
 from scenarios import Scenario
 from scenarios.loader import parse_scenario
 from scenarios.schema import Diagnosis, Escalation
-from scorers import (
-    ScoreCard,
-    TriageAccuracy,
-    aggregate,
-    bootstrap_ci,
-    cluster_bootstrap_ci,
-    score_encounter,
-    triage_accuracy,
-)
+from scorers import aggregate, bootstrap_ci, cluster_bootstrap_ci, score_encounter, triage_accuracy
 from sim.encounter.assessment import parse_assessment
-from sim.records import ConversationResult, EscalationComponent, ParsedAssessment
+from sim.records import ConversationResult, EscalationComponent, ParsedAssessment, ScoreCard, TriageAccuracy
 
 MINIMAL = Path(__file__).parents[1] / "scenarios" / "valid_minimal.yaml"
 RATIONALE = "test labels"

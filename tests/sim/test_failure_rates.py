@@ -22,9 +22,8 @@ import pytest
 import yaml
 
 from review import Annotation, AnnotationStore, code
-from scorers import Summary
 from sim.cli import main
-from sim.records import FailureMode, Taxonomy, save_taxonomy
+from sim.records import FailureMode, Summary, Taxonomy, save_taxonomy
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_judges_workflow import MODE, _fixed_confusion_judge, _truth
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scorers import Summary
 from scorers.evaluators import SEVERITIES
 from sim.cli import main
-from sim.records import EncounterRecord, RunLayout, RunMeta
+from sim.records import EncounterRecord, RunLayout, RunMeta, Summary
 from sim.reports import render_html, write_html_report
 from sim.store import RunStore
 from tests.fakeserver import FakeChatServer

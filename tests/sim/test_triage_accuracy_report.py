@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from scenarios import load_library
-from scorers import ScoreCard, aggregate
+from scorers import aggregate
 from sim.cli import main
-from sim.records import EncounterRecord, RunMeta
+from sim.records import EncounterRecord, RunMeta, ScoreCard
 from sim.reports import render_html, render_report
 from tests.sim.test_report_html import check
 

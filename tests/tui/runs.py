@@ -16,7 +16,6 @@ from typing import Any
 
 from rich.console import Console
 
-from scorers import SafetyGate, ScenarioSummary, ScoreCard, Summary
 from sim.records import (
     ConversationResult,
     CriterionResult,
@@ -35,10 +34,14 @@ from sim.records import (
     RunFinished,
     RunMeta,
     RunStarted,
+    SafetyGate,
     ScenarioRef,
+    ScenarioSummary,
+    ScoreCard,
     SpeechStarted,
     SpeechStopped,
     SuiteSummary,
+    Summary,
     TriageComponent,
     TrustRating,
     Turn,

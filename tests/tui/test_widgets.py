@@ -8,8 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from review import Encounter
-from scorers import ScoreCard
-from sim.records import EncounterRecord, ImagingComponent
+from sim.records import EncounterRecord, ImagingComponent, ScoreCard
 from tests.tui.runs import T0, record_for
 from tui._widgets import details_renderable, transcript_table
 

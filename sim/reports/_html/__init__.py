@@ -1,6 +1,6 @@
 """report.html: the run report as one self-contained page. Pure function of the run directory.
 
-The page owns no numbers of its own: everything comes from ``summary.json`` (``scorers.Summary``) and
+The page owns no numbers of its own: everything comes from ``summary.json`` (``sim.records.Summary``) and
 ``results.jsonl`` (``sim.store.EncounterRecord``), the same sources as ``report.md``, rendered from the typed
 models, so the two reports always agree. It is a single HTML5 document that opens from disk with no network:
 

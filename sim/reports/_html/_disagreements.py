@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scorers import Disagreement
+from sim.records import Disagreement
 from sim.reports._html._base import enc_anchor, esc, finite, section, sort_key, td, value_text
 from sim.reports._html._svg import agreement_scatter
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._html._base import FAIL, PASS, WARN, Records, section
 from sim.reports._html._svg import score_distributions
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scorers import Disagreement, JudgeCard, ScoreCard, Summary
-from sim.records import ConversationResult, EncounterRecord
+from sim.records import ConversationResult, Disagreement, EncounterRecord, JudgeCard, ScoreCard, Summary
 from sim.reports._html._base import (
     FAIL,
     MUTED,

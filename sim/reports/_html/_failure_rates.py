@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._cells import FAILURE_RATE_HEADER, FAILURE_RATE_INTRO, failure_rate_rows
 from sim.reports._html._base import esc, section, table_head, table_rows
 

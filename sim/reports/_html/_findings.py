@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from scorers import ScoreCard
 from scorers.evaluators import SEVERITIES, Finding
+from sim.records import ScoreCard
 from sim.reports._html._base import SEVERITY_COLOUR, badge, enc_anchor, esc, fixed, section, sort_key, td
 from sim.reports._html._svg import findings_bars
 

@@ -6,7 +6,7 @@ why, triage agreement (QWK, verdicts) and the component means.
 
 from __future__ import annotations
 
-from scorers import Summary, verdict_text
+from sim.records import Summary, verdict_text
 from sim.reports._html._base import FAIL, INK, PASS, WARN, badge, enc_anchor, esc, fixed
 from sim.reports._html._svg import component_bars
 

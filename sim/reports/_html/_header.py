@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from scorers import Summary
-from sim.records import RunMeta
+from sim.records import RunMeta, Summary
 from sim.reports._html._base import esc
 
 

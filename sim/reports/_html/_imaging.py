@@ -6,7 +6,7 @@ text-only model.
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._cells import IMAGING_HEADER, imaging_rows
 from sim.reports._html._base import Records, esc, section, table_head, table_rows
 

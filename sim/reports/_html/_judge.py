@@ -1,4 +1,4 @@
-"""The "Judge agreement" section (``scorers.JudgeSummary``).
+"""The "Judge agreement" section (``sim.records.JudgeSummary``).
 
 Fleiss' kappa between judges, rubric and trust scores, criteria without a verdict, the judges used and
 excluded, warnings, and bars of the per-axis, per-theme, per-tag and trust-category scores.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers import JudgeSummary
+from sim.records import JudgeSummary
 from sim.reports._html._base import esc, finite, section, sort_key, td, value_text
 from sim.reports._html._svg import axis_bars
 

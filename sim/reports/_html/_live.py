@@ -5,7 +5,7 @@ Voice-to-voice latencies, overlaps and silences (report.md's lines), and the per
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._cells import LIVE_HEADER, live_lines, live_rows
 from sim.reports._html._base import Records, esc, section, table_head, table_rows
 

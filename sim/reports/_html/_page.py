@@ -16,8 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from scorers import Summary
-from sim.records import RunLayout, RunMeta, clean
+from sim.records import RunLayout, RunMeta, Summary, clean
 from sim.reports._html._base import CI_FILL, FAIL, GRID, INK, MID_FILL, MUTED, PASS, STRIPE, WARN, Records, esc
 from sim.reports._html._disagreements import disagreements_section
 from sim.reports._html._distributions import distributions_section

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scorers import Summary
-from sim.records import RunMeta
+from sim.records import RunMeta, Summary
 from sim.reports._cells import understanding_lines
 from sim.reports._html._base import esc, section
 

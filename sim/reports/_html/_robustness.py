@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._cells import ROBUSTNESS_INTRO, robustness_header, robustness_notes, robustness_rows
 from sim.reports._html._base import esc, section, table_head, table_rows
 

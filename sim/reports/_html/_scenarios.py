@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._html._base import FAIL, badge, enc_anchor, esc, fixed, section, slug, sort_key, td
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._html._base import clamp01, esc, fixed, section, sort_key, td
 
 

@@ -13,7 +13,7 @@ import bisect
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._html._base import (
     CI_FILL,
     FAIL,

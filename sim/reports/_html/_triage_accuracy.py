@@ -5,7 +5,7 @@ Escalation accuracy as symptom-checker studies report triage, with the same tabl
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._cells import triage_accuracy_intro, triage_accuracy_notes, triage_accuracy_tables
 from sim.reports._html._base import esc, section, table_head, table_rows
 

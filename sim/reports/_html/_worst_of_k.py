@@ -5,7 +5,7 @@ As nested bars of the mean, worst@2 and the worst of K.
 
 from __future__ import annotations
 
-from scorers import Summary
+from sim.records import Summary
 from sim.reports._html._base import FAIL, MEAN_FILL, MID_FILL, PASS, WARN, section
 from sim.reports._html._svg import worst_of_k_bars
 
