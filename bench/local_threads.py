@@ -27,7 +27,7 @@ from sim.agents.local import LlamaServer, default_threads  # noqa: E402
 
 async def completion_s(threads: int, busy: int, tokens: int) -> float:
     server = await LlamaServer(n_threads=threads).start()
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]  # noqa: ASYNC220
     try:
         body = {"model": "m", "messages": [{"role": "user", "content": "Describe the causes of chest pain."}],
                 "temperature": 0, "max_tokens": tokens, "seed": 1}

@@ -119,7 +119,9 @@ class PatientBrain(TurnTaker):
 
     async def _finish_after_grace(self) -> None:
         await asyncio.sleep(self.settings.assessment_grace_s)
-        while not self._far_done:  # the rest of the assessment is still being spoken or transcribed
+        # the rest of the assessment is still being spoken or transcribed; _far_done is derived from several fields
+        # the pipeline's frames change, so it is polled rather than signalled
+        while not self._far_done:  # noqa: ASYNC110
             await asyncio.sleep(ASSESSMENT_POLL_S)
         await self.end_call("assessment")
 

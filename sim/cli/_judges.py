@@ -187,7 +187,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     targets = [(saved, "RUN_DIR"), (record_path, "--judges"), *([(args.json_path, "--json")] if args.json_path else [])]
     for path, flag in targets:  # before any judge call is paid for
         _check_writable(path, flag)
-    report, validated = asyncio.run(_validate(args.run_dir, specs, options, args.apply_to, dev_only=args.dev_only))
+    report, validated = asyncio.run(_validate(args.run_dir.resolve(), specs, options, args.apply_to,
+                                              dev_only=args.dev_only))
     record = load_judge_validation(record_path)
     for v in validated:  # the test split's history travels with the mode's record
         before = record.judges.get(v.mode)
@@ -268,7 +269,7 @@ async def _validate(run_dir: Path, specs: list[Any], options: JudgeOptions, appl
             test = [t for t in unseen if splits[t] == "test" and verdicts[t] is not None]
             validated.append(ModeValidation(
                 mode=spec.mode, judge_hash=spec.computed_hash(), judge_models=[j.name for j in judges],
-                labelled_run=str(run_dir.resolve()), split=list(fractions), seed=spec.seed, validated_at=time.time(),
+                labelled_run=str(run_dir), split=list(fractions), seed=spec.seed, validated_at=time.time(),
                 test=JudgeValidity.model_validate(row["test"]), test_labels=[labelled[t][0] for t in test],
                 test_verdicts=[bool(verdicts[t]) for t in test]))
             for run in apply_to:

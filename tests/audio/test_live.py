@@ -594,7 +594,7 @@ class _Caller:
     async def play(self, pcm: bytes) -> float:
         """Queue speech and wait until its last frame has been sent; returns that time."""
         self.out += pcm
-        while self.out:
+        while self.out:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
         return self.now()
 
@@ -894,7 +894,7 @@ async def test_allow_origin_lets_that_page_make_the_call(tmp_path: Path, viral_u
             receiver = asyncio.create_task(caller.recv_loop())
 
             async def opened() -> None:
-                while not caller.patient_transcripts():
+                while not caller.patient_transcripts():  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             await asyncio.wait_for(opened(), 60)  # the patient answered the call with its opening line
             await caller.send_message({"type": "hangup"})

@@ -32,8 +32,8 @@ async def _play_with_a_stall(stall_s: float) -> tuple[np.ndarray, list[tuple[boo
     task = asyncio.create_task(pacer._tick())
     try:
         await asyncio.sleep(0.3)
-        time.sleep(stall_s)  # the loaded machine: nothing runs on the loop meanwhile
-        while not (events and not events[-1][0]):
+        time.sleep(stall_s)  # the loaded machine: nothing runs on the loop meanwhile  # noqa: ASYNC251
+        while not (events and not events[-1][0]):  # noqa: ASYNC110
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.1)
     finally:

@@ -504,7 +504,7 @@ class _Cdp:
         assert "exceptionDetails" not in res, res
         return res["result"].get("value")
 
-    async def wait_for(self, expression: str, timeout: float = 8.0):  # noqa: ANN201
+    async def wait_for(self, expression: str, timeout: float = 8.0):  # noqa: ASYNC109, ANN201
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             value = await self.eval(expression)

@@ -584,7 +584,7 @@ async def test_an_https_endpoint_is_verified_against_ssl_cert_file(
     that CA the certificate is refused as a ``tls`` error naming the flag, and nothing reaches the server."""
     from pathlib import Path
 
-    tls_dir = Path(__file__).resolve().parent.parent / "data" / "tls"
+    tls_dir = Path(__file__).resolve().parent.parent / "data" / "tls"  # noqa: ASYNC240
     server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_ctx.load_cert_chain(tls_dir / "server.pem", tls_dir / "server.key")
     srv = fake_server(default=("ok", "Over TLS."), tls=server_ctx).start()

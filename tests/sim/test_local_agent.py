@@ -120,7 +120,7 @@ async def test_server_lifecycle_binds_loopback_and_stops() -> None:
     pid = server._proc.pid if server._proc else -1  # noqa: SLF001 - the test checks the real process
     assert server.base_url.startswith("http://127.0.0.1:")
     server.stop()
-    assert not server.running and not Path(f"/proc/{pid}").exists()
+    assert not server.running and not Path(f"/proc/{pid}").exists()  # noqa: ASYNC240
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", server.port), timeout=1):
         pass
 

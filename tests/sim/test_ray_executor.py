@@ -152,7 +152,7 @@ async def test_a_worker_that_dies_is_retried_once_then_recorded_as_an_error(
 
             async def respond(self, request: Any) -> Any:
                 if request.scenario is not None and request.scenario.id == "viral_uri":
-                    with open(attempts, "a") as fh:
+                    with open(attempts, "a") as fh:  # noqa: ASYNC230
                         fh.write(f"{os.getpid()}\n")
                     os._exit(1)  # the worker process dies, as on an out-of-memory kill
                 return await inner.respond(request)

@@ -29,7 +29,7 @@ from tui._widgets import CodingTable, EncounterTable, LatencyTable, ModeTable, O
 SIZE = (120, 40)
 
 
-async def _until(pilot, predicate, *, timeout: float = 3.0) -> None:  # type: ignore[no-untyped-def]
+async def _until(pilot, predicate, *, timeout: float = 3.0) -> None:  # type: ignore[no-untyped-def]  # noqa: ASYNC109
     """Let the app run until ``predicate()`` holds (the poll timer works in the background)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -424,7 +424,7 @@ async def test_a_failing_job_is_shown_and_the_app_stays_open(tmp_path: Path) -> 
 
 
 async def test_malformed_lines_are_reported_in_the_overview(batch_dir: Path) -> None:
-    with open(batch_dir / "events.jsonl", "a") as fh:
+    with open(batch_dir / "events.jsonl", "a") as fh:  # noqa: ASYNC230
         fh.write("{half a line}\n")
     app = DashboardApp(batch_dir, clock=frozen_clock)
     async with app.run_test(size=SIZE) as pilot:

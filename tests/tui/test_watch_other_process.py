@@ -21,7 +21,7 @@ ROOT = Path(__file__).parents[2]
 async def test_watch_follows_a_run_written_by_another_process(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FakeChatServer(default=("ok", "Thanks. Any other symptoms?"), latency_s=0.05) as srv:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: ASYNC220
             [sys.executable, "-m", "sim.cli", "run", "--model", "m", "--base-url", srv.base_url, "--scenarios",
              "viral_uri", "--k", "3", "--concurrency", "1", "--out", str(out), "--quiet"],
             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -29,7 +29,7 @@ async def test_watch_follows_a_run_written_by_another_process(tmp_path: Path) ->
             deadline = time.monotonic() + 30
             while not (out / "run.json").exists():
                 assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.05)
+                time.sleep(0.05)  # noqa: ASYNC251
             app = DashboardApp(out, reviewer="watcher", poll_interval=0.05)
             seen: list[int] = []
             async with app.run_test(size=(120, 40)) as pilot:
