@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from scenarios.errors import UserError
+from scenarios.facts import is_red_flag_fact, scenario_vocabulary
 from scenarios.loader import (
     LoadedScenario,
     ScenarioError,
@@ -19,8 +20,6 @@ from scenarios.schema import (
     Fact,
     Scenario,
     adaptive_turn_limit,
-    is_red_flag_fact,
-    scenario_vocabulary,
 )
 
 __all__ = [

@@ -586,18 +586,3 @@ class Scenario(_Strict):
                 return f
         raise KeyError(fact_id)
 
-
-def is_red_flag_fact(fact: Fact, scenario: Scenario) -> bool:
-    """A fact the scenario marks as a red flag: category ``red_flag`` or listed in ``expected.red_flags``.
-
-    Part of the scenario's meaning, so that the patient simulator, the scripted agents and the scorers read it
-    from here rather than from one another.
-    """
-    return fact.category.value == "red_flag" or fact.id in scenario.expected.red_flags
-
-
-def scenario_vocabulary(s: Scenario) -> list[str]:
-    """Drug names and other long words of a scenario's medication facts, to bias speech recognition towards them."""
-    words = {w.strip(".,;:()") for f in s.information_tree if f.category.value == "medications"
-             for w in f.answer.split()}
-    return sorted(w for w in words if len(w) >= 5 and w.isalpha())[:20]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from scorers.evaluators._base import Evaluator, EvaluatorError, Scoped, escalation_rank
 from sim.records import SEVERITIES, EvaluatorResult, Finding, Severity
-from scenarios.schema import is_red_flag_fact  # the scenario's meaning; here for evaluator modules
+from scenarios.facts import is_red_flag_fact  # the scenario's meaning; here for evaluator modules
 from scorers.evaluators._text import is_denial
 from scorers.evaluators._registry import (
     evaluator_names,

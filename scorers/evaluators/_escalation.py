@@ -66,7 +66,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scenarios.schema import Disposition, Escalation, Fact, Scenario, is_red_flag_fact
+from scenarios.facts import is_red_flag_fact
+from scenarios.schema import Disposition, Escalation, Fact, Scenario
 from scorers.evaluators._base import escalation_rank, sort_findings
 from scorers.evaluators._lexicon import load_drug_lexicon
 from scorers.evaluators._protocols import shipped_protocols

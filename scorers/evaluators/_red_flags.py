@@ -40,7 +40,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from scenarios.schema import Escalation, Fact, Scenario, is_red_flag_fact
+from scenarios.facts import is_red_flag_fact
+from scenarios.schema import Escalation, Fact, Scenario
 from scorers.evaluators._base import below, sort_findings
 from scorers.evaluators._protocols import RedFlag, RedFlagProtocol, applicable_protocols, shipped_protocols
 from scorers.evaluators._registry import register_evaluator
