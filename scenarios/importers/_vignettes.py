@@ -110,7 +110,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scenarios.importers._agentclinic import parse_demographics
 from scenarios.importers._case_text import case_intro, case_sentences, patient_statement
 from scenarios.importers._common import (
     FALLBACK_LINES,
@@ -126,6 +125,7 @@ from scenarios.importers._common import (
     sha_hex,
     slug,
 )
+from scenarios.importers._demographics import parse_demographics
 from scenarios.importers._text import STOPWORDS, WEAK_WORDS, lower_first, rough_stem, sentences, snippet, words
 from scenarios.lexicon import intent_ids, intents_in
 from scenarios.schema import Escalation
