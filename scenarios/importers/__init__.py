@@ -38,16 +38,16 @@ from scenarios.importers._common import (
 from scenarios.importers._demographics import parse_demographics
 from scenarios.importers._healthbench import convert_healthbench_row, healthbench_id
 from scenarios.importers._text import first_person
-from scenarios.importers._vignettes import (
+from scenarios.importers._vignette_file import read_vignette_file
+from scenarios.importers._vignette_flags import (
     CATEGORIES,
     MODES,
     OPTIONAL_FIELDS,
     REQUIRED_FIELDS,
-    import_vignettes,
     parse_field_map,
     parse_urgency_map,
-    read_vignette_file,
 )
+from scenarios.importers._vignettes import import_vignettes
 
 
 def import_healthbench(source: str | Path, out_dir: str | Path) -> ImportReport:
