@@ -12,9 +12,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from scenarios._files import load_model_file
 from scenarios.errors import UserError
 
 __all__ = ["LayTableError", "lay_table_path", "lay_words", "to_lay"]
@@ -53,18 +53,10 @@ def lay_words(path: Path | None = None) -> dict[str, str]:
         LayTableError: the file cannot be read or does not have the format.
     """
     path = path or lay_table_path()
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise LayTableError(f"{path}: cannot read the lay table ({exc}). Restore the file from the repository "
-                            "or fix its YAML.") from None
-    try:
-        return dict(LayTable.model_validate(data).words)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise LayTableError(f"{path}: field {where}: {first['msg']}. See the format at the top of "
-                            "scenarios/lay_words.yaml.") from None
+    table = load_model_file(path, LayTable, what="a lay table", error=LayTableError, syntax="yaml",
+                            fix="See the format at the top of scenarios/lay_words.yaml, or restore the file from "
+                                "the repository.")
+    return dict(table.words)
 
 
 @lru_cache(maxsize=4)

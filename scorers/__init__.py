@@ -31,7 +31,8 @@ from scorers._compare import (
 )
 from scorers._conversation import record_for, score_conversation
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, score_encounter
-from scorers._diagnosis import match_diagnoses, synonym_problems
+from scorers._diagnosis import match_diagnoses
+from scorers._diagnosis_lint import synonym_problems
 from scorers._failure_judges import (
     FailureJudgeSpec,
     JudgeExample,

@@ -6,28 +6,6 @@ whose canonical name is ``names[0]`` and whose synonyms are ``names[1:]``. ``mat
 to a scenario's ranked ``expected.diagnoses``; ``synonym_problems`` lints a ``Diagnosis`` for synonyms
 that would credit a vague or a different, benign answer.
 
-Normalisation (the given string and every name go through the same steps)
--------------------------------------------------------------------------
-* Lower case; apostrophes dropped ("bull's-eye" -> "bulls eye"); "r/o" -> "rule out", "w/o" -> "without",
-  "h/o" -> "history of", "s/p" -> "status post", "?" -> the hedge word "query", "&" -> "and", "+" -> "with".
-* Clause boundaries are kept as a token of their own: ``( ) [ ] , ; : |``, an en or em dash, a hyphen
-  with a space on either side, and a full stop that ends a sentence. "/" is kept as an alternative
-  ("NSTEMI/unstable angina"). Every other character that is not a letter or digit, hyphens inside a
-  word included, becomes a space.
-* British spellings are folded to American ones on word stems: aem -> em (haem, anaemia, ischaemia,
-  bacteraemia, septicaemia ...), oedem, oesoph, oestr, foet, coeli, paed, -rrhoea, -pnoea, tumour,
-  melaena, gynaec, caec, aetio, anaesth, sulph; -ise/-ised/-ising/-isation -> -iz... on words over five
-  letters. Plurals are folded: -ies -> -y, and a final "s" is dropped from words over three letters
-  that do not end in ss, us or ys, nor in is unless four letters long ("sticky eyes" = "sticky eye",
-  "UTIs" = "UTI"; "ACS", "sepsis", "meningitis" stay).
-* Prefixes are joined to the word after them when written apart or hyphenated: pre, non, post, peri,
-  para, anti, sub, intra, extra ("pre-eclampsia" = "pre eclampsia" = "preeclampsia",
-  "non-cardiac" = "noncardiac"). A joined "non" word is a different word: "noncardiac chest pain" does
-  not contain "cardiac chest pain". A joined "post..." word after a match is read as a context clause
-  ("PE post-op").
-* Articles: "the" and "an" are dropped everywhere; "a" only at the start of a clause or after a
-  function word ("fever in a young infant"), so "hepatitis A" and "type A dissection" keep it.
-
 Matching (``names_condition``)
 ------------------------------
 A given diagnosis names the condition when, for some name ``n`` in ``names``:
@@ -119,248 +97,38 @@ contrast classes need the contrasting word in the canonical name or the matched 
 ``sim.encounter.assessment`` has already removed (it strips "(ruled out)" / "- unlikely" tails and "Unlikely:"
 labels as qualifiers) cannot be seen here.
 
-Linting (``synonym_problems``)
-------------------------------
-The *heads* of a diagnosis are what its canonical name itself is: the main phrase (before any parenthesis,
-neutral modifiers aside), each part of it joined by and/or, and their lay equivalents
-(``_GENERIC_EQUIVALENTS``): "Hypoglycaemia (stroke mimic)" is hypoglycaemia = low blood sugar, "Syncope and
-collapse" is syncope = faint = blackout, and collapse. A name or synonym is flagged when (a) it is in
-``GENERIC`` (it names no specific condition; it still matches, but only as described in rule 3) and is the
-canonical name or not one of the heads; or (b) a diagnosis in ``COMMON_BENIGN`` contains it as a word sequence
-(compared with and without prefix joining, so "non-cardiac chest pain" contains "cardiac chest pain") and that
-benign diagnosis is not itself a name or synonym of the same diagnosis and contains neither the canonical name
-nor a head (then it is a subtype: "viral gastroenteritis" of "Gastroenteritis", "vasovagal syncope" of
-"Syncope and collapse"). A diagnosis that is itself common and benign (its canonical name ends with a
-``COMMON_BENIGN`` phrase: "Acute uncomplicated cystitis", "Panic attack", "Essential hypertension") is not
-linted: crediting a vague or a neighbouring benign answer there is a scoring nuance, not a missed emergency,
-and its lay synonyms ("high blood pressure") are usually the diagnosis itself. Each message names the entry,
-the benign diagnoses that contain it, and a fix: the shortest specific entry of the same diagnosis that
-contains it, else the canonical name. The lint cannot know abbreviations: "UTI" on a "Urinary tract infection"
-is flagged because "simple UTI" contains it, although a simple UTI is a urinary tract infection (a "lower
-urinary tract infection" is recognised as a subtype).
+Where the code lives: this module matches (``names_condition``, ``match_diagnoses``);
+``scorers._diagnosis_text`` normalises a phrase into words (its docstring has the rules);
+``scorers._diagnosis_words`` holds the word lists (hedges, negators, connectives, contrast classes, ``GENERIC``,
+``NEUTRAL``, ``COMMON_BENIGN``); ``scorers._diagnosis_lint`` lints a diagnosis's synonyms (``synonym_problems``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
-from typing import Final, Literal
 
-from scenarios.schema import Diagnosis, Scenario
+from scenarios.schema import Scenario
+from scorers._diagnosis_text import BOUNDARY, Tokens, _flat, normalise
+from scorers._diagnosis_words import (
+    _CONNECTIVES,
+    _CONSIDERATIONS,
+    _CONTRAST,
+    _COPULAS,
+    _HEDGES,
+    _LATERALITY,
+    _NEGATORS,
+    _OF_UNKNOWN,
+    _OTHER_STRUCTURE,
+    _PREPOSITIONS,
+    _PROSPECTIVE,
+    _TRAILING_HEDGES,
+    _TRAILING_NEGATORS,
+    _UNTIL_PROVEN,
+    GENERIC,
+    NEUTRAL,
+    ClauseKind,
+)
 from sim.records import DiagnosisMatch
-
-Tokens = tuple[str, ...]
-ClauseKind = Literal["start", "boundary", "alt", "cause", "context", "neg"]
-
-BOUNDARY: Final = "|"
-
-# ------------------------------------------------------------------------------------------ normalisation
-_SPELLING: Final[tuple[tuple[str, str], ...]] = (
-    ("aem", "em"), ("oedem", "edem"), ("oesoph", "esoph"), ("oestr", "estr"), ("foet", "fet"), ("coeli", "celi"),
-    ("paed", "ped"), ("rrhoe", "rrhe"), ("pnoe", "pne"), ("tumour", "tumor"), ("melaen", "melen"),
-    ("gynaec", "gynec"), ("caec", "cec"), ("aetio", "etio"), ("anaesth", "anesth"), ("sulph", "sulf"),
-)
-_ISE: Final = re.compile(r"(?<=[a-z]{3})is(e|ed|es|ing|ation|ations)$")
-PREFIXES: Final = frozenset({"pre", "non", "post", "peri", "para", "anti", "sub", "intra", "extra"})
-_ABBREVIATIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
-    (re.compile(r"\br\s*/\s*o\b"), " rule out "),
-    (re.compile(r"\bw\s*/\s*o\b"), " without "),
-    (re.compile(r"\bh\s*/\s*o\b"), " history of "),
-    (re.compile(r"\bs\s*/\s*p\b"), " status post "),
-    (re.compile(r"\bc\s*/\s*o\b"), " complaining of "),
-)
-_BOUNDARY_CHARS: Final = re.compile(r"[()\[\],;:|\u2013\u2014]|\s-+\s|\s-+$|^-+\s|\.(?!\d)")
-_FUNCTION_WORDS: Final = frozenset({"of", "in", "on", "with", "for", "to", "from", "by", "at", "as", "is", "was",
-                                    "and", "or", "vs", "versus", "likely", "possible", "probable", "suspected",
-                                    "query", "without", "after", "following", "during"})
-
-
-def _fold(word: str) -> str:
-    for british, american in _SPELLING:
-        word = word.replace(british, american)
-    if len(word) > 5:
-        word = _ISE.sub(lambda m: "iz" + m.group(1), word)
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "ys")) \
-            and (len(word) <= 4 or not word.endswith("is")):  # "utis", "stis" but "-itis", "sepsis"
-        return word[:-1]
-    return word
-
-
-@lru_cache(maxsize=8192)  # pure, and the same names are normalised for every encounter (about 1 ms of each)
-def normalise(text: str, *, join_prefixes: bool = True) -> Tokens:
-    """``text`` as normalised words, with ``BOUNDARY`` tokens where a clause boundary stood (see the module doc).
-
-    Cached (the result is an immutable tuple): scoring matches every given diagnosis against the same expected
-    names and synonyms, encounter after encounter.
-    """
-    low = text.lower().replace("\u2019", "'").replace("'", "")
-    for pattern, repl in _ABBREVIATIONS:
-        low = pattern.sub(repl, low)
-    low = low.replace("?", " query ").replace("&", " and ").replace("+", " with ").replace("/", " / ")
-    low = _BOUNDARY_CHARS.sub(f" {BOUNDARY} ", low)
-    raw = re.findall(rf"[a-z0-9]+|/|\{BOUNDARY}", low)
-    words: list[str] = []
-    i = 0
-    while i < len(raw):
-        w = raw[i]
-        nxt = raw[i + 1] if i + 1 < len(raw) else None
-        if join_prefixes and w in PREFIXES and nxt is not None and nxt not in (BOUNDARY, "/"):
-            words.append(w + _fold(nxt))
-            i += 2
-            continue
-        words.append(w if w in (BOUNDARY, "/") else _fold(w))
-        i += 1
-    out: list[str] = []
-    for w in words:
-        if w in ("the", "an"):
-            continue
-        if w == "a" and (not out or out[-1] in (BOUNDARY, "/") or out[-1] in _FUNCTION_WORDS):
-            continue
-        if w == BOUNDARY and (not out or out[-1] == BOUNDARY):
-            continue
-        out.append(w)
-    while out and out[-1] == BOUNDARY:
-        out.pop()
-    return tuple(out)
-
-
-def _phrases(items: Iterable[str]) -> tuple[Tokens, ...]:
-    """Normalised phrases, longest first (so "less likely" is tried before "likely")."""
-    return tuple(sorted({normalise(s) for s in items}, key=len, reverse=True))
-
-
-def _flat(tokens: Tokens) -> Tokens:
-    return tuple(t for t in tokens if t != BOUNDARY)
-
-
-# -------------------------------------------------------------------------------------------- word lists
-_HEDGES: Final = _phrases([
-    "likely", "most likely", "more likely", "very likely", "highly likely", "probable", "probably", "possible",
-    "possibly", "suspected", "suspect", "presumed", "presumptive", "provisional", "query", "questionable",
-    "working diagnosis", "differential diagnosis", "differential", "diagnosis", "impression", "clinical",
-    "consider", "considering", "concern for", "concerning for", "suspicion of", "suspicion for",
-    "high suspicion of", "high suspicion for", "suspicious for", "rule out", "to rule out", "need to rule out",
-    "must rule out", "exclude", "to exclude", "need to exclude", "must exclude", "cannot exclude",
-    "can not exclude", "cant exclude", "cannot rule out", "can not rule out", "cant rule out", "dont miss",
-    "do not miss", "must not miss", "not to miss", "cant miss", "cannot miss", "early features of",
-])
-_TRAILING_HEDGES: Final = frozenset({"likely", "probable", "possible", "suspected", "presumed", "query", "most",
-                                     "more", "very", "highly", "is", "was"})
-_NEGATORS: Final = _phrases([
-    "not", "no", "non", "never", "without", "ruled out", "excluded", "negative for", "unlikely",
-    "less likely", "not likely", "improbable", "doubtful", "absent", "absence of", "free of", "resolved",
-    "history of", "history", "hx", "previous", "prior", "past", "old", "remote", "treated", "status post",
-    "mimic", "mimicking", "pseudo", "rather than", "instead of", "other than", "except", "excluding",
-])
-# negation words that are part of a consideration, masked before looking for a negator
-_CONSIDERATIONS: Final = _phrases([
-    "cannot exclude", "can not exclude", "cant exclude", "cannot rule out", "can not rule out", "cant rule out",
-    "not excluded", "not ruled out", "not yet excluded", "not yet ruled out", "dont miss", "do not miss",
-    "must not miss", "not to miss", "cannot be excluded", "can not be excluded", "cant be excluded",
-    "cannot be ruled out", "can not be ruled out", "cant be ruled out",
-])
-_TRAILING_NEGATORS: Final = _phrases([
-    "ruled out", "excluded", "unlikely", "less likely", "not likely", "improbable", "doubtful", "negative",
-    "not suspected", "not supported", "not favoured", "not favored", "not present", "absent", "resolved",
-    "not found", "not seen", "not diagnosis", "not cause", "not consistent", "not in keeping",
-])
-_COPULAS: Final = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "now",
-                             "already", "considered", "felt", "thought", "deemed", "clinically", "essentially",
-                             "effectively", "largely", "also", "very", "much", "far"})
-_PROSPECTIVE: Final = frozenset({"to", "must", "should", "need", "needs", "cannot", "cant", "can", "not", "yet",
-                                 "still", "will", "may", "might", "until"})
-_UNTIL_PROVEN: Final = normalise("until proven otherwise")
-_OF_UNKNOWN: Final = frozenset({"unknown", "undetermined", "uncertain", "unclear"})
-_PREPOSITIONS: Final = frozenset({"of", "for", "about", "to", "at", "by", "into", "than", "like", "over", "under",
-                                  "toward", "towards", "regarding", "re", "concerning", "complaining"})
-_OTHER_STRUCTURE: Final = frozenset({"appendix", "appendage", "appendice", "hydatid"})
-_LATERALITY: Final = frozenset({"left", "right", "bilateral", "unilateral", "sided", "side", "both"})
-
-
-def _connectives(kind: ClauseKind, *phrases: str) -> list[tuple[Tokens, ClauseKind]]:
-    return [(normalise(p), kind) for p in phrases]
-
-
-_CONNECTIVES: Final[tuple[tuple[Tokens, ClauseKind], ...]] = tuple(sorted(
-    [*_connectives("alt", "or", "and", "nor", "vs", "versus", "v", "/", "query"),
-     *_connectives("cause", "with", "due to", "secondary to", "caused by", "from", "because of", "complicated by",
-                   "leading to", "causing", "related to", "triggered by", "precipitated by", "consistent with",
-                   "compatible with", "in keeping with"),
-     *_connectives("context", "in", "on", "after", "following", "during", "at", "post"),
-     *_connectives("neg", "without")],
-    key=lambda c: len(c[0]), reverse=True))
-_CONTRAST: Final[tuple[dict[str, str], ...]] = (
-    {"viral": "viral", "adenoviral": "viral", "herpetic": "viral", "bacterial": "bacterial",
-     "streptococcal": "bacterial", "staphylococcal": "bacterial", "pneumococcal": "bacterial",
-     "meningococcal": "bacterial", "gonococcal": "bacterial", "chlamydial": "bacterial", "allergic": "allergic",
-     "fungal": "fungal", "candidal": "fungal", "parasitic": "parasitic", "atopic": "atopic", "irritant": "irritant",
-     "chemical": "chemical", "autoimmune": "autoimmune"},
-    {"upper": "upper", "lower": "lower"},
-    {"acute": "acute", "chronic": "chronic"},
-    {"benign": "benign", "malignant": "malignant"},
-    {"primary": "primary", "secondary": "secondary"},
-    {"complicated": "complicated", "uncomplicated": "uncomplicated"},
-)
-
-# What names no specific condition on its own. Diagnoses that name one are not here even when broad ("sepsis",
-# "pneumonia", "meningitis", "migraine", "conjunctivitis": the last is caught by COMMON_BENIGN instead).
-GENERIC_TERMS: Final[tuple[str, ...]] = (
-    # symptoms and signs
-    "pain", "ache", "fever", "pyrexia", "high temperature", "temperature", "febrile", "headache", "head pain",
-    "chest pain", "abdominal pain", "abdo pain", "stomach pain", "stomach ache", "tummy ache", "belly pain",
-    "back pain", "pelvic pain", "bleeding", "bleed", "hemorrhage", "blood loss", "rash", "cough", "wheeze",
-    "wheezing", "vomiting", "nausea", "diarrhea", "dizziness", "vertigo", "syncope", "collapse", "faint",
-    "fainting", "blackout", "fall", "weakness", "fatigue", "tiredness", "malaise", "swelling", "lump", "mass",
-    "shortness of breath", "breathlessness", "dyspnea", "palpitation", "tachycardia", "sore throat", "earache",
-    "confusion", "anxiety", "panic", "stress", "distress", "low mood",
-    # findings
-    "hypertension", "high blood pressure", "hypotension", "low blood pressure", "hyperglycemia",
-    "high blood sugar", "hypoglycemia", "low blood sugar", "hypoxia",
-    # categories, mechanisms and lesions that name no specific condition
-    "infection", "bacterial infection", "viral infection", "viral illness", "illness", "inflammation", "injury",
-    "trauma", "fracture", "sprain", "strain", "torsion", "aneurysm", "dissection", "ulcer", "cyst", "lesion",
-    "tumor", "growth", "clot", "blood clot", "shock", "disease", "syndrome", "condition", "emergency",
-    # organs and adjectives used as nouns
-    "appendix", "ectopic",
-)
-GENERIC: Final = frozenset(normalise(t) for t in GENERIC_TERMS)
-# a generic term and its lay equivalents: a diagnosis whose name *is* the term may list them (see synonym_problems)
-_GENERIC_EQUIVALENTS: Final = tuple(frozenset(normalise(t) for t in group) for group in (
-    ("hypertension", "high blood pressure"), ("hypotension", "low blood pressure"),
-    ("hyperglycemia", "high blood sugar"), ("hypoglycemia", "low blood sugar"),
-    ("fever", "pyrexia", "high temperature"), ("dyspnea", "shortness of breath", "breathlessness"),
-    ("syncope", "faint", "fainting", "blackout"),
-))
-NEUTRAL: Final = frozenset({"acute", "severe", "mild", "moderate", "high", "low", "very", "significant",
-                            "uncontrolled", "controlled", "poorly", "well", "known", "new", "onset", "recurrent",
-                            "persistent", "ongoing", "worsening", "sudden", "isolated", "prolonged", "intractable",
-                            "refractory", "stage", "grade", "1", "2", "3", "4", *_LATERALITY})
-
-# Common, usually self-limiting or primary-care diagnoses that an agent names *instead of* a serious one. A name
-# that ends with one of these makes its diagnosis benign for the lint; keep organ-qualified serious forms out
-# (no bare "colic": renal colic; no "contusion": pulmonary contusion).
-COMMON_BENIGN_TERMS: Final[tuple[str, ...]] = (
-    "viral fever", "viral illness", "viral infection", "viral syndrome", "viral URI", "viral URTI",
-    "upper respiratory tract infection", "common cold", "head cold", "flu", "influenza like illness",
-    "tension headache", "tension type headache", "migraine", "non-cardiac chest pain", "musculoskeletal chest pain",
-    "chest wall pain", "costochondritis", "muscle strain", "pulled muscle", "musculoskeletal pain",
-    "mechanical back pain", "simple back pain", "mechanical low back pain", "anxiety", "anxiety attack",
-    "panic attack", "health anxiety", "stress", "hyperventilation", "allergic conjunctivitis",
-    "viral conjunctivitis", "simple UTI", "lower UTI", "lower urinary tract infection", "cystitis",
-    "bladder infection", "essential hypertension", "white coat hypertension", "gastroenteritis",
-    "viral gastroenteritis", "stomach bug", "food poisoning", "constipation", "indigestion", "dyspepsia",
-    "acid reflux", "GORD", "GERD", "heartburn", "irritable bowel syndrome", "functional abdominal pain",
-    "benign positional vertigo", "BPPV", "vasovagal syncope", "simple faint", "ankle sprain", "sprained ankle",
-    "soft tissue injury", "bruise", "minor head injury", "otitis media", "sinusitis", "pharyngitis",
-    "tonsillitis", "viral rash", "eczema", "contact dermatitis", "insect bite", "urticaria", "hives", "hay fever",
-    "allergic rhinitis", "teething", "infant colic", "period pain", "dysmenorrhea", "ovulation pain",
-)
-COMMON_BENIGN: Final = frozenset(normalise(t) for t in COMMON_BENIGN_TERMS)
-# (term, normalised, normalised without prefix joining)
-_BENIGN_FORMS: Final = tuple((t, normalise(t), normalise(t, join_prefixes=False)) for t in COMMON_BENIGN_TERMS)
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -387,11 +155,6 @@ def _strip_hedges(words: Tokens) -> Tokens:
     while words and words[-1] in _TRAILING_HEDGES - {"is", "was"}:
         words = words[:-1]
     return words
-
-
-def _contains(hay: Tokens, needle: Tokens) -> bool:
-    n = len(needle)
-    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
 
 
 def _negated(words: Tokens) -> bool:
@@ -592,80 +355,3 @@ def match_diagnoses(scenario: Scenario, given: list[str]) -> DiagnosisMatch:
     top1, top3 = bool(hits) and hits[0] == 0, any(i < 3 for i in hits)
     score = 0.7 * (1.0 if top1 else TOP3_CREDIT if top3 else 0.0) + 0.3 * len(matched) / len(expected)
     return DiagnosisMatch(top1=top1, top3=top3, matched=matched, score=score)
-
-
-def _is_benign(diagnosis: Diagnosis) -> bool:
-    name = _flat(normalise(diagnosis.name))
-    return any(name[len(name) - len(b):] == b for b in COMMON_BENIGN if len(b) <= len(name))
-
-
-def _name_heads(diagnosis: Diagnosis) -> set[Tokens]:
-    """The conditions the canonical name itself is.
-
-    Its main phrase (before any boundary, neutral modifiers dropped), each part of it joined by and / or
-    ("Syncope and collapse"), and their lay equivalents.
-    """
-    bounded = normalise(diagnosis.name)
-    main = bounded[:bounded.index(BOUNDARY)] if BOUNDARY in bounded else bounded
-    main = tuple(w for w in main if w not in NEUTRAL)
-    heads = {main}
-    part: list[str] = []
-    for w in (*main, "and"):
-        if w in ("and", "or", "/"):
-            heads.add(tuple(part))
-            part = []
-        else:
-            part.append(w)
-    heads |= {eq for group in _GENERIC_EQUIVALENTS if heads & group for eq in group}
-    return {h for h in heads if h}
-
-
-def _initialism_of(words: Tokens, others: list[Tokens]) -> bool:
-    """Whether a one-word synonym is the initials of the name or another synonym ("uti" of "urinary tract infection").
-
-    Such a synonym is the same condition, so a benign subtype that contains it names this condition too.
-    """
-    if len(words) != 1 or len(words[0]) < 2:
-        return False
-    letters = words[0]
-    return any(len(o) == len(letters) and "".join(w[0] for w in o) == letters for o in others)
-
-
-def synonym_problems(diagnosis: Diagnosis) -> list[str]:
-    """Lint messages for the diagnosis's name and synonyms that a vague or a different, benign answer would match.
-
-    See the module doc, "Linting".
-    """
-    if _is_benign(diagnosis):
-        return []
-    out: list[str] = []
-    entries = [diagnosis.name, *diagnosis.synonyms]
-    own = {_flat(normalise(e)) for e in entries}
-    own_split = {_flat(normalise(e, join_prefixes=False)) for e in entries}
-    canonical = _flat(normalise(diagnosis.name))
-    heads = _name_heads(diagnosis)
-    seen: set[Tokens] = set()
-    for idx, entry in enumerate(entries):
-        words = _flat(normalise(entry))
-        if not words or words in seen:
-            continue
-        seen.add(words)
-        what = "name" if idx == 0 else "synonym"
-        specific = sorted((e for e in entries if (w := _flat(normalise(e))) != words and _contains(w, words)
-                           and w not in GENERIC), key=lambda e: len(_flat(normalise(e))))
-        example = repr(specific[0]) if specific else repr(diagnosis.name) if idx else "a more specific name"
-        if words in GENERIC and (idx == 0 or words not in heads):
-            out.append(f"{what} {entry!r} is a generic symptom, finding or category on its own: it names no specific "
-                       f"condition and would credit vague or different answers (it matches only as the whole answer "
-                       f"or with neutral modifiers); use a specific phrase, e.g. {example}")
-        split = _flat(normalise(entry, join_prefixes=False))
-        if idx and _initialism_of(words, [_flat(normalise(e)) for e in entries if e != entry]):
-            continue  # "UTI" for "Urinary tract infection": a simple UTI *is* one, so containing it is right
-        hits = [term for term, b, bs in _BENIGN_FORMS
-                if (_contains(b, words) or _contains(bs, split)) and b not in own and bs not in own_split
-                and not any(_contains(b, h) for h in (canonical, *heads))]
-        if hits:
-            out.append(f"{what} {entry!r} is contained in the common benign diagnos{'es' if len(hits) > 1 else 'is'} "
-                       f"{', '.join(repr(h) for h in hits)}, a different condition an answer could name instead; "
-                       f"use a specific phrase, e.g. {example}")
-    return out

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from scenarios import load_model_file
 from scorers._judge import Judge
 from scorers._judge_validation import DEFAULT_SPLIT, split_of
 from scorers.evaluators import EvaluatorError
@@ -173,12 +174,8 @@ def load_failure_judges(folder: str | Path) -> list[FailureJudgeSpec]:
                              "wrote (judges/<mode>.yaml).")
     specs = []
     for path in sorted(folder.glob("*.yaml")):
-        try:
-            specs.append(FailureJudgeSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))))
-        except (OSError, yaml.YAMLError, ValidationError) as exc:
-            first = str(exc).splitlines()[0][:200]
-            raise EvaluatorError(f"{path}: not a failure-mode judge ({first}). Fix the file or rebuild it with "
-                                 "`encsim judges build`.") from None
+        specs.append(load_model_file(path, FailureJudgeSpec, what="a failure-mode judge", error=EvaluatorError,
+                                     syntax="yaml", fix="Fix the file or rebuild it with `encsim judges build`."))
     if not specs:
         raise EvaluatorError(f"--failure-judges {folder}: holds no judge (*.yaml). Build them with "
                              "`encsim judges build RUN_DIR --taxonomy FILE --out DIR`.")

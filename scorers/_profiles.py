@@ -19,12 +19,12 @@ evaluators only add fail conditions, so the foundation's aggregate is unchanged)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from scenarios import load_model_file
 from scorers.evaluators import DISPOSITION_FAILURE_MODES
 from sim.records import Combined, EncSimError, Status
 
@@ -114,12 +114,10 @@ def load_profile(spec: str | None) -> Profile:
     path = Path(spec)
     if not path.suffix == ".json":
         raise ProfileError(f"--profile {spec}: not a built-in profile ({', '.join(PROFILES)}) nor a .json file.")
-    try:
-        return Profile.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, json.JSONDecodeError, ValidationError) as exc:
-        first = str(exc).splitlines()[0]
-        raise ProfileError(f"--profile {spec}: cannot use it ({first}). A profile file is JSON with name, "
-                           "evaluators, weights and fail_conditions; see scorers/_profiles.py.") from None
+    return load_model_file(spec, Profile, what="a scoring profile", error=ProfileError, syntax="json",
+                           fix=f"Fix it or give another --profile (built-in: {', '.join(PROFILES)}); a profile "
+                               "file is JSON with name, evaluators, weights and fail_conditions, see "
+                               "scorers/_profiles.py.")
 
 
 def status_of(score: float | None, fail_reasons: list[str]) -> Status:

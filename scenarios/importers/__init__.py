@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from scenarios.importers._agentclinic import convert_agentclinic_row, parse_demographics
+from scenarios.importers._agentclinic import convert_agentclinic_row
 from scenarios.importers._case_text import case_in_first_person
 from scenarios.importers._common import (
     Converted,
@@ -35,18 +35,19 @@ from scenarios.importers._common import (
     RowWarning,
     run_import,
 )
+from scenarios.importers._demographics import parse_demographics
 from scenarios.importers._healthbench import convert_healthbench_row, healthbench_id
 from scenarios.importers._text import first_person
-from scenarios.importers._vignettes import (
+from scenarios.importers._vignette_file import read_vignette_file
+from scenarios.importers._vignette_flags import (
     CATEGORIES,
     MODES,
     OPTIONAL_FIELDS,
     REQUIRED_FIELDS,
-    import_vignettes,
     parse_field_map,
     parse_urgency_map,
-    read_vignette_file,
 )
+from scenarios.importers._vignettes import import_vignettes
 
 
 def import_healthbench(source: str | Path, out_dir: str | Path) -> ImportReport:

@@ -7,14 +7,14 @@ recognise a treatment) import this data module, not one another.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from scenarios import load_model_file
 from scorers.evaluators._base import EvaluatorError
 
 
@@ -110,16 +110,8 @@ def default_lexicon_path() -> Path:
 
 @lru_cache(maxsize=8)
 def _load_lexicon(path: str) -> DrugLexicon:
-    try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        data = _LexiconFile.model_validate(raw)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise EvaluatorError(f"drug lexicon {path} cannot be read: {exc}. Fix the JSON or point to another "
-                             "file.") from exc
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise EvaluatorError(f"drug lexicon {path} is invalid at {'.'.join(map(str, first['loc']))}: "
-                             f"{first['msg']}. See scorers/evaluators/README.md for the format.") from exc
+    data = load_model_file(path, _LexiconFile, what="a drug lexicon", error=EvaluatorError, syntax="json",
+                           fix="See scorers/evaluators/README.md for the format, or point to another file.")
     generics = frozenset(g.lower() for g in data.generics)
     problems = [f"alias {a!r} -> {g!r}" for a, g in data.aliases.items() if g.lower() not in generics]
     problems += [f"max_daily_mg {d!r}" for d in data.max_daily_mg if d.lower() not in generics]

@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from scenarios import load_model_file
 from scenarios.schema import Escalation, Fact, Scenario
 from scorers.evaluators._base import EvaluatorError
 from scorers.evaluators._text import complaint_text, contexts, find_keyword, is_denial, per_scenario
@@ -117,19 +117,9 @@ def default_protocols_path() -> Path:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> tuple[RedFlagProtocol, ...]:
-    try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise EvaluatorError(f"red-flag protocol file {path} cannot be read: {exc}. Fix the file (YAML with a "
-                             "top-level 'protocols' list) or point to another one.") from exc
-    try:
-        parsed = _ProtocolFile.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise EvaluatorError(f"red-flag protocol file {path} is invalid at {where}: {first['msg']} "
-                             f"({exc.error_count()} error(s)). See scorers/evaluators/README.md for the format."
-                             ) from exc
+    parsed = load_model_file(path, _ProtocolFile, what="a red-flag protocol file", error=EvaluatorError,
+                             syntax="yaml", fix="Fix the file (YAML with a top-level 'protocols' list; "
+                                                "scorers/evaluators/README.md has the format) or point to another one.")
     ids = [p.id for p in parsed.protocols]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

@@ -50,6 +50,7 @@ except ImportError:  # pragma: no cover - not on POSIX: no locking
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from scenarios import load_model_file
 from sim.records._errors import ConfigError
 from sim.records._redact import redact, redact_json
 
@@ -140,27 +141,14 @@ def load_taxonomy(path: Path) -> Taxonomy:
     Raises:
         TaxonomyError: The file cannot be read, is not JSON, or is not a valid taxonomy (e.g. a name twice).
     """
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return load_model_file(path, Taxonomy, what="a taxonomy file", error=TaxonomyError, syntax="json",
+                               raise_missing=True,
+                               fix='Fix the file (a readable UTF-8 JSON file holding {"version": 1, "modes": '
+                                   '[{"name": ..., "definition": ...}]}; each mode needs a unique slug name and a '
+                                   'definition), or move it away to start an empty taxonomy.')
     except FileNotFoundError:
         return Taxonomy()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TaxonomyError(f"{path}: cannot read the taxonomy file ({reason}). Give a readable UTF-8 JSON file, "
-                            "or move it away to start an empty taxonomy.") from None
-    try:
-        return Taxonomy.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
-        msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-        if first.get("type") == "json_invalid":
-            raise TaxonomyError(f"{path}: not valid JSON ({first.get('ctx', {}).get('error', msg)}). Fix the file "
-                                '(it holds {"version": 1, "modes": [{"name": ..., "definition": ...}]}), '
-                                "or move it away to start an empty taxonomy.") from None
-        raise TaxonomyError(f"{path}: not a valid taxonomy at {where}: {msg}. Fix that entry (each mode needs a "
-                            "unique slug name and a definition) and try again.") from None
 
 
 def save_taxonomy(path: Path, taxonomy: Taxonomy) -> None:

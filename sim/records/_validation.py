@@ -35,8 +35,9 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter
 
+from scenarios import load_model_file
 from sim.records._errors import ConfigError
 from sim.records._redact import redact_json
 
@@ -137,18 +138,11 @@ def load_judge_validation(path: Path) -> JudgeValidationRecord:
         ConfigError: The file cannot be read or is not a validation record.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return load_model_file(path, JudgeValidationRecord, what="a judges' validation record", error=ConfigError,
+                               syntax="json", raise_missing=True,
+                               fix="Delete it and run `encsim judges validate` again to rewrite it.")
     except FileNotFoundError:
         return JudgeValidationRecord()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the judges' validation record ({exc}). Run `encsim judges validate` "
-                          "again to rewrite it.") from None
-    try:
-        return JudgeValidationRecord.model_validate_json(text)
-    except ValidationError as exc:
-        first = str(exc).splitlines()[0][:200]
-        raise ConfigError(f"{path}: not a judges' validation record ({first}). Delete it and run `encsim judges "
-                          "validate` again.") from None
 
 
 def save_judge_validation(path: Path, record: JudgeValidationRecord) -> None:
@@ -191,20 +185,6 @@ def load_run_validation(path: Path) -> list[JudgeValidation]:
         FileNotFoundError: There is no such file (no judge was validated on this run).
         ConfigError: The file cannot be read or is not what ``encsim judges validate`` writes.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the judge validation ({reason}). Run `encsim judges validate "
-                          "RUN_DIR --judge ...` again to rewrite it.") from None
-    try:
-        return _VALIDATIONS.validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the file"
-        what = "not valid JSON" if first.get("type") == "json_invalid" else f"not a judge validation at {where}"
-        raise ConfigError(f"{path}: {what} ({str(first.get('msg', 'invalid'))[:120]}). Run `encsim judges "
-                          "validate RUN_DIR --judge ...` again to rewrite it, or move the file away.") from None
+    return load_model_file(path, _VALIDATIONS, what="a judge validation", error=ConfigError, syntax="json",
+                           raise_missing=True, fix="Run `encsim judges validate RUN_DIR --judge ...` again to rewrite "
+                                                   "it, or move the file away.")

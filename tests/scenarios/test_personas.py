@@ -57,7 +57,7 @@ def test_the_lay_table_loads_and_a_broken_one_names_the_file(tmp_path: Path) -> 
     assert table["abdomen"] == "tummy" and table["ECG"] == "heart tracing" and table["urination"] == "waterworks"
     bad = tmp_path / "lay.yaml"
     bad.write_text("words:\n  abdomen: ''\n")
-    with pytest.raises(LayTableError, match=r"lay\.yaml: field words: .*non-blank"):
+    with pytest.raises(LayTableError, match=r"lay\.yaml: not a lay table at words: .*non-blank"):
         lay_words(bad)
     bad.write_text("words: [unclosed\n")
     with pytest.raises(LayTableError, match="cannot read the lay table"):

@@ -9,7 +9,9 @@ import pytest
 
 from scenarios.schema import Diagnosis, Scenario
 from scorers._deterministic import match_diagnoses
-from scorers._diagnosis import names_condition, normalise, synonym_problems
+from scorers._diagnosis import names_condition
+from scorers._diagnosis_lint import synonym_problems
+from scorers._diagnosis_text import normalise
 
 ACS = ["Acute coronary syndrome", "ACS", "myocardial infarction", "heart attack", "MI", "NSTEMI", "STEMI",
        "unstable angina", "acute MI", "cardiac chest pain"]

@@ -152,7 +152,8 @@ def test_bad_protocol_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "protocols.yaml"
     bad.write_text("protocols:\n  - id: x\n    title: X\n    applies_when: {}\n    escalation_threshold: soon\n"
                    "    flags: [{id: a, label: A, keywords: [a]}]\n")
-    with pytest.raises(EvaluatorError, match=r"protocols\.yaml is invalid at protocols\.0\.escalation_threshold"):
+    with pytest.raises(EvaluatorError,
+                       match=r"protocols\.yaml: not a red-flag protocol file at protocols\.0\.escalation_threshold"):
         load_red_flag_protocols(bad)
 
 

@@ -52,5 +52,5 @@ def test_load_profile(tmp_path: Path) -> None:
         load_profile("nonsense")
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    with pytest.raises(ProfileError, match="cannot use it"):
+    with pytest.raises(ProfileError, match=r"bad\.json: not valid JSON .*; cannot read the scoring profile"):
         load_profile(str(bad))
