@@ -252,7 +252,7 @@ async def raw_schedule(url: str, encounters: int, turns: int, concurrency: int,
     if client == "aiohttp":
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
-        async def post(i: int, body: dict[str, Any]) -> None:  # noqa: ARG001 - one session for every worker
+        async def post(i: int, body: dict[str, Any]) -> None:  # one session for every worker
             async with session.post(url, json=body) as r:
                 r.raise_for_status()
                 await r.json()
@@ -326,7 +326,7 @@ async def run_level(server: ServerProcess, root: Path, scenarios: list[LoadedSce
             "records": len(records), "bad_lines": bad, "wrong": wrong, "summarise_s": summarise_s}
 
 
-async def main_async(args: argparse.Namespace) -> int:
+async def main_async(args: argparse.Namespace) -> int:  # noqa: C901
     scenarios = resolve([args.scenarios])
     if args.encounters % len(scenarios):
         print(f"--encounters {args.encounters} is not a multiple of the {len(scenarios)} scenarios selected",

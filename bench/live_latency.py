@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loguru import logger  # noqa: E402
+from loguru import logger
 
 logger.remove()  # before pipecat is imported: it logs a banner and every frame-level event
 logger.add(sys.stderr, level="ERROR")

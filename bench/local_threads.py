@@ -22,7 +22,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.agents.local import LlamaServer, default_threads  # noqa: E402
+from sim.agents.local import LlamaServer, default_threads
 
 
 async def completion_s(threads: int, busy: int, tokens: int) -> float:

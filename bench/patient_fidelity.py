@@ -36,8 +36,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scenarios import Scenario, load_library  # noqa: E402
-from sim.patient.understanding import Layers, Understanding  # noqa: E402
+from scenarios import Scenario, load_library
+from sim.patient.understanding import Layers, Understanding
 
 DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_FILES = [DATA / "patient_dev.yaml", DATA / "patient_check.yaml"]

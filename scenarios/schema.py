@@ -315,7 +315,7 @@ class Expected(_Strict):
     red_flags: list[str] = Field(default=[], description="fact ids that must be elicited")
 
     @model_validator(mode="after")
-    def _sets(self) -> Expected:
+    def _sets(self) -> Expected:  # noqa: C901
         if self.acceptable_levels:
             if any(not 1 <= lv <= 5 for lv in self.acceptable_levels):
                 raise ValueError("@acceptable_levels: triage levels are 1 to 5")
@@ -511,7 +511,7 @@ class Scenario(_Strict):
                                                                   "about images) instead of an encounter")
 
     @model_validator(mode="after")
-    def _references(self) -> Scenario:
+    def _references(self) -> Scenario:  # noqa: C901
         if self.replay is None and self.imaging is None and not self.information_tree:
             raise ValueError("@information_tree: needs at least one fact (only replay and imaging items may have none)")
         if self.imaging is not None and (self.replay is not None or self.information_tree):

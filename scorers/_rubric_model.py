@@ -161,7 +161,7 @@ def intents_prompt(scenario: Scenario) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _points(value: Any, low: int, high: int) -> int | None:  # noqa: ANN401 - a model's JSON value
+def _points(value: Any, low: int, high: int) -> int | None:  # a model's JSON value
     if isinstance(value, bool):
         return None
     if isinstance(value, float) and value.is_integer():
@@ -171,16 +171,16 @@ def _points(value: Any, low: int, high: int) -> int | None:  # noqa: ANN401 - a 
     return value
 
 
-def _shown(value: Any) -> str:  # noqa: ANN401 - a model's JSON value
+def _shown(value: Any) -> str:  # a model's JSON value
     text = repr(value)
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
-def _axis(value: Any) -> Any:  # noqa: ANN401 - a model's JSON value
+def _axis(value: Any) -> Any:  # a model's JSON value
     return "communication_quality" if value == "communication" else value
 
 
-def _text(value: Any) -> str:  # noqa: ANN401 - a model's JSON value
+def _text(value: Any) -> str:  # a model's JSON value
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 

@@ -148,7 +148,7 @@ def _metric_note(kind_a: RunKind, kind_b: RunKind, sum_a: Summary, sum_b: Summar
             "their headline numbers are not compared, only the encounter composites both runs have.")
 
 
-def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:
+def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:  # noqa: C901
     """Compare run B against run A (every difference is B - A).
 
     On the HealthBench score when both are rubric-only, else on the composites and the aggregate (see the

@@ -70,7 +70,7 @@ class FakeChatServer:
         with self._lock:
             return self.script.pop(0) if self.script else self.default
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:  # noqa: C901
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

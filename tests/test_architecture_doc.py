@@ -62,7 +62,7 @@ def resolve_dotted(name: str) -> str | None:
             if _missing_module(exc, module_name):
                 continue
             return f"importing {module_name} failed: {exc}"
-        except Exception as exc:  # noqa: BLE001 - any import failure is a finding, not a crash of the check
+        except Exception as exc:  # any import failure is a finding, not a crash of the check
             return f"importing {module_name} failed: {type(exc).__name__}: {exc}"
         for i, attr in enumerate(parts[cut:], cut):
             try:

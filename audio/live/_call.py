@@ -181,7 +181,7 @@ def _worker(pipeline: Pipeline) -> PipelineWorker:
 _WARMED: set[tuple[str, int]] = set()
 
 
-def _drop_audio_before_start(input_transport: Any) -> None:  # noqa: ANN401 - pipecat's input transport
+def _drop_audio_before_start(input_transport: Any) -> None:  # pipecat's input transport
     """Drop audio that arrives before the pipeline has started, instead of failing the call.
 
     pipecat's websocket client connects while the pipeline is set up, before its StartFrame, so audio the far
@@ -191,7 +191,7 @@ def _drop_audio_before_start(input_transport: Any) -> None:  # noqa: ANN401 - pi
     """
     push = input_transport.push_audio_frame
 
-    async def push_when_started(frame: Any) -> None:  # noqa: ANN401 - a pipecat frame
+    async def push_when_started(frame: Any) -> None:  # a pipecat frame
         if getattr(input_transport, "_audio_in_queue", None) is None:
             return
         await push(frame)
@@ -256,7 +256,7 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
         try:
             await asyncio.wait_for(worker.cancel(reason="interrupted"), CANCEL_TIMEOUT_S)
             await asyncio.wait_for(run, CANCEL_TIMEOUT_S)
-        except (Exception, asyncio.CancelledError):  # noqa: BLE001 - already stopping; leave the rest to asyncio
+        except (Exception, asyncio.CancelledError):  # already stopping; leave the rest to asyncio
             run.cancel()
         raise
     if dog in done:

@@ -154,7 +154,7 @@ def _read_wire(data: str | bytes) -> Frame | str:
     try:
         proto = frame_protos.Frame.FromString(bytes(data))  # type: ignore[attr-defined]
         which = proto.WhichOneof("frame")
-    except Exception:  # noqa: BLE001 - any malformed payload is just dropped
+    except Exception:  # any malformed payload is just dropped
         return "not a protobuf frame"
     if which == "audio":
         a = proto.audio
@@ -229,7 +229,7 @@ class _Door:
             self._log(f"refused a websocket connection from origin {shown} (HTTP 403): {self.policy.accepted()}; "
                       f"to let another page call, add {flag}")
             return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden: this origin may not open the call.\n")
-        except Exception:  # noqa: BLE001 - a hostile request is refused, never a traceback
+        except Exception:  # a hostile request is refused, never a traceback
             return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden.\n")
 
     def opened(self, websocket: Any) -> None:

@@ -250,7 +250,7 @@ def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], co
         except RowError as exc:
             report.failed.append(FailedRow(row=line_no, reason=str(exc)))
             continue
-        except Exception as exc:  # noqa: BLE001 - one odd row must not stop an import; it is reported
+        except Exception as exc:  # one odd row must not stop an import; it is reported
             report.failed.append(FailedRow(
                 row=line_no, reason=f"unexpected data in this row ({type(exc).__name__}: {exc})"))
             continue

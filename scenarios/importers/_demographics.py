@@ -43,7 +43,7 @@ def _sex_in(text: str, female_re: re.Pattern[str] = _FEMALE, male_re: re.Pattern
     return "female" if female and not male else "male" if male and not female else None
 
 
-def parse_demographics(text: Any, history: Any = None) -> tuple[dict[str, Any], list[str], list[str]]:
+def parse_demographics(text: Any, history: Any = None) -> tuple[dict[str, Any], list[str], list[str]]:  # noqa: C901
     """``Demographics`` -> (patient_profile data, warnings, tags); see the module docstring.
 
     ``history`` (the case's own text) gives the sex when the demographics do not ("he", "she", "boy", "girl").

@@ -35,7 +35,7 @@ from scorers.evaluators._lexicon import DrugLexicon, load_drug_lexicon
 from scorers.evaluators._protocols import RedFlag, RedFlagProtocol, applicable_protocols, load_red_flag_protocols
 
 # Importing the built-in modules registers them, in this order (the order run_evaluators uses).
-from scorers.evaluators._red_flags import RedFlagEvaluator  # noqa: I001  (registration order matters)
+from scorers.evaluators._red_flags import RedFlagEvaluator  # registration order matters
 from scorers.evaluators._escalation import DISPOSITION_FAILURE_MODES, EscalationEvaluator, Rule
 from scorers.evaluators._escalation import RULES as ESCALATION_RULES
 from scorers.evaluators._hallucination import DoseStatement, HallucinationEvaluator, parse_doses

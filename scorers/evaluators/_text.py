@@ -51,7 +51,7 @@ def per_scenario(fn: Callable[..., _R]) -> Callable[..., _R]:
     """Cache ``fn(scenario, *others)`` on the identity of each argument (see the comment above)."""
 
     @wraps(fn)
-    def cached(*args: Any) -> _R:  # noqa: ANN401 - the arguments are the wrapped function's
+    def cached(*args: Any) -> _R:  # the arguments are the wrapped function's
         key = (fn, *map(id, args))
         with _scenario_lock:
             hit = _scenario_cache.get(key)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from review import TaxonomyReport
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``annotations`` parser and its ``export`` and ``taxonomy`` actions.
 
     Args:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``compare`` parser.
 
     Args:

@@ -15,7 +15,7 @@ DEMO_K = 2
 DEMO_MAX_TURNS = 5
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``demo`` parser.
 
     Args:

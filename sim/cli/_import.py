@@ -14,7 +14,7 @@ from typing import Any
 from sim.cli._common import EXIT_USER_ERROR, CliParser
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``import`` parser and one sub-parser per source format.
 
     Args:

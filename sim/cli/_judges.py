@@ -46,7 +46,7 @@ from sim.records import (
 SPLIT_HELP = "train/dev/test shares of the labelled traces, e.g. 0.2/0.4/0.4 (the default)"
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``judges`` parser and its ``build`` and ``validate`` actions.
 
     Args:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # sim.live is imported by the handler, not with the parser
     from sim.live import LiveRunSettings
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``live`` parser.
 
     Args:

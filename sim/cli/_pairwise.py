@@ -12,7 +12,7 @@ from sim.cli._common import JudgeOptions, add_judge_args, positive
 from sim.records import ConfigError, redact_json
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``pairwise`` parser.
 
     Args:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``ray-head`` parser.
 
     Args:

@@ -10,7 +10,7 @@ from typing import Any
 from sim.cli._common import print_summary, reload_scenarios
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``report`` parser.
 
     Args:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 RUBRIC_MAX_TOKENS = 4096  # a whole rubric in one JSON reply; the judges' default (512) is for one verdict
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``rubrics`` parser and its ``generate`` action.
 
     Args:

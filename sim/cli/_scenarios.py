@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from scenarios import LoadedScenario
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``scenarios`` parser and its ``list``, ``validate`` and ``lint`` actions.
 
     Args:

@@ -12,7 +12,7 @@ from sim.cli._common import EXIT_INTERRUPTED, add_door_args, one_scenario, port,
 from sim.records import ConfigError
 
 
-def register(subparsers: Any) -> None:  # noqa: ANN401 - argparse's _SubParsersAction is private
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``serve-agent`` parser.
 
     Args:

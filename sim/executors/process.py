@@ -142,7 +142,7 @@ async def _serve(fd: int, spec: WorkerSpec) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
     try:
         agent = await make_worker_agent(spec)
-    except Exception as exc:  # noqa: BLE001 - told to the encsim run process, which says it in one paragraph
+    except Exception as exc:  # told to the encsim run process, which says it in one paragraph
         _send(writer, ("fatal", f"{type(exc).__name__}: {exc}"))
         await writer.drain()
         writer.close()

@@ -90,7 +90,7 @@ class Outcome:
 
 
 async def run_encounter_on_worker(spec: WorkerSpec, item: LoadedScenario, k: int, seed: int,
-                                  channel: Any = None) -> Outcome:  # noqa: ANN401 - a Channel, or None for text
+                                  channel: Any = None) -> Outcome:  # a Channel, or None for text
     """One encounter on a worker, through the local executor's code path (``sim.runner.run_item``).
 
     Args:
@@ -140,7 +140,7 @@ class _VoiceWorker:
         return outcome
 
 
-def _ray() -> Any:  # noqa: ANN401 - the ray module
+def _ray() -> Any:  # the ray module
     try:
         import ray
     except ImportError:

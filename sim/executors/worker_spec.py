@@ -108,7 +108,7 @@ class ReportingAgent:
 
 
 async def run_on_worker(agent: Agent, spec: WorkerSpec, item: LoadedScenario, k: int, seed: int, *,
-                        channel: Any, sink: Callable[[Any], None],  # noqa: ANN401 - a Channel, or None for text
+                        channel: Any, sink: Callable[[Any], None],  # a Channel, or None for text
                         tell: Callable[[CallOutcome], None]) -> tuple[ConversationResult | None, str | None]:
     """One encounter in a worker, through the in-process executor's code path (``sim.runner.run_item``).
 

@@ -232,7 +232,7 @@ class PersonaBehaviour:
 
     # ------------------------------------------------------------------------------------------ deciding
 
-    def decide(self, message: str, asked: dict[str, Layer], revealed: Iterable[str]) -> PersonaTurn:
+    def decide(self, message: str, asked: dict[str, Layer], revealed: Iterable[str]) -> PersonaTurn:  # noqa: C901
         """Which of the facts ``message`` asks for come out now, and which are held back (and why)."""
         done = set(revealed)
         allowed = dict(asked)

@@ -33,7 +33,7 @@ def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> str:
+def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> str:  # noqa: C901
     """Render a run's ``report.md``.
 
     Args:

@@ -77,7 +77,7 @@ async def _stop(task: asyncio.Task[Any] | None) -> None:
         task.cancel()
     try:
         await asyncio.wait_for(task, 20)
-    except (asyncio.CancelledError, TimeoutError, Exception):  # noqa: BLE001 - cleanup only
+    except (asyncio.CancelledError, TimeoutError, Exception):  # cleanup only
         pass
 
 

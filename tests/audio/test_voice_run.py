@@ -58,7 +58,7 @@ def test_piper_to_whisper_round_trip_keeps_key_words() -> None:
 
 
 @pytest.mark.slow
-def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:
     for mode in ("text", "voice"):
         assert main(["run", "--mode", mode, "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
                      "--max-turns", "4", "--out", str(tmp_path / mode), "--quiet"]) == 0
@@ -67,7 +67,7 @@ def test_voice_vs_text_compare(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     assert "viral_uri" in capsys.readouterr().out
 
 
-async def test_audio_failure_is_recorded_and_the_batch_continues(tmp_path: Path, library) -> None:  # noqa: ANN001
+async def test_audio_failure_is_recorded_and_the_batch_continues(tmp_path: Path, library) -> None:
     from audio.channel import VoiceChannel
     from audio.effects import preset
     from audio.tts import PiperTTS, default_voice_paths

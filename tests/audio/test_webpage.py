@@ -39,7 +39,7 @@ needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed, so 
 # ---- helpers --------------------------------------------------------------------------------------
 
 
-async def _get(url: str, **kw) -> httpx.Response:  # noqa: ANN003
+async def _get(url: str, **kw) -> httpx.Response:
     async with httpx.AsyncClient(timeout=5) as client:
         return await client.get(url, **kw)
 
@@ -482,12 +482,12 @@ CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-br
 class _Cdp:
     """The few Chrome DevTools Protocol calls the browser test needs."""
 
-    def __init__(self, ws) -> None:  # noqa: ANN001
+    def __init__(self, ws) -> None:
         self.ws = ws
         self.next_id = 0
         self.events: list[dict] = []
 
-    async def call(self, method: str, **params) -> dict:  # noqa: ANN003
+    async def call(self, method: str, **params) -> dict:
         self.next_id += 1
         my_id = self.next_id
         await self.ws.send(json.dumps({"id": my_id, "method": method, "params": params}))
@@ -498,13 +498,13 @@ class _Cdp:
                 return msg["result"]
             self.events.append(msg)
 
-    async def eval(self, expression: str):  # noqa: ANN201
+    async def eval(self, expression: str):
         res = await self.call("Runtime.evaluate", expression=expression, returnByValue=True, userGesture=True,
                               awaitPromise=True)
         assert "exceptionDetails" not in res, res
         return res["result"].get("value")
 
-    async def wait_for(self, expression: str, timeout: float = 8.0):  # noqa: ASYNC109, ANN201
+    async def wait_for(self, expression: str, timeout: float = 8.0):  # noqa: ASYNC109
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             value = await self.eval(expression)
@@ -527,10 +527,10 @@ class _Patient:
         self.enough_audio = asyncio.Event()
         self.closed = asyncio.Event()
 
-    async def send(self, ws, frame) -> None:  # noqa: ANN001
+    async def send(self, ws, frame) -> None:
         await ws.send(await self.ser.serialize(frame))
 
-    async def handler(self, ws) -> None:  # noqa: ANN001
+    async def handler(self, ws) -> None:
         from pipecat.frames.frames import (
             InputAudioRawFrame,
             InputTransportMessageFrame,

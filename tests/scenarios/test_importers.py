@@ -71,7 +71,7 @@ def hb_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     return out, import_healthbench(HB_SAMPLE, out)
 
 
-def test_healthbench_sample_converts_and_reports_failures(hb_dir) -> None:  # noqa: ANN001
+def test_healthbench_sample_converts_and_reports_failures(hb_dir) -> None:
     out, report = hb_dir
     assert report.rows == 5 and len(report.converted) == 3
     assert [f.row for f in report.failed] == [4, 5]
@@ -82,7 +82,7 @@ def test_healthbench_sample_converts_and_reports_failures(hb_dir) -> None:  # no
     assert not list(out.glob(".*"))  # no temporary file left behind for the failed rows
 
 
-def test_healthbench_scenarios_carry_conversation_and_rubric(hb_dir) -> None:  # noqa: ANN001
+def test_healthbench_scenarios_carry_conversation_and_rubric(hb_dir) -> None:
     out, report = hb_dir
     rows = {r["prompt_id"]: r for r in _rows(HB_SAMPLE)}
     loaded = {item.scenario.id: item.scenario for item in load_dir(out)}  # also checks ids/canaries unique
@@ -109,7 +109,7 @@ def test_healthbench_scenarios_carry_conversation_and_rubric(hb_dir) -> None:  #
     assert healthbench_id("Sample Item/3").startswith("hb_sample_item_3_")
 
 
-async def test_healthbench_replay_runs(hb_dir) -> None:  # noqa: ANN001
+async def test_healthbench_replay_runs(hb_dir) -> None:
     out, report = hb_dir
     for item in load_dir(out):
         s = item.scenario
@@ -147,7 +147,7 @@ def ac_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     return out, import_agentclinic(AC_SAMPLE, out)
 
 
-def test_agentclinic_sample_converts_and_reports_failures(ac_dir) -> None:  # noqa: ANN001
+def test_agentclinic_sample_converts_and_reports_failures(ac_dir) -> None:
     out, report = ac_dir
     assert report.rows == 5 and len(report.converted) == 3
     assert [f.row for f in report.failed] == [4, 5]
@@ -157,7 +157,7 @@ def test_agentclinic_sample_converts_and_reports_failures(ac_dir) -> None:  # no
     assert sorted(p.name for p in out.glob("*.yaml")) == sorted(f"{i}.yaml" for i in report.converted)
 
 
-def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
+def test_agentclinic_scenarios_content(ac_dir) -> None:
     out, report = ac_dir
     by_dx = {item.scenario.expected.diagnoses[0].name: item.scenario for item in load_dir(out)}
     assert set(by_dx) == {"Deep vein thrombosis", "Graves disease", "Community-acquired pneumonia (right lower lobe)"}
@@ -198,12 +198,12 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:  # noqa: ANN001
     assert graves.fact("test_thyroid_function_tests").answer.startswith("The thyroid function tests results show: TSH")
 
 
-def test_every_imported_fact_revealable_by_its_first_trigger(ac_dir) -> None:  # noqa: ANN001
+def test_every_imported_fact_revealable_by_its_first_trigger(ac_dir) -> None:
     out, _ = ac_dir
     assert_every_fact_revealable([item.scenario for item in load_dir(out)])
 
 
-def test_generic_questions_do_not_reveal_everything(ac_dir) -> None:  # noqa: ANN001
+def test_generic_questions_do_not_reveal_everything(ac_dir) -> None:
     """An open question gets the story of the complaint, "anything else?" the other symptoms: never the
     examination, the tests or most of the case."""
     out, _ = ac_dir
@@ -221,7 +221,7 @@ def test_generic_questions_do_not_reveal_everything(ac_dir) -> None:  # noqa: AN
     assert [f.id for f in story] == [f.id for f in dvt.information_tree if f.category.value == "history"]
 
 
-async def test_agentclinic_encounters_run_to_the_diagnosis(ac_dir) -> None:  # noqa: ANN001
+async def test_agentclinic_encounters_run_to_the_diagnosis(ac_dir) -> None:
     out, _ = ac_dir
     for item in load_dir(out):
         s = item.scenario

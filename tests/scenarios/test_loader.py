@@ -86,7 +86,7 @@ def test_adaptive_turn_limit_formula() -> None:
     assert [adaptive_turn_limit(n) for n in range(0, 7)] == [8, 8, 10, 12, 14, 15, 15]
 
 
-def test_library_coverage(library) -> None:  # noqa: ANN001
+def test_library_coverage(library) -> None:
     scenarios = [s.scenario for s in library]
     assert len(scenarios) >= 24
     levels = Counter(s.expected.triage_level for s in scenarios)
@@ -115,11 +115,11 @@ def assert_every_fact_revealable(scenarios: list[Scenario]) -> None:
             assert fact.id in patient.gathered_info, f"{s.id}: {fact.id} not revealed by {fact.triggers[0]!r}"
 
 
-def test_every_fact_revealable_by_its_first_trigger(library) -> None:  # noqa: ANN001
+def test_every_fact_revealable_by_its_first_trigger(library) -> None:
     assert_every_fact_revealable([item.scenario for item in library])
 
 
-def test_opening_lines_give_away_no_red_flag(library) -> None:  # noqa: ANN001
+def test_opening_lines_give_away_no_red_flag(library) -> None:
     """An agent that merely repeats the opening line must not elicit a red flag: that would make the
     scenario too easy (a restated complaint may still reveal non-red-flag facts, as with a refill)."""
     for item in library:
@@ -128,7 +128,7 @@ def test_opening_lines_give_away_no_red_flag(library) -> None:  # noqa: ANN001
         assert not leaked, f"{s.id}: opening line triggers {leaked}"
 
 
-def test_resolve_specs(library) -> None:  # noqa: ANN001
+def test_resolve_specs(library) -> None:
     assert {s.scenario.suite for s in resolve(["safety"])} == {"safety"}
     assert [s.scenario.id for s in resolve(["acs_chest_pain,viral_uri"])] == ["acs_chest_pain", "viral_uri"]
     assert len(resolve([])) == len(library)
@@ -189,7 +189,7 @@ def test_aliases_are_refused_so_an_alias_bomb_cannot_expand(tmp_path: Path) -> N
     _refused(path, "alias *a", "may not use anchors and aliases")
 
 
-def test_library_uses_no_alias_and_loads(library) -> None:  # noqa: ANN001
+def test_library_uses_no_alias_and_loads(library) -> None:
     for item in library:
         text = item.path.read_text(encoding="utf-8")
         assert not any(type(e).__name__ == "AliasEvent" for e in yaml.parse(text, Loader=yaml.CSafeLoader)), item.path

@@ -74,7 +74,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
 
 @pytest.mark.parametrize("fmt", [".csv", ".jsonl"])
 @pytest.mark.parametrize("mode", ["single-turn", "encounter"])
-def test_every_row_of_both_formats_converts_in_both_modes(imported, fmt: str, mode: str) -> None:  # noqa: ANN001
+def test_every_row_of_both_formats_converts_in_both_modes(imported, fmt: str, mode: str) -> None:
     report, scenarios = imported[(fmt, mode)]
     assert not report.failed and report.rows == len(report.converted) == (12 if fmt == ".csv" else 9)
     assert sorted(scenarios) == sorted(report.converted)
@@ -93,7 +93,7 @@ def test_every_row_of_both_formats_converts_in_both_modes(imported, fmt: str, mo
         assert_every_fact_revealable(list(scenarios.values()))
 
 
-def test_ids_labels_and_acceptable_sets(imported) -> None:  # noqa: ANN001
+def test_ids_labels_and_acceptable_sets(imported) -> None:
     csv = imported[(".csv", "single-turn")][1]
     assert sorted(csv) == [f"vig_v{i:02d}" for i in range(1, 13)]  # the mapped id column
     mi = csv["vig_v01"].expected
@@ -110,7 +110,7 @@ def test_ids_labels_and_acceptable_sets(imported) -> None:  # noqa: ANN001
     assert len({s.canary for s in jl.values()}) == len(jl)
 
 
-def test_single_turn_message_is_the_case_in_the_first_person(imported) -> None:  # noqa: ANN001
+def test_single_turn_message_is_the_case_in_the_first_person(imported) -> None:
     jl = imported[(".jsonl", "single-turn")][1]
     by_diagnosis = {s.expected.diagnoses[0].name: s for s in jl.values()}
     pe = by_diagnosis["Pulmonary embolism"]
@@ -140,7 +140,7 @@ def test_first_person_changes_the_person_and_the_venue_only() -> None:
         "My 18-month-old toddler has 1 week of cough."
 
 
-def test_encounter_facts_categories_intents_triggers_and_critical(imported) -> None:  # noqa: ANN001
+def test_encounter_facts_categories_intents_triggers_and_critical(imported) -> None:
     mi = imported[(".csv", "encounter")][1]["vig_v01"]
     assert mi.opening_line == "I'd like some advice about my chest pain."
     by_cat: dict[str, list] = {}
@@ -173,7 +173,7 @@ def test_encounter_facts_categories_intents_triggers_and_critical(imported) -> N
     assert "No, he hasn't had diarrhoea." in [f.answer for f in appendix.information_tree]
 
 
-def test_encounter_from_a_case_text_alone_asks_for_the_story(imported) -> None:  # noqa: ANN001
+def test_encounter_from_a_case_text_alone_asks_for_the_story(imported) -> None:
     jl = imported[(".jsonl", "encounter")][1]
     pe = next(s for s in jl.values() if s.expected.diagnoses[0].name == "Pulmonary embolism")
     assert pe.opening_line == ("I'm a 61-year-old woman and I have sudden shortness of breath and sharp left-sided "
@@ -192,7 +192,7 @@ def test_encounter_from_a_case_text_alone_asks_for_the_story(imported) -> None: 
 OneReply = FixedReply
 
 
-async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> None:  # noqa: ANN001
+async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> None:
     mi = imported[(".csv", "single-turn")][1]["vig_v01"]
     agent = OneReply("This could be a heart attack. Call an ambulance now; do not drive yourself.\n\n"
                      "Diagnoses: 1. Heart attack; 2. Angina")
@@ -212,7 +212,7 @@ async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> N
     assert card.composite == pytest.approx((0.2 * 1.0 + 0.1 * card.diagnosis.score) / 0.3)
 
 
-async def test_scripted_controls_give_a_scorable_assessment_in_the_one_reply(imported) -> None:  # noqa: ANN001
+async def test_scripted_controls_give_a_scorable_assessment_in_the_one_reply(imported) -> None:
     mi = imported[(".jsonl", "single-turn")][1]
     pe = next(s for s in mi.values() if s.expected.diagnoses[0].name == "Pulmonary embolism")
     ref = await run_encounter(pe, ReferenceAgent(), TextChannel())
@@ -234,7 +234,7 @@ async def test_a_rubric_only_replay_is_not_single_turn(tmp_path: Path) -> None:
     assert "harness" not in [t.speaker for t in r.turns] and r.assessment.escalation is None
 
 
-def test_a_triage_suite_scenario_without_a_triage_level_must_be_imported(imported, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_triage_suite_scenario_without_a_triage_level_must_be_imported(imported, tmp_path: Path) -> None:
     path = next(iter(load_dir(imported[(".jsonl", "single-turn")][0].out_dir))).path
     text = path.read_text(encoding="utf-8")
     parse_scenario(text, tmp_path / "ok.yaml")

@@ -74,7 +74,7 @@ async def test_escalation_fails_only_below_the_least_urgent_acceptable(by_id: di
                    acceptable_escalations=[Escalation.emergency, Escalation.urgent])
     result = await _reference(s)
 
-    def card(escalation: str):  # noqa: ANN202
+    def card(escalation: str):
         return score_encounter(_answer(result, f"**Assessment**\n- Triage: ESI 3\n- Escalation: {escalation}\n"
                                                "- Diagnoses: 1. Appendicitis"), s)
 

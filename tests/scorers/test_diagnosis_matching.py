@@ -213,7 +213,7 @@ def test_normalisation_keeps_what_matters() -> None:
     assert normalise("r/o ACS") == ("rule", "out", "acs")
 
 
-def test_the_reverse_direction_never_matches(library) -> None:  # noqa: ANN001
+def test_the_reverse_direction_never_matches(library) -> None:
     """A part of a library name or synonym that contains none of the diagnosis's names never names it
     ("headache" of "thunderclap headache", "UTI" of "upper UTI", "hypertension" of "pregnancy induced ...")."""
     for item in library:
@@ -272,7 +272,7 @@ def test_library_right_credits_stay(by_id: dict[str, Scenario], sid: str, given:
     assert m.top1 and m.top3 and by_id[sid].expected.diagnoses[0].name in m.matched
 
 
-def test_every_library_name_and_synonym_names_its_diagnosis(library) -> None:  # noqa: ANN001
+def test_every_library_name_and_synonym_names_its_diagnosis(library) -> None:
     for item in library:
         for dx in item.scenario.expected.diagnoses:
             names = [dx.name, *dx.synonyms]

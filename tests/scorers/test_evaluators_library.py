@@ -25,7 +25,7 @@ async def library_results(library: list[LoadedScenario]) -> dict[str, dict[str, 
     return {item.scenario.id: await _results(item) for item in library}
 
 
-async def test_every_evaluator_runs_on_every_scenario(library_results, library) -> None:  # noqa: ANN001
+async def test_every_evaluator_runs_on_every_scenario(library_results, library) -> None:
     assert set(library_results) == {i.scenario.id for i in library}
     for sid, per_agent in library_results.items():
         for results in per_agent.values():
@@ -33,7 +33,7 @@ async def test_every_evaluator_runs_on_every_scenario(library_results, library) 
             assert all(0.0 <= r.score <= 1.0 for r in results.values())
 
 
-async def test_reference_passes_red_flags_and_hallucination(library_results, by_id) -> None:  # noqa: ANN001
+async def test_reference_passes_red_flags_and_hallucination(library_results, by_id) -> None:
     applicable = [sid for sid, s in by_id.items() if applicable_protocols(s)]
     assert len(applicable) >= 15
     for sid in applicable:
@@ -47,7 +47,7 @@ async def test_reference_passes_red_flags_and_hallucination(library_results, by_
         assert ref["contamination"].passed, (sid, ref["contamination"].fail_reasons)
 
 
-async def test_undertriage_fails_red_flags_on_the_safety_suite(library_results, by_id) -> None:  # noqa: ANN001
+async def test_undertriage_fails_red_flags_on_the_safety_suite(library_results, by_id) -> None:
     safety = [sid for sid, s in by_id.items() if s.suite == "safety"]
     assert len(safety) >= 10
     for sid in safety:

@@ -133,7 +133,7 @@ def _completion(obj: object) -> str:
     return obj if isinstance(obj, str) else json.dumps(obj)
 
 
-async def test_judge_client_protocol(fake_server) -> None:  # noqa: ANN001
+async def test_judge_client_protocol(fake_server) -> None:
     srv = fake_server(script=[("ok", '{"explanation": "fine", "criteria_met": true}')]).start()
     j = JudgeClient(model="judge", base_url=srv.base_url, retries=1)
     assert await j.ask_json([{"role": "user", "content": "x"}], keys={"criteria_met": bool}) == {
@@ -142,7 +142,7 @@ async def test_judge_client_protocol(fake_server) -> None:  # noqa: ANN001
     await j.aclose()
 
 
-async def test_judge_client_model_repair_then_retry_then_no_verdict(fake_server) -> None:  # noqa: ANN001
+async def test_judge_client_model_repair_then_retry_then_no_verdict(fake_server) -> None:
     # garbage, then the repair request gets valid JSON
     srv = fake_server(script=[("ok", "I think it is met."), ("ok", '{"criteria_met": false}')]).start()
     j = JudgeClient(model="judge", base_url=srv.base_url, retries=1)
@@ -157,7 +157,7 @@ async def test_judge_client_model_repair_then_retry_then_no_verdict(fake_server)
     await j2.aclose()
 
 
-async def test_an_empty_judge_reply_is_one_failed_attempt_not_a_transport_retry_loop(fake_server) -> None:  # noqa: ANN001
+async def test_an_empty_judge_reply_is_one_failed_attempt_not_a_transport_retry_loop(fake_server) -> None:
     """A weak judge that answers "" (the embedded model does): the judge's own retries decide, once each; the
     transport does not retry the malformed reply on top (that made 4 x as many calls per criterion)."""
     srv = fake_server(default=("content", "")).start()
@@ -167,10 +167,10 @@ async def test_an_empty_judge_reply_is_one_failed_attempt_not_a_transport_retry_
     await j.aclose()
 
 
-async def test_judge_client_endpoint_failures_give_no_verdict(fake_server) -> None:  # noqa: ANN001
+async def test_judge_client_endpoint_failures_give_no_verdict(fake_server) -> None:
     srv = fake_server(default=("status", 500)).start()
     j = JudgeClient(model="judge", base_url=srv.base_url, retries=1)
-    j._chat.backoff_base_s = 0.01  # noqa: SLF001 - keep the test fast
+    j._chat.backoff_base_s = 0.01  # keep the test fast
     assert await j.ask_json([{"role": "user", "content": "x"}], keys={"criteria_met": bool}) is None
     assert "HTTP 500" in j.failures[0]
     await j.aclose()

@@ -11,12 +11,12 @@ from sim.encounter.channel import TextChannel
 from sim.records import ConversationResult, ParsedAssessment
 
 
-async def _scored(scenario: Scenario, agent: object, k: int = 0):  # noqa: ANN202
+async def _scored(scenario: Scenario, agent: object, k: int = 0):
     result = await run_encounter(scenario, agent, TextChannel(), k=k)  # type: ignore[arg-type]
     return result, score_encounter(result, scenario)
 
 
-async def test_reference_scores_high_on_every_scenario(library) -> None:  # noqa: ANN001
+async def test_reference_scores_high_on_every_scenario(library) -> None:
     from sim.encounter import run_item
 
     for item in library:
@@ -70,7 +70,7 @@ async def test_component_arithmetic(by_id: dict[str, Scenario]) -> None:
     assert unparsed.escalation.score == 0.0 and unparsed.safety_failures
 
 
-async def test_aggregate_gate_and_suite_weights(library, by_id: dict[str, Scenario]) -> None:  # noqa: ANN001
+async def test_aggregate_gate_and_suite_weights(library, by_id: dict[str, Scenario]) -> None:
     scenarios = [by_id["acs_chest_pain"], by_id["viral_uri"], by_id["appendicitis"]]
     cards = {}
     for s in scenarios:

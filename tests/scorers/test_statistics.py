@@ -116,7 +116,7 @@ def test_worst_at_k_and_pass_hat_k_hold_for_thousands_of_runs() -> None:
     assert 0.0 <= pass_hat_k(2400, 2500, 1500) < 1e-20
 
 
-async def test_a_scenario_with_thousands_of_runs_summarises(by_id) -> None:  # noqa: ANN001
+async def test_a_scenario_with_thousands_of_runs_summarises(by_id) -> None:
     """1,100 scored runs of one scenario (beyond where the big-binomial form overflowed): the summary has a worst@k
     and pass^k for k = 1..20 and k = n, all finite."""
     from scorers import aggregate, score_encounter

@@ -41,7 +41,7 @@ def agent(url: str, **kw: object) -> ChatCompletionsAgent:
     return ChatCompletionsAgent(model="m", base_url=url, api_key=SECRET, **kw)  # type: ignore[arg-type]
 
 
-async def test_success_sends_protocol_and_key(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_success_sends_protocol_and_key(fake_server, by_id) -> None:
     srv = fake_server(default=("ok", "How long has it hurt?")).start()
     a = agent(srv.base_url)
     reply = await a.respond(request(by_id["viral_uri"]))
@@ -53,7 +53,7 @@ async def test_success_sends_protocol_and_key(fake_server, by_id) -> None:  # no
     assert srv.headers_seen[0]["authorization"] == f"Bearer {SECRET}"
 
 
-async def test_429_honours_retry_after(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_429_honours_retry_after(fake_server, by_id) -> None:
     srv = fake_server(script=[("status", 429, {"Retry-After": "1"})], default=("ok", "fine")).start()
     a = agent(srv.base_url)
     reply = await a.respond(request(by_id["viral_uri"]))
@@ -63,7 +63,7 @@ async def test_429_honours_retry_after(fake_server, by_id) -> None:  # noqa: ANN
     assert gap >= 0.95, f"retried after {gap:.2f} s, Retry-After said 1 s"
 
 
-async def test_500_then_success(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_500_then_success(fake_server, by_id) -> None:
     srv = fake_server(script=[("status", 500), ("status", 503)], default=("ok", "recovered")).start()
     a = agent(srv.base_url)
     assert (await a.respond(request(by_id["viral_uri"]))).text == "recovered"
@@ -71,7 +71,7 @@ async def test_500_then_success(fake_server, by_id) -> None:  # noqa: ANN001
     assert len(srv.requests) == 3
 
 
-async def test_persistent_500_exhausts_retries_without_leaking_key(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_persistent_500_exhausts_retries_without_leaking_key(fake_server, by_id) -> None:
     srv = fake_server(default=("status", 500)).start()
     a = agent(srv.base_url)
     with pytest.raises(AgentError) as info:
@@ -82,7 +82,7 @@ async def test_persistent_500_exhausts_retries_without_leaking_key(fake_server, 
     assert SECRET not in str(info.value)
 
 
-async def test_hang_past_timeout_is_retried_then_fails(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_hang_past_timeout_is_retried_then_fails(fake_server, by_id) -> None:
     srv = fake_server(default=("hang", 5)).start()
     a = agent(srv.base_url, timeout_s=0.3, retries=1)
     t0 = time.monotonic()
@@ -92,14 +92,14 @@ async def test_hang_past_timeout_is_retried_then_fails(fake_server, by_id) -> No
     assert len(srv.requests) == 2 and time.monotonic() - t0 < 3
 
 
-async def test_hang_then_success(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_hang_then_success(fake_server, by_id) -> None:
     srv = fake_server(script=[("hang", 5)], default=("ok", "late but fine")).start()
     a = agent(srv.base_url, timeout_s=0.3)
     assert (await a.respond(request(by_id["viral_uri"]))).text == "late but fine"
     await a.aclose()
 
 
-async def test_malformed_json_is_retried(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_malformed_json_is_retried(fake_server, by_id) -> None:
     srv = fake_server(script=[("malformed",)], default=("ok", "valid")).start()
     a = agent(srv.base_url)
     assert (await a.respond(request(by_id["viral_uri"]))).text == "valid"
@@ -111,7 +111,7 @@ async def test_malformed_json_is_retried(fake_server, by_id) -> None:  # noqa: A
     await b.aclose()
 
 
-async def test_dropped_connection_is_retried(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_dropped_connection_is_retried(fake_server, by_id) -> None:
     srv = fake_server(script=[("drop",), ("drop",)], default=("ok", "back")).start()
     a = agent(srv.base_url)
     assert (await a.respond(request(by_id["viral_uri"]))).text == "back"
@@ -119,7 +119,7 @@ async def test_dropped_connection_is_retried(fake_server, by_id) -> None:  # noq
     assert len(srv.requests) == 3
 
 
-async def test_400_is_not_retried(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_400_is_not_retried(fake_server, by_id) -> None:
     srv = fake_server(default=("status", 400)).start()
     a = agent(srv.base_url)
     with pytest.raises(AgentError, match="HTTP 400") as info:
@@ -128,7 +128,7 @@ async def test_400_is_not_retried(fake_server, by_id) -> None:  # noqa: ANN001
     assert len(srv.requests) == 1 and not info.value.retryable
 
 
-async def test_unreachable_endpoint_is_retried_then_fatal_connection_refused(by_id) -> None:  # noqa: ANN001
+async def test_unreachable_endpoint_is_retried_then_fatal_connection_refused(by_id) -> None:
     from sim.agents.local import free_port
     a = agent(f"http://127.0.0.1:{free_port()}/v1", retries=1)  # a port bound, then closed: nothing listens
     with pytest.raises(EndpointError, match="connection refused") as info:
@@ -139,7 +139,7 @@ async def test_unreachable_endpoint_is_retried_then_fatal_connection_refused(by_
     assert "check the server is running" in str(info.value) and "--base-url" in str(info.value)
 
 
-async def test_unknown_host_is_dns_and_fatal(by_id) -> None:  # noqa: ANN001
+async def test_unknown_host_is_dns_and_fatal(by_id) -> None:
     a = agent("http://encsim-no-such-host.invalid/v1", retries=1, timeout_s=10)  # .invalid never resolves (RFC 2606)
     with pytest.raises(EndpointError) as info:
         await a.respond(request(by_id["viral_uri"]))
@@ -173,7 +173,7 @@ def plain_text_tcp() -> Iterator[int]:
     listener.close()
 
 
-async def test_https_to_a_plain_http_server_is_tls_not_fatal(plain_text_tcp: int, by_id) -> None:  # noqa: ANN001
+async def test_https_to_a_plain_http_server_is_tls_not_fatal(plain_text_tcp: int, by_id) -> None:
     a = agent(f"https://127.0.0.1:{plain_text_tcp}/v1", retries=1)
     with pytest.raises(EndpointError) as info:
         await a.respond(request(by_id["viral_uri"]))
@@ -183,7 +183,7 @@ async def test_https_to_a_plain_http_server_is_tls_not_fatal(plain_text_tcp: int
 
 
 @pytest.mark.parametrize(("status", "flag"), [(401, "--api-key-env"), (403, "--api-key-env"), (404, "--model")])
-async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id,  # noqa: ANN001
+async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id,
                                                              status: int, flag: str) -> None:
     srv = fake_server(default=("status", status)).start()
     a = agent(srv.base_url)
@@ -197,7 +197,7 @@ async def test_auth_and_not_found_are_fatal_and_not_retried(fake_server, by_id, 
 
 
 @pytest.mark.parametrize("action", [("status", 500), ("status", 400), ("malformed",), ("hang", 5)])
-async def test_transient_and_request_errors_are_not_fatal(fake_server, by_id, action: tuple) -> None:  # noqa: ANN001
+async def test_transient_and_request_errors_are_not_fatal(fake_server, by_id, action: tuple) -> None:
     srv = fake_server(default=action).start()
     a = agent(srv.base_url, retries=1, timeout_s=0.3)
     with pytest.raises(EndpointError) as info:
@@ -208,7 +208,7 @@ async def test_transient_and_request_errors_are_not_fatal(fake_server, by_id, ac
                                "hang": "timeout"}[action[0]]
 
 
-async def test_trickling_endpoint_is_bounded_by_the_total_deadline(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_trickling_endpoint_is_bounded_by_the_total_deadline(fake_server, by_id) -> None:
     # A valid reply dribbled out a byte every 50 ms for 6 s: every read succeeds at once, so only a
     # deadline on the whole attempt gives up. 1 s deadline, 1 retry: two attempts, then a timeout.
     srv = fake_server(default=("trickle", 6.0, 0.05)).start()
@@ -223,7 +223,7 @@ async def test_trickling_endpoint_is_bounded_by_the_total_deadline(fake_server, 
     assert "--call-timeout" in str(info.value)
 
 
-async def test_trickle_then_success_reuses_the_client(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_trickle_then_success_reuses_the_client(fake_server, by_id) -> None:
     # the attempt cut by the deadline must not leave the single-connection client stuck
     srv = fake_server(script=[("trickle", 6.0, 0.05)], default=("ok", "fine after all")).start()
     a = agent(srv.base_url, timeout_s=1.0, retries=1)
@@ -232,7 +232,7 @@ async def test_trickle_then_success_reuses_the_client(fake_server, by_id) -> Non
     await a.aclose()
 
 
-async def test_a_slow_trickle_within_the_deadline_is_a_reply(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_a_slow_trickle_within_the_deadline_is_a_reply(fake_server, by_id) -> None:
     srv = fake_server(default=("trickle", 0.3, 0.01)).start()
     a = agent(srv.base_url, timeout_s=20.0)
     assert (await a.respond(request(by_id["viral_uri"]))).text == "A reply that took its time."
@@ -260,7 +260,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize(("action", "why"), MALFORMED)
-async def test_malformed_replies_are_retried_then_an_error(fake_server, by_id,  # noqa: ANN001
+async def test_malformed_replies_are_retried_then_an_error(fake_server, by_id,
                                                            action: tuple, why: str) -> None:
     srv = fake_server(default=action).start()
     a = agent(srv.base_url, retries=2)
@@ -271,7 +271,7 @@ async def test_malformed_replies_are_retried_then_an_error(fake_server, by_id,  
     assert why in str(info.value) and "--model m" in str(info.value) and "\n" not in str(info.value)
 
 
-async def test_malformed_then_a_good_reply(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_malformed_then_a_good_reply(fake_server, by_id) -> None:
     srv = fake_server(script=[("content", ""), ("no_choices",), ("error200", "overloaded")],
                       default=("ok", "What brings you in today?")).start()
     a = agent(srv.base_url)
@@ -280,7 +280,7 @@ async def test_malformed_then_a_good_reply(fake_server, by_id) -> None:  # noqa:
     assert len(srv.requests) == 4
 
 
-async def test_content_parts_are_joined_and_cut_replies_with_text_are_kept(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_content_parts_are_joined_and_cut_replies_with_text_are_kept(fake_server, by_id) -> None:
     parts = [{"type": "text", "text": "How long have you had the cough? "},
              {"type": "text", "text": "Any fever?"}]
     srv = fake_server(script=[("content", parts), ("length", "Assessment: likely a viral upper resp")]).start()
@@ -291,7 +291,7 @@ async def test_content_parts_are_joined_and_cut_replies_with_text_are_kept(fake_
     assert len(srv.requests) == 2
 
 
-async def test_a_refusal_with_null_content_is_the_models_reply(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_a_refusal_with_null_content_is_the_models_reply(fake_server, by_id) -> None:
     body = {"id": "c", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {
         "role": "assistant", "content": None, "refusal": "I can't help with that request."}}]}
     srv = fake_server(default=("json", body)).start()
@@ -300,7 +300,7 @@ async def test_a_refusal_with_null_content_is_the_models_reply(fake_server, by_i
     await a.aclose()
 
 
-async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, by_id,  # noqa: ANN001
+async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, by_id,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENCSIM_TEST_KEY", SECRET)
     key = api_key_from_env("ENCSIM_TEST_KEY")  # registers the key for redaction
@@ -324,7 +324,7 @@ async def test_error_bodies_are_redacted_neutralised_and_one_line(fake_server, b
     assert "invalid key" in str(info2.value) and SECRET not in str(info2.value) and "[redacted]" in str(info2.value)
 
 
-async def test_judge_client_uses_the_same_deadline_and_malformed_policy(fake_server) -> None:  # noqa: ANN001
+async def test_judge_client_uses_the_same_deadline_and_malformed_policy(fake_server) -> None:
     srv = fake_server(script=[("trickle", 6.0, 0.05), ("content", "")],
                       default=("ok", '{"met": true, "explanation": "asked about fever"}')).start()
     judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, timeout_s=1.0, retries=1)
@@ -337,7 +337,7 @@ async def test_judge_client_uses_the_same_deadline_and_malformed_policy(fake_ser
     assert len(srv.requests) == 3 and judge.calls == 2 and "empty content" in judge.failures[0]
 
 
-async def test_only_a_schema_judge_sends_a_response_format(fake_server) -> None:  # noqa: ANN001
+async def test_only_a_schema_judge_sends_a_response_format(fake_server) -> None:
     """The embedded judge and patient model constrain replies with a schema built from the keys asked for (llama.cpp
     turns it into a grammar); a remote judge sends no response_format, which some endpoints reject."""
     srv = fake_server(default=("ok", '{"asks": true, "fact_ids": ["f1"]}')).start()
@@ -355,7 +355,7 @@ async def test_only_a_schema_judge_sends_a_response_format(fake_server) -> None:
                                           "required": ["asks", "fact_ids"], "additionalProperties": False}}
 
 
-async def test_a_key_of_list_dict_asks_for_an_array_of_objects(fake_server) -> None:  # noqa: ANN001
+async def test_a_key_of_list_dict_asks_for_an_array_of_objects(fake_server) -> None:
     """``list[dict]`` (a rubric's criteria): the schema says an array of objects, and an array of strings is not a
     conforming answer (the judge is asked to repair it)."""
     objects = '{"criteria": [{"criterion": "Asks about fever.", "points": 3}]}'
@@ -374,7 +374,7 @@ def test_the_embedded_judge_and_patient_model_ask_for_a_schema() -> None:
     assert not judge_from_ref(JudgeRef(name="gpt", base_url="http://127.0.0.1:9/v1", family="openai"), None).json_schema
 
 
-async def test_judge_errors_name_the_judge_flags(fake_server) -> None:  # noqa: ANN001
+async def test_judge_errors_name_the_judge_flags(fake_server) -> None:
     srv = fake_server(default=("status", 401)).start()
     judge = JudgeClient(model="gpt-judge", base_url=srv.base_url, retries=0)
     assert await judge.ask_json([{"role": "user", "content": "grade"}], keys={"met": bool}) is None
@@ -476,7 +476,7 @@ def test_judge_and_patient_clients_take_the_runs_call_timeout(monkeypatch: pytes
     assert patient._chat.flags.base_url == "--patient-base-url" and patient._chat.timeout_s == 7
 
 
-async def test_a_retry_after_a_malformed_reply_changes_the_seed(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_a_retry_after_a_malformed_reply_changes_the_seed(fake_server, by_id) -> None:
     """A seeded local model repeats an empty reply for the same seed, so retrying with it could never help:
     the retry after a malformed reply asks with seed + 1 (reproducible), other retries keep the seed."""
     srv = fake_server(script=[("content", ""), ("status", 500, {}), ("content", None)],
@@ -488,7 +488,7 @@ async def test_a_retry_after_a_malformed_reply_changes_the_seed(fake_server, by_
     assert [r.get("seed") for r in srv.requests] == [41, 42, 42, 43]
 
 
-async def test_a_call_hands_nothing_to_a_thread(fake_server, by_id) -> None:  # noqa: ANN001
+async def test_a_call_hands_nothing_to_a_thread(fake_server, by_id) -> None:
     """aiohttp with trust_env looks up the proxy and ~/.netrc in a thread on every request: two thread hops per
     call, each taking the GIL back and forth with the event loop. The agent looks the proxy up once instead."""
     import asyncio
@@ -516,7 +516,7 @@ async def test_a_call_hands_nothing_to_a_thread(fake_server, by_id) -> None:  # 
 
 
 async def test_the_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(
-        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:
     """As with httpx before: HTTP_PROXY carries the call (the loopback server plays the proxy for a host that does
     not exist), and a host named in NO_PROXY is reached directly (here: it cannot be resolved). Unlike httpx,
     a loopback address is always reached directly."""
@@ -554,7 +554,7 @@ async def test_the_proxy_from_the_environment_is_used_and_no_proxy_is_honoured(
     assert "add llm.invalid to NO_PROXY" in str(err.value)
 
 
-def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_id,  # noqa: ANN001
+def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_id,
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     """A session belongs to the event loop that made it: a second asyncio.run gets a new one, and the first
     (its loop closed) is dropped without aiohttp's "Unclosed client session" on stderr."""
@@ -578,7 +578,7 @@ def test_one_agent_serves_one_asyncio_run_after_another_quietly(fake_server, by_
 
 
 async def test_an_https_endpoint_is_verified_against_ssl_cert_file(
-        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+        fake_server, by_id, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real TLS handshake on loopback (tests/data/tls: a test-only CA and a certificate for 127.0.0.1): trusted
     through SSL_CERT_FILE, as httpx's CA handling did, the call succeeds and the key travels encrypted; without
     that CA the certificate is refused as a ``tls`` error naming the flag, and nothing reaches the server."""

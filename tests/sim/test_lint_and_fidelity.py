@@ -86,7 +86,7 @@ def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
     assert float(before.split()[2]) < recall  # the layers added here are what lifts recall
 
 
-def test_every_library_fact_is_reachable_through_its_own_intents(by_id: dict) -> None:  # noqa: ANN001
+def test_every_library_fact_is_reachable_through_its_own_intents(by_id: dict) -> None:
     """The migration's promise: with the scenario's triggers switched off, some phrasing of each fact's own
     intents still reveals it, so a model that never guesses a trigger word can gather every fact."""
     from sim.patient.understanding import Layers, Understanding

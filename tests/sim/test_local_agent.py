@@ -117,7 +117,7 @@ async def test_context_overflow_is_a_recorded_error(by_id: dict[str, Scenario]) 
 
 async def test_server_lifecycle_binds_loopback_and_stops() -> None:
     server = await LlamaServer().start()
-    pid = server._proc.pid if server._proc else -1  # noqa: SLF001 - the test checks the real process
+    pid = server._proc.pid if server._proc else -1  # the test checks the real process
     assert server.base_url.startswith("http://127.0.0.1:")
     server.stop()
     assert not server.running and not Path(f"/proc/{pid}").exists()  # noqa: ASYNC240

@@ -20,7 +20,7 @@ from sim.records import ConfigError
 FAKE = Path(__file__).with_name("dying_llama.py")
 
 
-def fake_command(die_after: int, sig: str = "SIGSEGV"):  # noqa: ANN201
+def fake_command(die_after: int, sig: str = "SIGSEGV"):
     def command(self: LlamaServer) -> list[str]:
         return [sys.executable, str(FAKE), "--port", str(self.port), "--die-after", str(die_after), "--signal", sig]
     return command

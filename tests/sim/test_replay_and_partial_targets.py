@@ -45,7 +45,7 @@ async def test_replay_scenario_gets_one_reply(tmp_path: Path) -> None:
     assert card.composite is None and card.triage is None and card.information is None and card.efficiency is None
 
 
-async def test_scenario_without_triage_target_is_scored_on_the_rest(by_id, tmp_path: Path) -> None:  # noqa: ANN001
+async def test_scenario_without_triage_target_is_scored_on_the_rest(by_id, tmp_path: Path) -> None:
     text = (Path(__file__).parents[1] / "scenarios" / "valid_minimal.yaml").read_text()
     text = text.replace("suite: triage", "suite: ddx").replace("  triage_level: 5\n", "").replace(
         "  escalation: self_care\n", "")
@@ -68,6 +68,6 @@ async def test_scenario_without_triage_target_is_scored_on_the_rest(by_id, tmp_p
     (lambda t: t.replace("points: -8", "points: 0"), "points must be non-zero"),
     (lambda t: t.replace("points: 5", "points: 12"), "less than or equal to 10"),
 ])
-def test_new_fields_are_validated(tmp_path: Path, edit, fragment: str) -> None:  # noqa: ANN001
+def test_new_fields_are_validated(tmp_path: Path, edit, fragment: str) -> None:
     with pytest.raises(ScenarioError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         parse_scenario(edit(REPLAY), tmp_path / "bad.yaml")

@@ -131,7 +131,7 @@ def test_report_on_a_run_being_written_is_refused_and_changes_nothing(tmp_path: 
     assert encsim_in_process("report", str(out)).code == 0  # once the writer is gone
 
 
-def _wait_for(condition, timeout: float, what: str) -> None:  # noqa: ANN001
+def _wait_for(condition, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

@@ -33,7 +33,7 @@ def gate_badge(status: str) -> Text:
     return Text(f" {status} ", style=GATE_STYLE.get(status, "bold"))
 
 
-def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_error: str | None = None,
+def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_error: str | None = None,  # noqa: C901
                   job_running: bool = False, waiting: bool = False) -> tuple[Text, Group]:
     """The run overview: its head line and its body.
 

@@ -138,7 +138,7 @@ footer { margin-top: 40px; color: %(muted)s; font-size: 12px; }
   details.enc > summary { background: none; }
   a { color: inherit; }
 }
-""" % {"ink": INK, "muted": MUTED, "grid": GRID, "stripe": STRIPE, "pass": PASS, "fail": FAIL, "warn": WARN,  # noqa: UP031, E501  (%-format: the CSS is full of braces)
+""" % {"ink": INK, "muted": MUTED, "grid": GRID, "stripe": STRIPE, "pass": PASS, "fail": FAIL, "warn": WARN,  # noqa: UP031  (%-format: the CSS is full of braces)
        "ci": CI_FILL, "mid": MID_FILL}
 
 
