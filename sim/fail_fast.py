@@ -141,8 +141,8 @@ class Tripped(Exception):
 
 def fail_fast_message(check: FailFast, meta: RunMeta, root: Path, saved: int) -> str:
     """One paragraph: which flag is wrong, what happened on the first calls, what to do, how to continue."""
-    url = meta.base_url
-    where = f"--base-url {url}" if url else f"--model {meta.model}"
+    url = meta.agent_url or meta.base_url
+    where = f"--agent-url {url}" if meta.agent_url else f"--base-url {url}" if url else f"--model {meta.model}"
     calls = (f"the first {check.calls} agent calls" if check.calls >= check.limit
              else f"every agent call of the run ({check.calls})")
     kept = f"{saved} encounter(s) that finished are saved" if saved else "no encounter was saved"
@@ -155,6 +155,10 @@ def fail_fast_message(check: FailFast, meta: RunMeta, root: Path, saved: int) ->
         what = f"--model {meta.model}: the embedded model server {how} during the run"
         hint = f"{REBUILD_HINT}; then" if isinstance(first, ServerDied) and first.crashed else "Then"
         fix = f"Its output ends: {tail or '(nothing)'}. {hint} continue with: {resume} (it starts a new server)"
+    elif check.cause == "connection_refused" and meta.agent_url:
+        what = f"{where}: could not connect on {calls}"
+        fix = (f"Start the voice agent (or check the host, port and path of --agent-url), then continue with: "
+               f"{resume}")
     elif check.cause == "connection_refused":
         what = f"{where}: connection refused on {calls}"
         fix = f"Start the server (or check the host and port of --base-url), then continue with: {resume}"

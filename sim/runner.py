@@ -188,7 +188,7 @@ def _plan(scenarios: list[LoadedScenario], k: int, done: set[tuple[str, int, str
 async def run_batch(
     store: RunStore,
     scenarios: list[LoadedScenario],
-    agent: Agent,
+    agent: Agent | None,
     channel: Channel,
     meta: RunMeta,
     *,
@@ -207,8 +207,9 @@ async def run_batch(
     """Run every pair not done yet (module docstring); raise ``EndpointUnusable`` when the fail-fast check trips.
 
     With ``remote``, each encounter runs there (``agent``, ``channel`` and ``patient_model`` are then not used for
-    encounters); everything else is the same. ``unusable`` maps the ids of scenarios that cannot run (an image file
-    missing or unreadable) to why: each of their encounters is recorded as an error with that reason, unrun.
+    encounters, and ``agent`` may be None: a run of calls reaches its agent at a URL); everything else is the same.
+    ``unusable`` maps the ids of scenarios that cannot run (an image file missing or unreadable) to why: each of
+    their encounters is recorded as an error with that reason, unrun.
     """
     profile = profile or load_profile(meta.profile)
     batch = _Batch(store, scenarios, agent, channel, meta, retry_errors=retry_errors, judges=judges, profile=profile,
@@ -226,7 +227,7 @@ class _Batch:
     scored in unscored.jsonl (``_keep``) and scores and records it (``_settle``) while it runs the next.
     """
 
-    def __init__(self, store: RunStore, scenarios: list[LoadedScenario], agent: Agent, channel: Channel,
+    def __init__(self, store: RunStore, scenarios: list[LoadedScenario], agent: Agent | None, channel: Channel,
                  meta: RunMeta, *, retry_errors: bool, judges: Sequence[Judge] | None, profile: Profile,
                  evaluator_names: list[str], progress: Progress | None, patient_model: PatientModel | None,
                  fail_fast: int, failure_judges: Sequence[FailureJudgeSpec], remote: EncounterRunner | None,
@@ -250,7 +251,13 @@ class _Batch:
                          if key[:2] not in self.records}
         self.check = FailFast(fail_fast)
         self.observe: CallObserver = functools.partial(observe_call, self.check)
-        self.executor: EncounterRunner = remote or LocalEncounters(agent, channel, meta, patient_model)
+        self.executor: EncounterRunner
+        if remote is not None:
+            self.executor = remote
+        elif agent is not None:
+            self.executor = LocalEncounters(agent, channel, meta, patient_model)
+        else:
+            raise ValueError("run_batch needs the agent, or an executor (remote) that reaches it")
         self.held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided
         self.session = RunSession(store, meta, scenarios, on_saved=self._saved)
 

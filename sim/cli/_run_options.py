@@ -171,8 +171,17 @@ class RunOptions:
                                         help="the endpoint of a non-local --patient-model")
     patient_api_key_env: str | None = flag("--patient-api-key-env", metavar="VAR",
                                            help="key variable for --patient-model")
-    mode: str = flag("--mode", choices=["text", "voice"], default="text",
-                     help="voice: Piper speaks both sides through channel effects and Whisper transcribes")
+    mode: str = flag("--mode", choices=["text", "voice", "call"], default="text",
+                     help="voice: Piper speaks both sides through channel effects and Whisper transcribes; call: "
+                          "every encounter is a real-time voice call to the agent at --agent-url, whose own speech "
+                          "the patient hears through Whisper")
+    agent_url: str | None = flag(
+        "--agent-url", metavar="URL",
+        help="with --mode call: the voice agent's websocket, speaking pipecat's protobuf frames (16 kHz PCM), "
+             "e.g. ws://127.0.0.1:8766 (encsim serve-agent serves the built-in one)")
+    call_time_limit: float | None = flag(
+        "--call-time-limit", type=float, metavar="SECONDS",
+        help="with --mode call: end a call after this long (default 300)")
     voice_preset: str | None = flag(
         "--voice-preset", choices=["clean", "phone", "noisy-phone", "bad-line"],
         help="channel effects for every scenario (default: each scenario's voice block, else clean)")
@@ -223,6 +232,7 @@ class RunOptions:
         if args.executor != "ray" and (args.ray_address is not None or args.ray_actors is not None):
             raise ConfigError("--ray-address and --ray-actors only apply with --executor ray; add --executor ray "
                               "or drop them.")
+        _check_call_flags(args)
         values = {f.name: _read(f, args) for f in dataclasses.fields(cls)}
         if values["processes"] and args.executor == "ray":
             raise ConfigError(f"--processes {values['processes']} with --executor ray: Ray runs the encounters in "
@@ -231,6 +241,33 @@ class RunOptions:
             raise ConfigError(f"--fail-fast {args.fail_fast}: give how many first agent calls, all failing the same "
                               f"fatal way, stop the run (default {DEFAULT_FAIL_FAST}), or 0 to never stop early.")
         return cls(**values)
+
+
+def _check_call_flags(args: argparse.Namespace) -> None:
+    """The flags of ``--mode call`` against the others (a resumed run's mode is checked by ``plan_run``)."""
+    if args.mode != "call":
+        if args.agent_url is not None or args.call_time_limit is not None:
+            raise ConfigError("--agent-url and --call-time-limit only apply with --mode call; add --mode call or "
+                              "drop them.")
+        return
+    if args.agent_url is None:
+        raise ConfigError("--mode call needs --agent-url URL: the websocket of the voice agent under test, e.g. "
+                          "--agent-url ws://127.0.0.1:8766 (start the built-in one with `encsim serve-agent`).")
+    if not args.agent_url.startswith(("ws://", "wss://")):
+        raise ConfigError(f"--agent-url {args.agent_url[:80]!r}: give a ws:// or wss:// URL, the voice agent's "
+                          "websocket (e.g. ws://127.0.0.1:8766).")
+    if args.call_time_limit is not None and not 0 < args.call_time_limit < float("inf"):
+        raise ConfigError(f"--call-time-limit {args.call_time_limit}: give a positive number of seconds (default "
+                          "300).")
+    for given, flag_name, why in ((args.processes != "0", "--processes", "each call already runs on the event loop "
+                                   "with the voice models loaded once"),
+                                  (args.executor == "ray", "--executor ray", "calls run in this process"),
+                                  (args.patient_model is not None, "--patient-model", "the calling patient uses "
+                                   "its deterministic layers only"),
+                                  (args.voice_preset is not None, "--voice-preset", "a call has no channel "
+                                   "effects yet")):
+        if given:
+            raise ConfigError(f"{flag_name} does not apply with --mode call ({why}); drop it.")
 
 
 def _read(f: dataclasses.Field[Any], args: argparse.Namespace) -> Any:

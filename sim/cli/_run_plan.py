@@ -57,7 +57,7 @@ class RunResources:
     """What ``run_resources`` started for a plan; stopped when its block ends."""
 
     store: RunStore
-    agent: Agent
+    agent: Agent | None  # None for a run of calls: the agent answers at its URL
     channel: Channel
     judges: list[Judge]
     patient_model: PatientModel | None
@@ -106,6 +106,9 @@ async def plan_run(options: RunOptions) -> RunPlan:
         raise ConfigError(f"--failure-judges {meta.failure_judges}: the failure-mode judges need a judge model to ask; "
                           "add --judge MODEL (--judge-base-url URL), or --judge local for the embedded model.")
     unusable = await _check_images(scenarios, allow_outside=meta.allow_outside_images)
+    if meta.channel == "call" and (options.processes or options.executor == "ray"):
+        raise ConfigError(f"{'--processes' if options.processes else '--executor ray'} does not apply to a run "
+                          "of calls (--mode call: calls run in this process); drop it.")
     if options.processes:
         check_supported(meta)
     if options.executor == "ray":
@@ -124,7 +127,8 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
     from sim.records import RunMeta, package_versions
     from sim.store import new_run_id
 
-    check_model_spec(options.model, options.base_url, options.api_key_env)
+    if options.mode != "call":  # a call's agent is reached at --agent-url; --model only names it
+        check_model_spec(options.model, options.base_url, options.api_key_env)
     if options.gguf is not None and options.model != "local":
         raise ConfigError("--gguf only applies with --model local; drop it or use --model local.")
     if options.gguf is not None and not options.gguf.is_file():
@@ -146,7 +150,9 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
     _, excluded, warnings = guard_self_preference({r.name: r.family for r in refs},
                                                   family_of(options.model, options.base_url, families))
     patient_ref = _plan_patient_model(options, families)
-    meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=options.model,
+    model = options.agent_url if options.mode == "call" and options.model == "local" and options.agent_url \
+        else options.model
+    meta = RunMeta(run_id=out.name, harness_version=HARNESS_VERSION, model=model,
                    base_url=options.base_url, api_key_env=options.api_key_env,
                    gguf=str(options.gguf.resolve()) if options.gguf else None,
                    scenarios=_refs(scenarios), k=options.k, seed=options.seed, turn_limit=options.max_turns,
@@ -154,7 +160,9 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
                    judges=refs, judges_excluded=excluded, judge_warnings=warnings, patient_model=patient_ref,
                    profile=profile_spec, evaluator_modules=modules, channel=options.mode,
                    failure_judges=str(options.failure_judges.resolve()) if options.failure_judges else None,
-                   voice_preset=options.voice_preset, text_only=options.text_only or options.model == "local",
+                   voice_preset=options.voice_preset,
+                   text_only=options.text_only or options.model == "local" or options.mode == "call",
+                   agent_url=options.agent_url, call_time_limit_s=options.call_time_limit,
                    personas=options.personas,
                    allow_outside_images=options.allow_outside_images,
                    created_at=time.time(), packages=package_versions())
@@ -188,10 +196,12 @@ async def run_resources(plan: RunPlan, *,
             from sim.executors.ray import connect
 
             stack.callback(connect(options.ray_address))
-        agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
-                                 timeout_s=meta.call_timeout_s,
-                                 gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
-        stack.push_async_callback(agent.aclose)
+        agent: Agent | None = None
+        if meta.channel != "call":  # a call's agent answers at meta.agent_url (sim.executors.call)
+            agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
+                                     timeout_s=meta.call_timeout_s,
+                                     gguf=Path(meta.gguf) if meta.gguf else None, text_only=meta.text_only)
+            stack.push_async_callback(agent.aclose)
         active = [r for r in meta.judges if r.name not in meta.judges_excluded]
         local_url: str | None = None
         if any(r.name == "local" for r in [*active, *([meta.patient_model] if meta.patient_model else [])]):
@@ -229,6 +239,12 @@ async def run_resources(plan: RunPlan, *,
             print(f"run directory: {store.root}", file=sys.stderr)
         channel = make_channel(meta, plan.scenarios, RunLayout(store.root).audio)
         concurrency = options.concurrency
+        if meta.channel == "call":
+            from sim.executors.call import DEFAULT_CALL_TIME_LIMIT_S, CallEncounters
+
+            assert meta.agent_url is not None  # RunOptions refuses --mode call without --agent-url
+            remote = CallEncounters(meta.agent_url, meta, RunLayout(store.root).audio,
+                                    time_limit_s=meta.call_time_limit_s or DEFAULT_CALL_TIME_LIMIT_S)
         if options.executor == "ray":  # (--processes with ray is refused by RunOptions)
             from sim.executors.ray import RayEncounters
 

@@ -198,6 +198,9 @@ class RunMeta(BaseModel):
     text_only: bool = Field(default=False, description="--text-only: the model never gets image parts")
     allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
     voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
+    agent_url: str | None = Field(default=None, description="--mode call: the voice agent's websocket (--agent-url)")
+    call_time_limit_s: float | None = Field(default=None, description="--mode call: seconds per call before the "
+                                                                      "patient ends it (--call-time-limit)")
     scenarios: list[ScenarioRef]
     k: int
     seed: int

@@ -1,0 +1,82 @@
+"""The call executor: each encounter is a real-time voice call to the agent under test (``--mode call``).
+
+The simulated patient (the same information-tree simulator as every run) dials the agent's websocket
+(``--agent-url``, pipecat's protobuf frames: ``audio.live.run_patient_call``), speaks with the Piper voice and hears
+the agent's own speech through Whisper, turn by turn by voice activity, until an assessment, the patient's turn
+limit, a hang-up or the call's time limit. The call becomes a ``ConversationResult`` exactly as a live call does
+(``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction metrics), and
+the runner scores and records it like any other encounter; the recording is the encounter's ``call.wav``.
+
+A call that could not connect reaches ``observe`` as an ``AgentError`` of kind ``connection_refused``, so that
+``--fail-fast`` stops a run whose agent cannot be reached, and is recorded as an error with that paragraph; a call
+that connected counts as a call that succeeded. A replay or an imaging item is no call: ``not_applicable``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scenarios import LoadedScenario, scenario_vocabulary
+from sim.encounter import HARNESS_VERSION
+from sim.executors.base import EncounterLost
+from sim.fail_fast import CallObserver
+from sim.records import AgentError, ConversationResult, EventSink, RunLayout, RunMeta
+
+DEFAULT_CALL_TIME_LIMIT_S = 300.0
+CONNECT_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class CallEncounters:
+    """``EncounterRunner`` over voice calls: the agent's URL, the run, and where the recordings go."""
+
+    agent_url: str
+    meta: RunMeta
+    audio_dir: Path
+    time_limit_s: float = DEFAULT_CALL_TIME_LIMIT_S
+
+    async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: EventSink,
+                  observe: CallObserver) -> ConversationResult:
+        """One call (``sim.executors.base.EncounterRunner``; module docstring)."""
+        from audio.live import CallHooks, LiveSettings, PatientCallSettings, run_patient_call
+        from audio.tts import style_for_profile
+        from sim.encounter.assessment import is_spoken_assessment
+        from sim.live import to_result
+        from sim.patient import PatientSimulator
+
+        scenario = item.scenario
+        if scenario.replay is not None or scenario.imaging is not None:  # a fixed conversation or an image: no call
+            now = time.time()
+            return ConversationResult(scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION,
+                                      model=self.meta.model, turns=[], gathered_info=[],
+                                      termination="not_applicable", agent_turns=0, turn_limit=0, started_at=now,
+                                      ended_at=now)
+        turn_limit = self.meta.turn_limit or scenario.max_turns
+        voice = scenario.voice
+        side = LiveSettings(time_limit_s=self.time_limit_s,
+                            barge_in_after_s=voice.barge_in_after_s if voice else None,
+                            yield_on_overlap=voice.yield_on_overlap if voice else True)
+        recording = RunLayout.encounter_call(self.audio_dir, scenario.id, k)
+        recording.parent.mkdir(parents=True, exist_ok=True)
+        settings = PatientCallSettings(
+            scenario_id=scenario.id, k=k, turn_limit=turn_limit, connect=self.agent_url, side=side,
+            style=style_for_profile(scenario.patient_profile), recording=recording,
+            vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=CONNECT_TIMEOUT_S)
+        patient = PatientSimulator(scenario, seed=seed)
+        started = time.time()
+        outcome = await run_patient_call(settings, patient=patient, is_assessment=is_spoken_assessment,
+                                         hooks=CallHooks(sink=sink, log=lambda _line: None))
+        if outcome.termination == "no_connection":
+            reason = "; ".join(outcome.errors) or f"could not connect to {self.agent_url}"
+            error = AgentError(f"--agent-url {self.agent_url}: {reason}. Start the voice agent (for a test, "
+                               "`encsim serve-agent --model scripted:reference`) or correct --agent-url.",
+                               kind="connection_refused")
+            observe(error)
+            raise EncounterLost(str(error))
+        observe(None)
+        result = to_result(outcome, scenario, k=k, seed=seed, model=self.meta.model, turn_limit=turn_limit,
+                           run_dir=self.audio_dir.parent, revealed_by=dict(patient.revealed_by))
+        result.started_at = min(result.started_at, started)
+        return result

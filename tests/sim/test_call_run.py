@@ -1,0 +1,105 @@
+"""``encsim run --mode call``: each encounter a real-time voice call to the agent under test (sim.executors.call).
+
+The agent is the built-in voice agent (``sim.live.serve_agent``: the scripted reference control behind Whisper ears
+and a Piper voice) on a free loopback port, reached over pipecat's protobuf websocket, exactly as a team's pipecat
+bot would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+from sim.cli._main import build_parser
+from sim.cli._run_command import run_plan
+from sim.cli._run_options import RunOptions
+from sim.records import ConfigError, RunLayout, read_events
+
+SCENARIO = "viral_uri"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _options(argv: list[str]) -> RunOptions:
+    return RunOptions.from_namespace(build_parser().parse_args(["run", *argv]))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--mode", "call"], "--mode call needs --agent-url"),
+    (["--agent-url", "ws://127.0.0.1:9"], "only apply with --mode call"),
+    (["--mode", "call", "--agent-url", "http://127.0.0.1:9"], "a ws:// or wss:// URL"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--processes", "2"], "--processes"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--executor", "ray"], "--executor ray"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--patient-model", "local"], "--patient-model"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--voice-preset", "phone"], "--voice-preset"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--call-time-limit", "0"], "--call-time-limit"),
+])
+def test_call_flags_that_do_not_fit_are_one_paragraph(argv: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _options(argv)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_agent_nobody_serves_stops_the_run_in_one_paragraph(tmp_path: Path) -> None:
+    """A wrong --agent-url: every call fails to connect, fail fast stops the run (exit 2), nothing is scored."""
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", "--mode", "call", "--agent-url",
+                           f"ws://127.0.0.1:{_free_port()}", "--scenarios", SCENARIO, "--k", "2", "--fail-fast",
+                           "1", "--concurrency", "1", "--out", str(out), "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "--agent-url ws://127.0.0.1:" in proc.stderr
+    assert "could not connect" in proc.stderr and "Start the voice agent" in proc.stderr
+    meta = json.loads(RunLayout(out).run.read_text())
+    assert meta["channel"] == "call" and meta["agent_url"].startswith("ws://127.0.0.1:")
+    assert not RunLayout(out).results.exists() or RunLayout(out).results.read_text().strip() == ""
+
+
+@pytest.mark.slow
+async def test_a_batch_of_calls_to_a_pipecat_voice_agent_is_recorded_and_scored(tmp_path: Path) -> None:
+    """One call, cut short by the patient's turn limit: the call is recorded, transcribed, timed and scored."""
+    from scenarios import load_library
+    from sim.agents.scripted import ReferenceAgent
+    from sim.live import serve_agent
+
+    loaded = next(s for s in load_library() if s.scenario.id == SCENARIO)
+    port = _free_port()
+    ready = asyncio.Event()
+    bot = asyncio.create_task(serve_agent(ReferenceAgent(), scenario=loaded.scenario, port=port, calls=1,
+                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None))
+    out = tmp_path / "run"
+    try:
+        await asyncio.wait_for(ready.wait(), 90)
+        summary, root = await asyncio.wait_for(run_plan(_options(
+            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--scenarios", SCENARIO, "--k", "1",
+             "--concurrency", "1", "--max-turns", "2", "--call-time-limit", "240", "--out", str(out), "--quiet"])),
+            300)
+        await asyncio.wait_for(bot, 60)
+    finally:
+        if not bot.done():
+            bot.cancel()
+            await asyncio.gather(bot, return_exceptions=True)
+    layout = RunLayout(root)
+    records = [json.loads(line) for line in layout.results.read_text().splitlines()]
+    assert [r["status"] for r in records] == ["ok"], records
+    result: dict[str, Any] = records[0]["result"]
+    agent_lines = [t["text"] for t in result["turns"] if t["speaker"] == "agent"]
+    assert agent_lines and all(line.strip() for line in agent_lines)  # what the patient heard the agent say
+    assert result["termination"] in {"max_turns", "assessment"} and result["interaction"]["agent_latency_s"]
+    assert (layout.audio / SCENARIO / "0" / "call.wav").stat().st_size > 100_000
+    assert summary.completed == 1 and summary.live is not None and summary.live.calls == 1
+    events, _ = read_events(layout.events)
+    assert any(e.type == "encounter_finished" for e in events)
+    assert main(["report", str(root)]) in (0, 3)
