@@ -97,6 +97,46 @@ class DriftCheck(BaseModel):
     alert: bool
 
 
+SPEECH_CHANNELS = frozenset({"voice", "call", "live"})
+
+
+class SpeechRetention(BaseModel):
+    """The same agent over text and over speech: the spoken run's mean score as a share of the text run's.
+
+    Over the scenarios both runs scored (each scenario's mean over its encounters, then the plain mean over
+    scenarios), so that scenarios only one run has do not move it.
+    """
+
+    text_run: str = Field(description="A or B")
+    speech_run: str
+    text_mean: float
+    speech_mean: float
+    retention: float | None = Field(description="speech_mean / text_mean; None when the text mean is 0")
+    scenarios: int
+
+
+def speech_retention(channel_a: str | None, channel_b: str | None,
+                     rows: list[ScenarioComparison]) -> SpeechRetention | None:
+    """The retention of a text run against a spoken one over the shared scenarios; None unless exactly one is spoken.
+
+    Args:
+        channel_a: run A's channel (``RunMeta.channel``).
+        channel_b: run B's channel.
+        rows: the shared scenarios, each with both runs' means.
+
+    Returns:
+        The retention, or None (both or neither spoken, or nothing shared).
+    """
+    spoken_a, spoken_b = channel_a in SPEECH_CHANNELS, channel_b in SPEECH_CHANNELS
+    if spoken_a == spoken_b or not rows:
+        return None
+    text_mean = sum(r.mean_b if spoken_a else r.mean_a for r in rows) / len(rows)
+    speech_mean = sum(r.mean_a if spoken_a else r.mean_b for r in rows) / len(rows)
+    return SpeechRetention(text_run="B" if spoken_a else "A", speech_run="A" if spoken_a else "B",
+                           text_mean=text_mean, speech_mean=speech_mean,
+                           retention=speech_mean / text_mean if text_mean > 0 else None, scenarios=len(rows))
+
+
 class ScenarioComparison(BaseModel):
     """One scenario in both runs: each run's mean, B - A, Welch's t with its raw and Bonferroni p, and Cohen's d."""
 
@@ -183,6 +223,11 @@ class Comparison(BaseModel):
     only_in_a: list[str] = []
     only_in_b: list[str] = []
     notes: list[str] = []
+    channel_a: str | None = Field(default=None, description="A's channel (run.json): text, voice, call or live")
+    channel_b: str | None = None
+    speech_retention: SpeechRetention | None = Field(
+        default=None, description="one run spoken (voice, call, live) and the other text: how much of its text score "
+                                  "the agent keeps over speech (tau-Voice's headline figure)")
 
 
 def _spread(x: Sequence[float]) -> float:

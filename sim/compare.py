@@ -52,6 +52,7 @@ from scorers import (
     Metric,
     compare_breakdown,
     compare_scores,
+    speech_retention,
 )
 from sim.records import ConfigError, EncounterRecord, Headline, RunLayout, RunMeta, Summary
 from sim.store import RunStore
@@ -245,7 +246,8 @@ def compare_runs(dir_a: Path, dir_b: Path, *, seed: int = 0) -> Comparison:  # n
         aggregate_significant=significant and not rubric, healthbench=healthbench,
         headline_a=sum_a.headline if sum_a.aggregate is None else None,
         headline_b=sum_b.headline if sum_b.aggregate is None else None,
-        drift=drift if rows else None,
+        drift=drift if rows else None, channel_a=meta_a.channel, channel_b=meta_b.channel,
+        speech_retention=None if rubric else speech_retention(meta_a.channel, meta_b.channel, rows),
         only_in_a=sorted(set(scores_a) - set(scores_b)), only_in_b=sorted(set(scores_b) - set(scores_a)),
         notes=notes,
     )

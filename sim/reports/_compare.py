@@ -174,6 +174,11 @@ def render_comparison(c: Comparison) -> str:
         lines.append(f"aggregate difference B - A: {c.aggregate_diff:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}] "
                      f"(paired bootstrap over {len(c.scenarios)} scenarios, uncapped means): "
                      + ("SIGNIFICANT" if c.aggregate_significant else "not significant"))
+    if (r := c.speech_retention) is not None:
+        kept = "n/a (the text run scored 0)" if r.retention is None else f"{r.retention:.1%}"
+        lines.append(f"speech retention: {kept} of the text score kept over speech (run {r.speech_run} "
+                     f"{c.channel_b if r.speech_run == 'B' else c.channel_a} mean {r.speech_mean:.3f} / run "
+                     f"{r.text_run} text mean {r.text_mean:.3f}, over {r.scenarios} shared scenarios)")
     d = c.drift
     if d is None:
         lines.append("drift: " + ("n/a" if both else "not computed (see notes)"))
