@@ -103,3 +103,44 @@ async def test_a_batch_of_calls_to_a_pipecat_voice_agent_is_recorded_and_scored(
     events, _ = read_events(layout.events)
     assert any(e.type == "encounter_finished" for e in events)
     assert main(["report", str(root)]) in (0, 3)
+
+
+@pytest.mark.slow
+async def test_an_agent_that_never_speaks_and_one_that_hangs_up_are_recorded_not_lost(tmp_path: Path) -> None:
+    """A loopback websocket that accepts the call and stays silent, then one that hangs up after two seconds.
+
+    Neither is a traceback or a lost encounter: the silent call ends at --call-time-limit, the other on the
+    hang-up, and both are in results.jsonl with their termination.
+    """
+    import websockets
+
+    calls: list[str] = []
+
+    async def agent(ws: Any) -> None:
+        calls.append("call")
+        if len(calls) == 1:  # never speaks: reads what the patient says until the patient ends the call
+            async for _message in ws:
+                pass
+            return
+        async def drain() -> None:  # a websocket server reads what it is sent, also while it closes
+            async for _message in ws:
+                pass
+
+        reader = asyncio.create_task(drain())
+        await asyncio.sleep(2.0)  # hangs up
+        await ws.close()
+        reader.cancel()
+
+    out = tmp_path / "run"
+    async with websockets.serve(agent, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        summary, root = await asyncio.wait_for(run_plan(_options(
+            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--scenarios", SCENARIO, "--k", "2",
+             "--concurrency", "1", "--call-time-limit", "12", "--out", str(out), "--quiet"])), 240)
+    records = [json.loads(line) for line in RunLayout(root).results.read_text().splitlines()]
+    assert len(calls) == 2 and sorted(r["k"] for r in records) == [0, 1]
+    by_k = {r["k"]: r for r in records}
+    silent, hung = by_k[0]["result"], by_k[1]["result"]
+    assert silent["termination"] == "time_limit" and not [t for t in silent["turns"] if t["speaker"] == "agent"]
+    assert hung["termination"] == "hangup"
+    assert summary.completed + summary.errors == 2
