@@ -197,6 +197,10 @@ async def run_resources(plan: RunPlan, *,
 
             stack.callback(connect(options.ray_address))
         agent: Agent | None = None
+        if meta.channel == "call" and meta.agent_url is not None:  # something must listen there, or no run starts
+            from sim.executors.call import probe_agent
+
+            await probe_agent(meta.agent_url)
         if meta.channel != "call":  # a call's agent answers at meta.agent_url (sim.executors.call)
             agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
                                      timeout_s=meta.call_timeout_s,

@@ -7,7 +7,9 @@ limit, a hang-up or the call's time limit. The call becomes a ``ConversationResu
 (``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction metrics), and
 the runner scores and records it like any other encounter; the recording is the encounter's ``call.wav``.
 
-A call that could not connect reaches ``observe`` as an ``AgentError`` of kind ``connection_refused``, so that
+Before the first call, ``probe_agent`` checks that something listens at the URL's host and port (a TCP
+connection, no websocket), so a wrong URL is one paragraph before the run directory exists. A call that could not
+connect reaches ``observe`` as an ``AgentError`` of kind ``connection_refused``, so that
 ``--fail-fast`` stops a run whose agent cannot be reached, and is recorded as an error with that paragraph; a call
 that connected counts as a call that succeeded. A replay or an imaging item is no call: ``not_applicable``.
 """
@@ -25,7 +27,41 @@ from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConversationResult, EventSink, RunLayout, RunMeta
 
 DEFAULT_CALL_TIME_LIMIT_S = 300.0
-CONNECT_TIMEOUT_S = 30.0
+CONNECT_TIMEOUT_S = 12.0  # pipecat gives up on a websocket handshake after 10 s
+PROBE_TIMEOUT_S = 5.0
+
+
+async def probe_agent(url: str) -> None:
+    """Check that something accepts connections at the agent's host and port, before a run of calls starts.
+
+    A TCP connection, opened and closed at once: no websocket handshake, so the agent sees no call. Raises a
+    one-paragraph ``ConfigError`` naming ``--agent-url`` when the host does not resolve, refuses, or does not answer
+    within ``PROBE_TIMEOUT_S``; what the websocket itself then says is each call's to report.
+    """
+    import asyncio
+    import socket
+    from urllib.parse import urlsplit
+
+    from sim.records import ConfigError
+
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "wss" else 80)
+    fix = "Start the voice agent (for a test, `encsim serve-agent --model scripted:reference`) or correct --agent-url."
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), PROBE_TIMEOUT_S)
+    except socket.gaierror:
+        raise ConfigError(f"--agent-url {url}: the host {host!r} does not resolve (DNS). {fix}") from None
+    except ConnectionRefusedError:
+        raise ConfigError(f"--agent-url {url}: connection refused on {host}:{port}; nothing listens there. "
+                          f"{fix}") from None
+    except (TimeoutError, OSError) as exc:
+        what = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise ConfigError(f"--agent-url {url}: cannot reach {host}:{port} ({what}). {fix}") from None
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True)

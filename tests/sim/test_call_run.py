@@ -52,18 +52,46 @@ def test_call_flags_that_do_not_fit_are_one_paragraph(argv: list[str], message: 
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
-def test_an_agent_nobody_serves_stops_the_run_in_one_paragraph(tmp_path: Path) -> None:
-    """A wrong --agent-url: every call fails to connect, fail fast stops the run (exit 2), nothing is scored."""
+def test_an_agent_nobody_serves_is_refused_before_the_run_directory_exists(tmp_path: Path) -> None:
+    """A wrong --agent-url: one paragraph naming it, exit 2, and no run directory (the probe runs first)."""
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", "--mode", "call", "--agent-url",
-                           f"ws://127.0.0.1:{_free_port()}", "--scenarios", SCENARIO, "--k", "2", "--fail-fast",
-                           "1", "--concurrency", "1", "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, timeout=300)
+                           f"ws://127.0.0.1:{_free_port()}", "--scenarios", SCENARIO, "--k", "2", "--out", str(out),
+                           "--quiet"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and "--agent-url ws://127.0.0.1:" in proc.stderr
-    assert "could not connect" in proc.stderr and "Start the voice agent" in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error: ")]
+    assert "Traceback" not in proc.stderr and "--agent-url ws://127.0.0.1:" in line and "connection refused" in line
+    assert not out.exists()
+
+
+def test_a_server_that_refuses_the_websocket_trips_fail_fast(tmp_path: Path) -> None:
+    """Something listens, but every call's websocket handshake fails (HTTP 404): fail fast stops the run, exit 2,
+    with a paragraph naming --agent-url; run.json is there and no encounter was scored."""
+    code = ("import asyncio, http, websockets\n"
+            "async def main():\n"
+            "    refuse = lambda connection, request: connection.respond(http.HTTPStatus.NOT_FOUND, 'no bot here\\n')\n"
+            "    async with websockets.serve(lambda ws: None, '127.0.0.1', 0, process_request=refuse) as server:\n"
+            "        print(next(iter(server.sockets)).getsockname()[1], flush=True)\n"
+            "        await asyncio.sleep(600)\n"
+            "asyncio.run(main())\n")
+    server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        out = tmp_path / "run"
+        proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", "--mode", "call", "--agent-url",
+                               f"ws://127.0.0.1:{port}/bot", "--scenarios", SCENARIO, "--k", "2", "--fail-fast", "1",
+                               "--concurrency", "1", "--out", str(out), "--quiet"],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        server.kill()
+        server.wait()
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error: ")]
+    assert "Traceback" not in proc.stderr and f"--agent-url ws://127.0.0.1:{port}/bot: could not connect" in line
+    assert "Start the voice agent" in line
     meta = json.loads(RunLayout(out).run.read_text())
-    assert meta["channel"] == "call" and meta["agent_url"].startswith("ws://127.0.0.1:")
+    assert meta["channel"] == "call" and meta["agent_url"] == f"ws://127.0.0.1:{port}/bot"
     assert not RunLayout(out).results.exists() or RunLayout(out).results.read_text().strip() == ""
 
 
