@@ -173,7 +173,7 @@ def test_local_model_voice_run_completes(tmp_path: Path) -> None:
 
     out = tmp_path / "local-voice"
     assert main(["run", "--mode", "voice", "--model", "local", "--scenarios", "viral_uri", "--k", "1",
-                 "--max-turns", "2", "--out", str(out), "--quiet"]) == 0
+                 "--max-turns", "1", "--out", str(out), "--quiet"]) == 0
     import json
     rec = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert rec["status"] in ("ok", "error") and (rec["status"] == "ok" or "context" in rec["error"])
