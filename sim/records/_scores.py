@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics
+from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics, VoiceSummary
 from sim.records._validation import FailureRate
 
 # ------------------------------------------------------------------ evaluators (scorers.evaluators)
@@ -556,6 +556,8 @@ class Summary(BaseModel):
                                                                  "stage times, audio seconds")
     live: LiveMetrics | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
                                                               "side, interruptions, overlaps, long silences")
+    voice_measures: VoiceSummary | None = Field(default=None, description="calls: time to safety advice, response "
+                                                                         "latency, speakability, red-flag barge-ins")
     disagreements: list[Disagreement] = Field(default=[], description="encounters where the two paths differ")
     patient: UnderstandingMetrics | None = Field(default=None, description="how the patient understood the agent: "
                                                                           "facts revealed per layer (trigger, "
