@@ -178,7 +178,9 @@ class VoiceMeasures(BaseModel):
     agent_latency_p50_s: float | None = Field(default=None, description="the call's own (its interaction's "
                                                                         "agent_latency_p50_s)")
     agent_latency_p95_s: float | None = Field(default=None, description="the call's own")
-    safety_advice: SafetyAdvice | None = Field(default=None, description="None: the scenario has no red-flag fact")
+    safety_advice: SafetyAdvice | None = Field(default=None, description="None: the scenario has no red-flag fact "
+                                                                        "the patient has (none, or every one "
+                                                                        "denied)")
     speakability: Speakability
     patient_barge_ins: int = Field(default=0, description="overlaps the patient started")
     red_flag_barge_ins: list[RedFlagBargeIn] = Field(default_factory=list)
