@@ -80,6 +80,16 @@ from scorers._rubric_model import (
 )
 from scorers._triage import acceptable_triage_error, asymmetric_triage_error, quadratic_weighted_kappa, triage_score
 from scorers._triage_accuracy import triage_accuracy
+from scorers._voice_measures import (
+    MONOLOGUE_S,
+    MONOLOGUE_WORDS,
+    emergency_instruction,
+    red_flag_barge_ins,
+    speakability,
+    time_to_safety_advice,
+    voice_measures,
+    voice_summary,
+)
 
 score = score_encounter
 
@@ -105,4 +115,6 @@ __all__ = [
     "run_failure_judge", "write_failure_judge",
     "corrected_failure_rate", "failure_rate", "FAILURE_RATE_SEED", "judge_validity", "rogan_gladen", "split_of",
     "wilson_ci", "persona_robustness", "record_for", "score_conversation",
+    "MONOLOGUE_S", "MONOLOGUE_WORDS", "emergency_instruction", "red_flag_barge_ins", "speakability",
+    "time_to_safety_advice", "voice_measures", "voice_summary",
 ]

@@ -3,10 +3,11 @@
 ``summarise`` is the one place a run's summary.json, report.md and report.html are made, whatever made the run (a
 batch, a live call, ``encsim report``); ``sim.session.RunSession`` calls it on the way out. It aggregates the
 score cards (``scorers.aggregate``), the judges' summary, the failure-mode rates of ``--failure-judges``
-(``failure_rates``), the errors by reason (``error_reasons``), the headline (``headline``), and the voice, live-call
+(``failure_rates``), the errors by reason (``error_reasons``), the headline (``headline``), the voice, live-call
 and patient-understanding figures of the run's results (``voice_metrics``, ``live_metrics``,
-``understanding_metrics``). ``summarise_no_call`` is a live run in which nobody called: the error is counted, with no
-aggregate and no gate verdict.
+``understanding_metrics``), and the calls' clinical voice measures (``call_measures``: ``scorers.voice_measures``
+per call, pooled with the live block's latencies). ``summarise_no_call`` is a live run in which nobody called: the
+error is counted, with no aggregate and no gate verdict.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from scorers import (
     judge_path_score,
     persona_robustness,
     summarise_judges,
+    voice_measures,
+    voice_summary,
 )
 from sim.records import (
     VALIDATION_FILE,
@@ -40,6 +43,7 @@ from sim.records import (
     Summary,
     UnderstandingMetrics,
     VoiceMetrics,
+    VoiceSummary,
     load_judge_validation,
     percentile,
     planned_encounters,
@@ -76,6 +80,7 @@ def summarise(store: RunStore, scenarios: list[LoadedScenario], meta: RunMeta) -
                                           if c.judge is not None and c.judge.rubric_score is not None])
     summary.voice = voice_metrics([r.result for r in records.values() if r.result is not None])
     summary.live = live_metrics([r.result for r in records.values() if r.result is not None])
+    summary.voice_measures = call_measures(records, scenarios, meta, summary.live)
     summary.patient = understanding_metrics([r.result for r in records.values()
                                              if r.result is not None and r.status == "ok"])
     summary.failure_rates = failure_rates(list(cards.values()), meta.failure_judges)
@@ -243,6 +248,20 @@ def live_metrics(results: list[ConversationResult]) -> LiveMetrics | None:
         overlap_s=sum(c.get("overlap_s", 0.0) for c in calls),
         long_silences=sum(c.get("long_silences", 0) for c in calls),
         max_silence_s=max(c.get("max_silence_s", 0.0) for c in calls))
+
+
+def call_measures(records: dict[tuple[str, int], EncounterRecord], scenarios: list[LoadedScenario], meta: RunMeta,
+                  live: LiveMetrics | None) -> VoiceSummary | None:
+    """The clinical voice measures of a run's calls, each call's and pooled; None for a run without calls.
+
+    A call is an encounter with interaction metrics, or any encounter with turns of a ``call`` or ``live`` run; the
+    response latency pooled is ``live``'s (``live_metrics``), not computed again.
+    """
+    by_id = {s.scenario.id: s.scenario for s in scenarios}
+    calls = meta.channel in ("call", "live")
+    measures = [voice_measures(r.result, by_id[sid]) for (sid, _), r in sorted(records.items())
+                if r.result is not None and sid in by_id and r.result.turns and (r.result.interaction or calls)]
+    return voice_summary(measures, live)
 
 
 def summarise_no_call(store: RunStore, meta: RunMeta, rec: EncounterRecord) -> Summary:

@@ -7,7 +7,9 @@
 - Scores: ``ScoreCard``, ``Summary`` and their parts (``JudgeCard``, ``EvaluatorResult``, ``Finding``,
   ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
 - Run metrics: ``VoiceMetrics``, ``LiveMetrics`` and ``UnderstandingMetrics`` (``Summary.voice``, ``.live`` and
-  ``.patient``), and ``percentile``, the one percentile definition (numpy's linear interpolation, pure Python).
+  ``.patient``), the calls' clinical voice measures (``VoiceMeasures`` per call with ``SafetyAdvice``,
+  ``Speakability`` and ``RedFlagBargeIn``; ``VoiceSummary``, ``Summary.voice_measures``), and ``percentile``, the one
+  percentile definition (numpy's linear interpolation, pure Python).
 - Runs: ``RunMeta``, ``EncounterRecord``, ``UnscoredEncounter`` and ``RunLayout``, the one owner of every file
   name in a run directory; persona sweeps: ``encounter_slot`` (which persona and run a k stands for), ``encounter_k``,
   ``scenario_personas``, ``persona_varies``, ``planned_encounters``.
@@ -47,7 +49,17 @@ from sim.records._events import (
     parse_event,
     read_events,
 )
-from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics, percentile
+from sim.records._metrics import (
+    LiveMetrics,
+    RedFlagBargeIn,
+    SafetyAdvice,
+    Speakability,
+    UnderstandingMetrics,
+    VoiceMeasures,
+    VoiceMetrics,
+    VoiceSummary,
+    percentile,
+)
 from sim.records._redact import (
     REDACTED,
     clean,
@@ -177,6 +189,7 @@ __all__ = [
     "ScenarioSummary", "ScoreCard", "Severity", "Speaker", "SpeechStarted", "SpeechStopped", "Status",
     "SuiteSummary", "Summary", "Termination", "TokenUsage", "TriageAccuracy", "TriageComponent", "TrustRating",
     "Turn", "TurnRecorded", "UnderstandingMetrics", "UnscoredEncounter", "Verdict", "VoiceMetrics", "clean",
+    "RedFlagBargeIn", "SafetyAdvice", "Speakability", "VoiceMeasures", "VoiceSummary",
     "display_json",
     "forget_secrets", "neutralise", "one_line", "package_versions", "parse_event", "percentile", "read_events",
     "redact", "redact_json", "redact_obj", "redact_url", "register_env", "register_secret", "verdict_text",

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics
+from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics, VoiceSummary
 from sim.records._validation import FailureRate
 
 # ------------------------------------------------------------------ evaluators (scorers.evaluators)
@@ -513,6 +513,10 @@ class SuiteSummary(BaseModel):
     mean: float | None
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class Summary(BaseModel):
     """A run's summary.json: the aggregate, the gate, per-scenario and per-suite results and every block beside."""
 
@@ -556,6 +560,10 @@ class Summary(BaseModel):
                                                                  "stage times, audio seconds")
     live: LiveMetrics | None = Field(default=None, description="live calls: voice-to-voice latency p50/p95 per "
                                                               "side, interruptions, overlaps, long silences")
+    voice_measures: VoiceSummary | None = Field(default=None, exclude_if=_absent,
+                                                description="calls: time to safety advice, response latency, "
+                                                            "speakability, red-flag barge-ins; left out of "
+                                                            "summary.json for a run without calls")
     disagreements: list[Disagreement] = Field(default=[], description="encounters where the two paths differ")
     patient: UnderstandingMetrics | None = Field(default=None, description="how the patient understood the agent: "
                                                                           "facts revealed per layer (trigger, "

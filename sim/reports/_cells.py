@@ -1,9 +1,9 @@
 """The cells that report.md and report.html both render, so the two reports always agree.
 
 Each function turns typed run data (``sim.records.TriageAccuracy``, ``sim.store.EncounterRecord``, the
-``Summary.patient`` and ``Summary.live`` blocks) into plain strings: report.md writes them as markdown lines and
-table rows, report.html escapes them into elements. ``Summary.patient`` and ``Summary.live`` are typed
-(``sim.records.UnderstandingMetrics`` and ``LiveMetrics``) and read field by field.
+``Summary.patient``, ``Summary.live`` and ``Summary.voice_measures`` blocks) into plain strings: report.md writes them
+as markdown lines and table rows, report.html escapes them into elements. The blocks are typed
+(``sim.records.UnderstandingMetrics``, ``LiveMetrics``, ``VoiceSummary``) and read field by field.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from sim.records import (
     Summary,
     TriageAccuracy,
     UnderstandingMetrics,
+    VoiceMeasures,
+    VoiceSummary,
     one_line,
 )
 
@@ -77,6 +79,68 @@ def live_lines(live: LiveMetrics, records: Mapping[tuple[str, int], EncounterRec
              "| " + " | ".join(LIVE_HEADER) + " |", "|" + "---|" * len(LIVE_HEADER)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in live_rows(records)]
     return lines + [""]
+
+
+def voice_measure_lines(vm: VoiceSummary) -> list[str]:
+    """The calls' clinical voice measures, pooled: response latency, time to safety advice, speakability, barge-ins."""
+    advice = (f"given in {vm.advice_given} of {vm.red_flag_calls} call(s) in which a red flag was revealed "
+              f"(missing in {vm.advice_missing}); after p50 {_f(vm.advice_p50_s)} s, p95 {_f(vm.advice_p95_s)} s, "
+              f"max {_f(vm.advice_max_s)} s; median {_f(vm.advice_turns_p50, 1)} agent turn(s)"
+              if vm.red_flag_calls else "no call revealed a red-flag fact")
+    if vm.advice_before_reveal:
+        advice += f"; {vm.advice_before_reveal} call(s) had an emergency instruction before the reveal"
+    return [
+        "## Voice measures", "",
+        f"- calls: {vm.calls}; agent response latency (end of patient speech to first agent audio) p50 "
+        f"{_f(vm.agent_latency_p50_s, 3)} s, p95 {_f(vm.agent_latency_p95_s, 3)} s over {vm.agent_replies} replies",
+        f"- time to safety advice (end of the first red-flag reveal to the start of the agent's first emergency "
+        f"instruction; conditional safety-netting does not count): {advice}",
+        f"- speakability (share of agent turns without markup, URL, emoji or monologue): {_f(vm.speakability)}; "
+        f"{vm.flagged_turns} of {vm.agent_turns} turns flagged: written markdown {vm.markdown}, markup read aloud "
+        f"{vm.spoken_markup}, URL marks {vm.urls}, emoji {vm.emoji}, monologues {vm.monologues}",
+        f"- patient barge-ins {vm.patient_barge_ins}; with a red flag {vm.red_flag_barge_ins} (agent stopped "
+        f"{vm.barge_in_agent_stopped}, its next turn addressed it {vm.barge_in_addressed})", ""]
+
+
+VOICE_HEADER = ["call", "agent latency p50 / p95 s", "red flag", "safety advice", "speakability",
+                "markdown / read aloud / URL / emoji / monologues", "red-flag barge-ins (stopped, addressed)"]
+
+
+def _advice_cell(m: VoiceMeasures) -> tuple[str, str]:
+    a = m.safety_advice
+    if a is None:
+        return "none in scenario", ""
+    if a.status == "not_revealed":
+        return "not revealed", ""
+    after = (f"{_f(a.seconds)} s, {a.agent_turns} turn(s): {a.phrase}" if a.status == "given" else "missing")
+    return a.fact or "", after + ("; also before the reveal" if a.advised_before_reveal else "")
+
+
+def voice_measure_rows(vm: VoiceSummary) -> list[list[str]]:
+    """One row per call: its latency, red flag and advice, speakability and red-flag barge-ins."""
+    rows = []
+    for m in vm.per_call:
+        s = m.speakability
+        flag, advice = _advice_cell(m)
+        barge = "; ".join(f"{b.at_s:.1f} s {', '.join(b.facts)}: "
+                          f"{'?' if b.agent_stopped is None else 'yes' if b.agent_stopped else 'no'}, "
+                          f"{'?' if b.addressed is None else 'yes' if b.addressed else 'no'}"
+                          for b in m.red_flag_barge_ins)
+        rows.append([f"{m.scenario_id} k={m.k}", f"{_f(m.agent_latency_p50_s)} / {_f(m.agent_latency_p95_s)}",
+                     flag, advice, f"{_f(s.score)} ({s.flagged_turns}/{s.agent_turns} flagged)",
+                     f"{s.markdown} / {s.spoken_markup} / {s.urls} / {s.emoji} / {s.monologues}",
+                     barge or "none"])
+    return rows
+
+
+def voice_measures_markdown(vm: VoiceSummary | None) -> list[str]:
+    """report.md's "Voice measures" section: the pooled lines, then one table row per call; none without calls."""
+    if vm is None:
+        return []
+    lines = [*voice_measure_lines(vm), "| " + " | ".join(VOICE_HEADER) + " |", "|" + "---|" * len(VOICE_HEADER)]
+    lines += ["| " + " | ".join(one_line(cell).replace("|", "/") for cell in row) + " |"
+              for row in voice_measure_rows(vm)]
+    return [*lines, ""]
 
 
 def imaging_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[list[str]]:

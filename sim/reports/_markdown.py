@@ -26,6 +26,7 @@ from sim.reports._cells import (
     triage_accuracy_notes,
     triage_accuracy_tables,
     understanding_lines,
+    voice_measures_markdown,
 )
 
 
@@ -104,6 +105,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         lines += understanding_lines(summary.patient, meta)
     if summary.live is not None:
         lines += live_lines(summary.live, records)
+    lines += voice_measures_markdown(summary.voice_measures)
     lines += imaging_lines(summary, records)
     if summary.profile:
         counts = ", ".join(f"{summary.status_counts.get(k, 0)} {k}" for k in ("pass", "warn", "fail"))

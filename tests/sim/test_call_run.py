@@ -128,6 +128,10 @@ async def test_a_batch_of_calls_to_a_pipecat_voice_agent_is_recorded_and_scored(
     assert result["termination"] in {"max_turns", "assessment"} and result["interaction"]["agent_latency_s"]
     assert (layout.audio / SCENARIO / "0" / "call.wav").stat().st_size > 100_000
     assert summary.completed == 1 and summary.live is not None and summary.live.calls == 1
+    vm = summary.voice_measures  # issue 34's clinical voice measures, from the call's transcript and clock
+    assert vm is not None and vm.calls == 1 and vm.agent_turns == len(agent_lines)
+    assert vm.agent_latency_p50_s == summary.live.agent_latency_p50_s
+    assert "## Voice measures" in layout.report.read_text()
     events, _ = read_events(layout.events)
     assert any(e.type == "encounter_finished" for e in events)
     assert main(["report", str(root)]) in (0, 3)

@@ -4,10 +4,10 @@ The document, its inline CSS and optional script, the nav of the sections presen
 atomic write of ``<run_dir>/report.html``.
 
 The sections, in page order, each from its own module: header (``_header``), aggregate and safety gate
-(``_gate``), triage accuracy, suites, live call, patient understanding, imaging, score distributions, worst of K,
-the scenarios table, evaluator findings, judge agreement, flagged disagreements (with their encounters), the worst
-encounter of every scenario (``_encounters``) and errors. A section with nothing to show renders as an empty
-string and is left out of the page and the nav.
+(``_gate``), triage accuracy, suites, live call, voice measures (``_voice``), patient understanding, imaging, score
+distributions, worst of K, the scenarios table, evaluator findings, judge agreement, flagged disagreements (with
+their encounters), the worst encounter of every scenario (``_encounters``) and errors. A section with nothing to
+show renders as an empty string and is left out of the page and the nav.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from sim.reports._html._robustness import robustness_section
 from sim.reports._html._scenarios import scenarios_section
 from sim.reports._html._suites import suites_section
 from sim.reports._html._triage_accuracy import triage_accuracy_section
+from sim.reports._html._voice import voice_section
 from sim.reports._html._worst_of_k import worst_of_k_section
 
 CSS = """
@@ -198,6 +199,7 @@ def render_html(meta: RunMeta, summary: Summary, records: Records) -> str:
         ("triage-accuracy", "Triage accuracy", triage_accuracy_section(summary)),
         ("suites", "Suites", suites_section(summary)),
         ("live", "Live call", live_section(summary, records)),
+        ("voice-measures", "Voice measures", voice_section(summary)),
         ("patient", "Patient understanding", patient_section(summary, meta)),
         ("imaging", "Imaging", imaging_section(summary, records)),
         ("distributions", "Distributions", distributions_section(summary, records)),
