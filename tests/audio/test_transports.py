@@ -1,0 +1,56 @@
+"""The seam between the dialling patient and the agent under test: ``VoiceAgentTransport``, one per wire protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from audio.live import (
+    AGENT_PROTOCOLS,
+    AgentCallSettings,
+    LiveError,
+    OriginPolicy,
+    PatientCallSettings,
+    VoiceAgentTransport,
+    voice_agent_transport,
+)
+from audio.live._call import served_serializer
+from audio.live._door import _Door, _WireSerializer
+from audio.live._transport import PipecatTransport
+
+
+def _door() -> _Door:
+    async def hung_up() -> None:
+        return None
+
+    return _Door(policy=OriginPolicy(), join_window_s=10, log=lambda _line: None, on_caller=lambda: None,
+                 on_hangup=hung_up, over=lambda: False)
+
+
+def test_pipecat_is_the_default_and_each_call_gets_its_own_transport() -> None:
+    assert AGENT_PROTOCOLS[0] == "pipecat"
+    assert PatientCallSettings(scenario_id="x", turn_limit=2).protocol == "pipecat"
+    assert AgentCallSettings().protocol == "pipecat"
+    first, second = voice_agent_transport("pipecat"), voice_agent_transport("pipecat")
+    assert isinstance(first, PipecatTransport) and isinstance(first, VoiceAgentTransport)
+    assert first.protocol == "pipecat" and isinstance(first.serializer, _WireSerializer)
+    assert first.serializer is not second.serializer
+    door = _door()
+    served = served_serializer("pipecat", door)
+    assert isinstance(served, _WireSerializer) and served._door is door
+
+
+def test_an_unknown_protocol_is_refused_in_one_paragraph() -> None:
+    for make in (lambda: voice_agent_transport("sip"), lambda: served_serializer("sip", _door())):
+        with pytest.raises(LiveError, match="agent protocol 'sip': give one of") as caught:
+            make()
+        assert "\n" not in str(caught.value) and "--agent-protocol" in str(caught.value)
+
+
+async def test_pipecats_transport_says_nothing_around_the_frames() -> None:
+    transport = voice_agent_transport("pipecat")
+
+    async def push(_frame: object) -> None:
+        raise AssertionError("pipecat's frames go straight into the pipeline")
+
+    await transport.opened(object(), push)  # type: ignore[arg-type]  # never touched
+    await transport.closing()
