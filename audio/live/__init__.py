@@ -1,8 +1,9 @@
 """Live voice calls: real-time pipecat pipelines for the voiced patient and for a built-in voice agent.
 
 A live call streams audio both ways in 20 ms frames over a websocket (pipecat's protobuf wire format:
-one ``pipecat.Frame`` per binary message, 16 kHz mono int16 PCM both ways) and takes turns by voice
-activity, as a real phone triage call does. Each side is one pipecat pipeline::
+one ``pipecat.Frame`` per binary message, 16 kHz mono int16 PCM both ways; or Twilio Media Streams, mu-law at
+8 kHz, to and from a phone bot) and takes turns by voice activity, as a real phone triage call does. Each
+side is one pipecat pipeline::
 
     transport in -> InputTap -> Silero VAD -> Whisper STT -> brain -> PiperSpeaker -> RealtimePacer -> transport out
 
@@ -26,7 +27,10 @@ One concern per module:
   becomes the call (its first valid audio frame, within the join window) and what it may send.
 * ``_transport``: the seam between the dialling patient and the agent under test, ``VoiceAgentTransport`` (the
   serializer pipecat's websocket client dials with, what the caller says first and last), one per wire protocol
-  (``AGENT_PROTOCOLS``): ``pipecat`` (``PipecatTransport``: protobuf frames, the default).
+  (``AGENT_PROTOCOLS``): ``pipecat`` (``PipecatTransport``: protobuf frames, the default) and ``twilio``.
+* ``_twilio``: Twilio Media Streams. ``TwilioCaller``: the patient plays Twilio's side against a phone bot
+  (``connected``, ``start``, 20 ms mu-law ``media``, ``mark`` echoed once played, ``clear``, ``stop``);
+  ``TwilioBotSerializer``: the built-in agent as the bot, through pipecat's ``TwilioFrameSerializer``.
 * ``_call``: the entry points ``run_patient_call`` and ``run_agent_bot``, what each is configured with
   (``PatientCallSettings``, ``AgentCallSettings``: ``CallSettings``, frozen), the ``CallHooks`` it reports to
   and its ``CallOutcome``; which transport a protocol name means (``voice_agent_transport`` for the dialling

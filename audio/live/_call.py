@@ -50,6 +50,7 @@ from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
 from audio.live._transport import AGENT_PROTOCOLS, AgentProtocol, PipecatTransport, VoiceAgentTransport
 from audio.live._turns import TurnTaker
+from audio.live._twilio import TwilioBotSerializer, TwilioCaller
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
 from sim.records import CallInteraction, Event, EventSink, Turn
 
@@ -143,7 +144,8 @@ class PatientCallSettings(CallSettings):
     connect: str | None = Field(default=None, description="a websocket URL to dial; None serves one caller instead")
     protocol: AgentProtocol = Field(default="pipecat", description="with connect: the protocol the agent speaks "
                                                                    "(audio.live._transport): pipecat's protobuf "
-                                                                   "frames")
+                                                                   "frames, or twilio (the patient plays Twilio's "
+                                                                   "side of Media Streams)")
     vocabulary: tuple[str, ...] | None = Field(default=None, description="words Whisper should favour (the "
                                                                          "scenario's drug names)")
 
@@ -161,7 +163,8 @@ class AgentCallSettings(CallSettings):
     connect_timeout_s: float | None = Field(default=None, description="how long to wait for a caller (None: "
                                                                       "forever)")
     protocol: AgentProtocol = Field(default="pipecat", description="the protocol callers speak: pipecat's protobuf "
-                                                                   "frames")
+                                                                   "frames, or twilio (Media Streams, with pipecat's "
+                                                                   "TwilioFrameSerializer as the bot's side)")
 
 
 def _unknown(protocol: str) -> LiveError:
@@ -172,7 +175,7 @@ def voice_agent_transport(protocol: str, *, log: Callable[[str], None] = _stderr
     """A new ``VoiceAgentTransport`` (``audio.live._transport``) for one call to an agent speaking ``protocol``.
 
     Args:
-        protocol: one of ``AGENT_PROTOCOLS``: ``pipecat`` (``PipecatTransport``).
+        protocol: one of ``AGENT_PROTOCOLS``: ``pipecat`` (``PipecatTransport``) or ``twilio`` (``TwilioCaller``).
         log: where the transport notes what it ignored from the agent, one line per kind.
 
     Raises:
@@ -180,6 +183,8 @@ def voice_agent_transport(protocol: str, *, log: Callable[[str], None] = _stderr
     """
     if protocol == "pipecat":
         return PipecatTransport()
+    if protocol == "twilio":
+        return TwilioCaller(log=log)
     raise _unknown(protocol)
 
 
@@ -191,6 +196,8 @@ def served_serializer(protocol: str, door: _Door) -> FrameSerializer:
     """
     if protocol == "pipecat":
         return _WireSerializer(door)
+    if protocol == "twilio":
+        return TwilioBotSerializer(door)
     raise _unknown(protocol)
 
 
@@ -384,7 +391,8 @@ async def run_patient_call(
     ``origins`` says which clients may connect, and a connection becomes the caller with its first valid audio
     frame, within ``join_window_s`` or it is closed (see ``audio.live._door``; refusals go to ``hooks.log``).
     ``hooks.on_ready(url)`` is called once the server listens. A dialling patient speaks ``settings.protocol``
-    to the agent (a ``VoiceAgentTransport``, ``audio.live._transport``).
+    to the agent (a ``VoiceAgentTransport``, ``audio.live._transport``: pipecat's protobuf frames, or Twilio's
+    side of Media Streams).
 
     Args:
         settings: the call's configuration (each field is described in ``PatientCallSettings``).
@@ -468,7 +476,8 @@ async def run_agent_bot(
 
     Who may call, and when a connection becomes the call: as for the served patient (``origins``,
     ``join_window_s``; see ``audio.live._door``). ``AgentCallSettings()`` has the agent's defaults; its
-    ``protocol`` is what callers speak.
+    ``protocol`` is what callers speak (``twilio``: the agent is a phone bot behind Media Streams, its
+    serializer pipecat's ``TwilioFrameSerializer``, and a caller's first ``media`` is its first audio).
 
     Args:
         settings: the call's configuration (each field is described in ``AgentCallSettings``).

@@ -66,7 +66,7 @@ _ORIGIN = re.compile(r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]
 def _transport_params(serializer: FrameSerializer) -> dict[str, Any]:
     """The pipeline side of both transports (client and server): 16 kHz mono int16 both ways, 20 ms out.
 
-    No WAV header; ``serializer`` turns the frames into the wire's format (pipecat's protobuf frames).
+    No WAV header; ``serializer`` turns the frames into the wire's format (pipecat's protobuf frames, or Twilio's).
     """
     return dict(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=RATE_16K,
                 audio_out_sample_rate=RATE_16K, audio_out_10ms_chunks=2,  # 20 ms out: one pacer frame
@@ -343,7 +343,7 @@ def _serve_one_caller(*, host: str, port: int, door: _Door,
     """Pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission).
 
     ``serializer`` reads and writes the wire and hands what it reads to ``door`` (default: pipecat's protobuf
-    frames, ``_WireSerializer(door)``; ``audio.live._call.served_serializer`` picks it by protocol).
+    frames, ``_WireSerializer(door)``; ``audio.live._twilio.TwilioBotSerializer`` serves Twilio Media Streams).
     """
     _check_loopback(host, "--host")
     transport = _GuardedServerTransport(

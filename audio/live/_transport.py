@@ -15,6 +15,9 @@ The transports, chosen by name (``audio.live._call.voice_agent_transport``; ``--
 * ``pipecat`` (``PipecatTransport``, the default): pipecat's protobuf frames, one per binary message, 16 kHz PCM
   both ways (``audio.live._door._WireSerializer``); nothing is said around them, the far end's audio goes straight
   into the pipeline.
+* ``twilio`` (``audio.live._twilio.TwilioCaller``): the patient plays Twilio's side of Media Streams against a
+  phone bot's websocket: ``connected`` and ``start``, ``media`` (base64 mu-law, 8 kHz) both ways, ``mark`` and
+  ``clear`` from the bot honoured as Twilio does, ``stop`` at the end.
 
 The served side (the built-in voice agent, ``run_agent_bot``) speaks the same protocols:
 ``audio.live._call.served_serializer`` gives the serializer its server reads and writes behind the door.
@@ -34,8 +37,8 @@ from audio.live._door import _WireSerializer
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-AgentProtocol = Literal["pipecat"]
-AGENT_PROTOCOLS: tuple[AgentProtocol, ...] = ("pipecat",)
+AgentProtocol = Literal["pipecat", "twilio"]
+AGENT_PROTOCOLS: tuple[AgentProtocol, ...] = ("pipecat", "twilio")
 """The wire protocols a voice agent is reached over (``--agent-protocol``), the default first."""
 
 PushAudio = Callable[[InputAudioRawFrame], Awaitable[None]]

@@ -16,6 +16,7 @@ from audio.live import (
 from audio.live._call import served_serializer
 from audio.live._door import _Door, _WireSerializer
 from audio.live._transport import PipecatTransport
+from audio.live._twilio import TwilioBotSerializer, TwilioCaller
 
 
 def _door() -> _Door:
@@ -37,6 +38,25 @@ def test_pipecat_is_the_default_and_each_call_gets_its_own_transport() -> None:
     door = _door()
     served = served_serializer("pipecat", door)
     assert isinstance(served, _WireSerializer) and served._door is door
+
+
+def test_twilio_is_the_other_protocol() -> None:
+    assert AGENT_PROTOCOLS == ("pipecat", "twilio")
+    assert [voice_agent_transport(p).protocol for p in AGENT_PROTOCOLS] == list(AGENT_PROTOCOLS)
+    twilio = voice_agent_transport("twilio")
+    assert isinstance(twilio, TwilioCaller) and twilio.serializer is twilio.serializer
+    assert voice_agent_transport("twilio").stream_sid != twilio.stream_sid  # a new stream per call
+    assert PatientCallSettings(scenario_id="x", turn_limit=2, connect="ws://127.0.0.1:9", protocol="twilio").protocol \
+        == "twilio"
+    assert isinstance(served_serializer("twilio", _door()), TwilioBotSerializer)
+
+
+async def test_a_patient_waiting_for_a_caller_serves_pipecats_frames_only() -> None:
+    from audio.live import run_patient_call
+
+    settings = PatientCallSettings(scenario_id="x", turn_limit=2, protocol="twilio")
+    with pytest.raises(LiveError, match="when it dials an agent"):
+        await run_patient_call(settings, patient=object(), is_assessment=lambda _t: False)  # type: ignore[arg-type]
 
 
 def test_an_unknown_protocol_is_refused_in_one_paragraph() -> None:
