@@ -74,3 +74,18 @@ async def test_pipecats_transport_says_nothing_around_the_frames() -> None:
 
     await transport.opened(object(), push)  # type: ignore[arg-type]  # never touched
     await transport.closing()
+
+
+@pytest.mark.parametrize(("command", "flag"), [("run", "--agent-protocol"), ("serve-agent", "--protocol")])
+def test_the_commands_offer_exactly_the_seams_protocols(command: str, flag: str) -> None:
+    """``encsim run --agent-protocol`` and ``encsim serve-agent --protocol`` list their choices without loading
+    audio.live (pipecat); they must stay the seam's."""
+    import argparse
+
+    from sim.cli._main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    action = next(a for a in sub._actions if flag in a.option_strings)
+    assert tuple(action.choices or ()) == AGENT_PROTOCOLS
+    assert action.default == ("pipecat" if command == "serve-agent" else None)  # run: pipecat, stored with --mode call
