@@ -19,7 +19,7 @@ deployed behind a phone number is tested with no phone number:
 * a ``mark`` from the bot is echoed back (same name, Twilio's fields) once all audio it sent before the mark has
   been played out; at once when nothing is waiting;
 * ``clear`` drops the bot's audio not yet played and echoes at once every mark still waiting in it, as Twilio
-  does; what was already played (at most one frame ahead) stays heard;
+  does (what was played before it has reached the patient's pipeline and stays heard);
 * at the end of the call: ``stop`` (with the account and call sid), then the socket closes;
 * anything else from the bot (binary or non-JSON messages, other events, messages for another ``streamSid``) is
   ignored, the first of each kind noted on the call's log.
