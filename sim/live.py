@@ -49,7 +49,7 @@ from sim.session import RunSession
 from sim.store import RunStore
 
 if TYPE_CHECKING:  # audio.live loads pipecat: imported where a call is made, not with this module
-    from audio.live import CallOutcome, LiveSettings, PatientCallSettings
+    from audio.live import AgentProtocol, CallOutcome, LiveSettings, PatientCallSettings
 
 VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice. Ask one or two short "
               "questions per turn, no lists or formatting. When you give the assessment, say it as "
@@ -271,17 +271,20 @@ async def run_live(
 async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "127.0.0.1", port: int = 8766,
                       calls: int | None = None, seed: int = 0, announce: Callable[[str], None] = _to_stderr,
                       on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
-                      join_window_s: float | None = None) -> list[CallOutcome]:
+                      join_window_s: float | None = None, protocol: AgentProtocol = "pipecat"
+                      ) -> list[CallOutcome]:
     """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
 
     A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
+    ``protocol`` is what callers speak (``--protocol``): ``pipecat``'s protobuf frames, or ``twilio`` (the agent
+    is a phone bot behind Twilio Media Streams, pipecat's ``TwilioFrameSerializer`` its serializer).
     """
     from audio.channel import CLINICIAN_STYLE
     from audio.live import DEFAULT_JOIN_WINDOW_S, AgentCallSettings, CallHooks, OriginPolicy, run_agent_bot
 
     settings = AgentCallSettings(
         host=host, port=port, style=CLINICIAN_STYLE, origins=OriginPolicy(allow=tuple(allow_origins)),
-        join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
+        protocol=protocol, join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
     outcomes = []
     n = 0
     while calls is None or n < calls:

@@ -1,8 +1,9 @@
 """Live voice calls: real-time pipecat pipelines for the voiced patient and for a built-in voice agent.
 
 A live call streams audio both ways in 20 ms frames over a websocket (pipecat's protobuf wire format:
-one ``pipecat.Frame`` per binary message, 16 kHz mono int16 PCM both ways) and takes turns by voice
-activity, as a real phone triage call does. Each side is one pipecat pipeline::
+one ``pipecat.Frame`` per binary message, 16 kHz mono int16 PCM both ways; or Twilio Media Streams, mu-law at
+8 kHz, to and from a phone bot) and takes turns by voice activity, as a real phone triage call does. Each
+side is one pipecat pipeline::
 
     transport in -> InputTap -> Silero VAD -> Whisper STT -> brain -> PiperSpeaker -> RealtimePacer -> transport out
 
@@ -24,9 +25,16 @@ One concern per module:
   code as batch runs); ``AgentBrain`` asks the agent under test (one stateless call per turn).
 * ``_door``: who may call (``OriginPolicy``, loopback only, checked at the handshake), when a connection
   becomes the call (its first valid audio frame, within the join window) and what it may send.
+* ``_transport``: the seam between the dialling patient and the agent under test, ``VoiceAgentTransport`` (the
+  serializer pipecat's websocket client dials with, what the caller says first and last), one per wire protocol
+  (``AGENT_PROTOCOLS``): ``pipecat`` (``PipecatTransport``: protobuf frames, the default) and ``twilio``.
+* ``_twilio``: Twilio Media Streams. ``TwilioCaller``: the patient plays Twilio's side against a phone bot
+  (``connected``, ``start``, 20 ms mu-law ``media``, ``mark`` echoed once played, ``clear``, ``stop``);
+  ``TwilioBotSerializer``: the built-in agent as the bot, through pipecat's ``TwilioFrameSerializer``.
 * ``_call``: the entry points ``run_patient_call`` and ``run_agent_bot``, what each is configured with
   (``PatientCallSettings``, ``AgentCallSettings``: ``CallSettings``, frozen), the ``CallHooks`` it reports to
-  and its ``CallOutcome``.
+  and its ``CallOutcome``; which transport a protocol name means (``voice_agent_transport`` for the dialling
+  patient, ``served_serializer`` for the built-in voice agent's server).
 
 From ``sim`` this package imports only ``sim.records`` (types, events, ``EventSink``, redaction); ``sim.live``
 wires it to the store, the scorers and the agents.
@@ -44,6 +52,7 @@ from audio.live._call import (
     PatientCallSettings,
     run_agent_bot,
     run_patient_call,
+    voice_agent_transport,
     warm_up,
 )
 from audio.live._door import (
@@ -67,6 +76,7 @@ from audio.live._speaking import (
     speakable,
 )
 from audio.live._stt import QUIET_RMS, SPECULATE_AFTER_S, WhisperSegmentSTT
+from audio.live._transport import AGENT_PROTOCOLS, AgentProtocol, VoiceAgentTransport
 from audio.live._turns import CallLog, TurnTaker
 from sim.records import EventSink
 
@@ -74,6 +84,7 @@ LIVE_RATE = RATE_16K
 """The wire rate of a live call, both ways (``audio._pcm.RATE_16K``; the public name of this package)."""
 
 __all__ = [
+    "AGENT_PROTOCOLS",
     "DEFAULT_JOIN_WINDOW_S",
     "FRAME_BYTES",
     "FRAME_S",
@@ -88,6 +99,7 @@ __all__ = [
     "SPECULATE_AFTER_S",
     "AgentBrain",
     "AgentCallSettings",
+    "AgentProtocol",
     "CallClock",
     "CallHooks",
     "CallLog",
@@ -112,11 +124,13 @@ __all__ = [
     "Timeline",
     "TurnTaker",
     "TurnTiming",
+    "VoiceAgentTransport",
     "WhisperSegmentSTT",
     "interaction_metrics",
     "parse_allowed_origin",
     "run_agent_bot",
     "run_patient_call",
     "speakable",
+    "voice_agent_transport",
     "warm_up",
 ]

@@ -23,9 +23,11 @@ from typing import Any, cast
 
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
+from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
+from pipecat.serializers.base_serializer import FrameSerializer
 from pipecat.workers.runner import WorkerRunner
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,10 +45,12 @@ from audio.live._door import (
 )
 from audio.live._metrics import interaction_metrics
 from audio.live._recording import CallClock, CallRecorder, InputTap
-from audio.live._settings import LiveSettings
+from audio.live._settings import LiveError, LiveSettings
 from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
+from audio.live._transport import AGENT_PROTOCOLS, AgentProtocol, PipecatTransport, VoiceAgentTransport
 from audio.live._turns import TurnTaker
+from audio.live._twilio import TwilioBotSerializer, TwilioCaller
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
 from sim.records import CallInteraction, Event, EventSink, Turn
 
@@ -138,6 +142,10 @@ class PatientCallSettings(CallSettings):
     turn_limit: int = Field(description="agent turns after which the patient says goodbye (the nudge comes one "
                                         "turn earlier)")
     connect: str | None = Field(default=None, description="a websocket URL to dial; None serves one caller instead")
+    protocol: AgentProtocol = Field(default="pipecat", description="with connect: the protocol the agent speaks "
+                                                                   "(audio.live._transport): pipecat's protobuf "
+                                                                   "frames, or twilio (the patient plays Twilio's "
+                                                                   "side of Media Streams)")
     vocabulary: tuple[str, ...] | None = Field(default=None, description="words Whisper should favour (the "
                                                                          "scenario's drug names)")
 
@@ -154,6 +162,43 @@ class AgentCallSettings(CallSettings):
     port: int = Field(default=8766, ge=0, le=65535, description="the port to serve on")
     connect_timeout_s: float | None = Field(default=None, description="how long to wait for a caller (None: "
                                                                       "forever)")
+    protocol: AgentProtocol = Field(default="pipecat", description="the protocol callers speak: pipecat's protobuf "
+                                                                   "frames, or twilio (Media Streams, with pipecat's "
+                                                                   "TwilioFrameSerializer as the bot's side)")
+
+
+def _unknown(protocol: str) -> LiveError:
+    return LiveError(f"agent protocol {protocol[:40]!r}: give one of {', '.join(AGENT_PROTOCOLS)} (--agent-protocol).")
+
+
+def voice_agent_transport(protocol: str, *, log: Callable[[str], None] = _stderr) -> VoiceAgentTransport:
+    """A new ``VoiceAgentTransport`` (``audio.live._transport``) for one call to an agent speaking ``protocol``.
+
+    Args:
+        protocol: one of ``AGENT_PROTOCOLS``: ``pipecat`` (``PipecatTransport``) or ``twilio`` (``TwilioCaller``).
+        log: where the transport notes what it ignored from the agent, one line per kind.
+
+    Raises:
+        LiveError: an unknown protocol.
+    """
+    if protocol == "pipecat":
+        return PipecatTransport()
+    if protocol == "twilio":
+        return TwilioCaller(log=log)
+    raise _unknown(protocol)
+
+
+def served_serializer(protocol: str, door: _Door) -> FrameSerializer:
+    """What a served call (the built-in voice agent) reads and writes behind ``door``, for callers of ``protocol``.
+
+    Raises:
+        LiveError: an unknown protocol.
+    """
+    if protocol == "pipecat":
+        return _WireSerializer(door)
+    if protocol == "twilio":
+        return TwilioBotSerializer(door)
+    raise _unknown(protocol)
 
 
 def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,
@@ -221,8 +266,12 @@ STOP_TIMEOUT_S = 15.0    # after the call ends: how long the pipeline gets to fi
 
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
                            connected: asyncio.Event, connect_timeout_s: float | None,
-                           recorder: CallRecorder) -> list[str]:
+                           recorder: CallRecorder,
+                           before_stop: Callable[[], Awaitable[None]] | None = None) -> list[str]:
     """Run one side's pipeline until the call ends (or nobody connects in time) and the pipeline stops.
+
+    ``before_stop`` runs once the call is over and before the pipeline is stopped (the connection is still open):
+    a dialling patient's transport says its last words there (``VoiceAgentTransport.closing``).
 
     Returns:
         What went wrong, as lines for the record: the pipeline's failure, or nothing.
@@ -263,11 +312,15 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
         await brain.wait_until_quiet()
         await asyncio.sleep(FAREWELL_S)
         recorder.stop()  # the call ends here on its own clock, however long the teardown below takes
+        if before_stop is not None:
+            await before_stop()
         await worker.cancel(reason=brain.end_reason)
     else:
         recorder.stop()
         dog.cancel()
         await brain.end_call(brain.end_reason or "hangup")
+        if before_stop is not None:
+            await before_stop()
     try:
         await asyncio.wait_for(run, STOP_TIMEOUT_S)
     except TimeoutError:
@@ -337,7 +390,9 @@ async def run_patient_call(
     program, or a person through the web page) and waits up to ``connect_timeout_s`` (None: forever) for one:
     ``origins`` says which clients may connect, and a connection becomes the caller with its first valid audio
     frame, within ``join_window_s`` or it is closed (see ``audio.live._door``; refusals go to ``hooks.log``).
-    ``hooks.on_ready(url)`` is called once the server listens.
+    ``hooks.on_ready(url)`` is called once the server listens. A dialling patient speaks ``settings.protocol``
+    to the agent (a ``VoiceAgentTransport``, ``audio.live._transport``: pipecat's protobuf frames, or Twilio's
+    side of Media Streams).
 
     Args:
         settings: the call's configuration (each field is described in ``PatientCallSettings``).
@@ -351,10 +406,16 @@ async def run_patient_call(
         in ``errors``.
 
     Raises:
-        LiveError: the call could not be set up (e.g. ``host`` is not a loopback address).
+        LiveError: the call could not be set up (e.g. ``host`` is not a loopback address, or a protocol other than
+            pipecat's without ``connect``).
     """
     from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
 
+    connect = settings.connect
+    if connect is None and settings.protocol != "pipecat":
+        raise LiveError(f"protocol {settings.protocol}: the patient speaks it when it dials an agent (connect); a "
+                        "patient waiting for a caller serves pipecat's protobuf frames.")
+    agent = voice_agent_transport(settings.protocol, log=hooks.log) if connect is not None else None
     tts = tts or PiperTTS()
     await asyncio.to_thread(warm_up, tts, beam_size=settings.side.beam_size)
     clock = CallClock()
@@ -365,16 +426,19 @@ async def run_patient_call(
     started = time.time()
     begin = _CallStart(clock, recorder, connected, then=brain.open)
     door: _Door | None = None
-    connect = settings.connect
-
-    if connect is not None:
+    if connect is not None and agent is not None:
         transport: Any = WebsocketClientTransport(
-            connect, WebsocketClientParams(**_transport_params(_WireSerializer())))
-        _drop_audio_before_start(transport.input())
+            connect, WebsocketClientParams(**_transport_params(agent.serializer)))
+        heard = transport.input()
+        _drop_audio_before_start(heard)
+
+        async def push_audio(frame: InputAudioRawFrame) -> None:
+            await heard.push_audio_frame(frame)  # looked up per frame: _drop_audio_before_start replaced it
 
         @transport.event_handler("on_connected")  # type: ignore[untyped-decorator]  # pipecat's is untyped
-        async def _on_connected(_t: Any, _ws: Any) -> None:
+        async def _on_connected(_t: Any, websocket: Any) -> None:
             begin()
+            await agent.opened(websocket, push_audio)
 
         @transport.event_handler("on_disconnected")  # type: ignore[untyped-decorator]
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
@@ -386,9 +450,13 @@ async def run_patient_call(
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder,
                               vocabulary=settings.vocabulary)
-    errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
-                                    connected=connected, connect_timeout_s=settings.connect_timeout_s,
-                                    recorder=recorder)
+    try:
+        errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
+                                        connected=connected, connect_timeout_s=settings.connect_timeout_s,
+                                        recorder=recorder, before_stop=agent.closing if agent is not None else None)
+    finally:
+        if agent is not None:
+            await agent.closing()  # stops what the transport started, however the call ended
 
     def no_call() -> str:
         return door.no_caller(settings.connect_timeout_s) if door is not None else f"could not connect to {connect}"
@@ -407,7 +475,9 @@ async def run_agent_bot(
     """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
 
     Who may call, and when a connection becomes the call: as for the served patient (``origins``,
-    ``join_window_s``; see ``audio.live._door``). ``AgentCallSettings()`` has the agent's defaults.
+    ``join_window_s``; see ``audio.live._door``). ``AgentCallSettings()`` has the agent's defaults; its
+    ``protocol`` is what callers speak (``twilio``: the agent is a phone bot behind Media Streams, its
+    serializer pipecat's ``TwilioFrameSerializer``, and a caller's first ``media`` is its first audio).
 
     Args:
         settings: the call's configuration (each field is described in ``AgentCallSettings``).
@@ -433,7 +503,8 @@ async def run_agent_bot(
     door = _Door(policy=settings.origins, join_window_s=settings.join_window_s, log=hooks.log,
                  on_caller=_CallStart(clock, recorder, connected),
                  on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
-    transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready)
+    transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready,
+                                  serializer=served_serializer(settings.protocol, door))
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder, vocabulary=None)
     errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,

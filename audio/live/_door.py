@@ -41,6 +41,7 @@ from pipecat.frames.frames import (
     InputAudioRawFrame,
     InputTransportMessageFrame,
 )
+from pipecat.serializers.base_serializer import FrameSerializer
 from pipecat.serializers.protobuf import ProtobufFrameSerializer
 from pipecat.transports.websocket.server import (
     SingleClientWebsocketServerInputTransport,
@@ -62,8 +63,11 @@ _LOOPBACK_ORIGIN = re.compile(r"https?://(?:127\.0\.0\.1|localhost|\[::1\])(?::[
 _ORIGIN = re.compile(r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?")
 
 
-def _transport_params(serializer: ProtobufFrameSerializer) -> dict[str, Any]:
-    """The wire format of both transports (client and server): 16 kHz mono int16 both ways, no WAV header."""
+def _transport_params(serializer: FrameSerializer) -> dict[str, Any]:
+    """The pipeline side of both transports (client and server): 16 kHz mono int16 both ways, 20 ms out.
+
+    No WAV header; ``serializer`` turns the frames into the wire's format (pipecat's protobuf frames, or Twilio's).
+    """
     return dict(audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=RATE_16K,
                 audio_out_sample_rate=RATE_16K, audio_out_10ms_chunks=2,  # 20 ms out: one pacer frame
                 serializer=serializer, add_wav_header=False)
@@ -204,6 +208,7 @@ class _Door:
         self._on_hangup = on_hangup
         self._over = over
         self.caller: Any = None       # the admitted connection
+        self.served = 0               # connections accepted so far (the one served is number ``served``)
         self.refused = 0              # handshakes refused for their origin
         self.silent = 0               # connections closed for sending no caller audio
         self._current: Any = None     # the connection being served (admitted or not)
@@ -235,18 +240,14 @@ class _Door:
     def opened(self, websocket: Any) -> None:
         """A connection was accepted and is now the one served (pipecat serves one at a time)."""
         self._current, self._ignored, self._noted_audio = websocket, 0, False
+        self.served += 1
         if self.caller is None:
             self._window = asyncio.create_task(self._close_if_silent(websocket))
 
     def screen(self, frame: Frame | str) -> Frame | None:
         """What a message of the served connection becomes: the frame, or None (dropped)."""
         if isinstance(frame, InputAudioRawFrame):
-            if self.caller is None and self._current is not None:
-                self.caller = self._current
-                if self._window is not None:
-                    self._window.cancel()
-                self._on_caller()
-            return frame if self.caller is self._current else None
+            return frame if self.audio_arrived() else None
         if isinstance(frame, Frame) and self.caller is not None and self.caller is self._current:
             return frame
         self._ignored += 1
@@ -254,6 +255,19 @@ class _Door:
             self._noted_audio = True
             self._log(f"ignoring {frame} from a websocket client: the live wire format is 16 kHz mono int16 PCM")
         return None
+
+    def audio_arrived(self) -> bool:
+        """Valid caller audio arrived on the served connection: it becomes the caller if there is none yet.
+
+        Returns:
+            Whether the served connection is the caller (its audio goes on).
+        """
+        if self.caller is None and self._current is not None:
+            self.caller = self._current
+            if self._window is not None:
+                self._window.cancel()
+            self._on_caller()
+        return self.caller is not None and self.caller is self._current
 
     async def _close_if_silent(self, websocket: Any) -> None:
         await asyncio.sleep(self.join_window_s)
@@ -324,12 +338,17 @@ class _GuardedServerTransport(SingleClientWebsocketServerTransport):
 
 
 def _serve_one_caller(*, host: str, port: int, door: _Door,
-                      on_ready: Callable[[str], Awaitable[None] | None] | None) -> Any:
-    """Pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission)."""
+                      on_ready: Callable[[str], Awaitable[None] | None] | None,
+                      serializer: FrameSerializer | None = None) -> Any:
+    """Pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission).
+
+    ``serializer`` reads and writes the wire and hands what it reads to ``door`` (default: pipecat's protobuf
+    frames, ``_WireSerializer(door)``; ``audio.live._twilio.TwilioBotSerializer`` serves Twilio Media Streams).
+    """
     _check_loopback(host, "--host")
     transport = _GuardedServerTransport(
         SingleClientWebsocketServerParams(allowed_origins=[],  # the door checks origins, not pipecat
-                                          **_transport_params(_WireSerializer(door))),
+                                          **_transport_params(serializer or _WireSerializer(door))),
         host=host, port=port, door=door)
 
     @transport.event_handler("on_websocket_ready")  # type: ignore[untyped-decorator]  # pipecat's is untyped

@@ -177,8 +177,13 @@ class RunOptions:
                           "the patient hears through Whisper")
     agent_url: str | None = flag(
         "--agent-url", metavar="URL",
-        help="with --mode call: the voice agent's websocket, speaking pipecat's protobuf frames (16 kHz PCM), "
-             "e.g. ws://127.0.0.1:8766 (encsim serve-agent serves the built-in one)")
+        help="with --mode call: the voice agent's websocket, speaking --agent-protocol, e.g. ws://127.0.0.1:8766 "
+             "(encsim serve-agent serves the built-in one)")
+    agent_protocol: str | None = flag(
+        "--agent-protocol", choices=["pipecat", "twilio"], metavar="P",
+        help="with --mode call: what the agent at --agent-url speaks: pipecat (pipecat's protobuf frames, 16 kHz "
+             "PCM; default) or twilio (the patient plays Twilio's side of Media Streams, mu-law 8 kHz, so a phone "
+             "bot is tested with no phone number)")
     call_time_limit: float | None = flag(
         "--call-time-limit", type=float, metavar="SECONDS",
         help="with --mode call: end a call after this long (default 300)")
@@ -246,9 +251,9 @@ class RunOptions:
 def _check_call_flags(args: argparse.Namespace) -> None:
     """The flags of ``--mode call`` against the others (a resumed run's mode is checked by ``plan_run``)."""
     if args.mode != "call":
-        if args.agent_url is not None or args.call_time_limit is not None:
-            raise ConfigError("--agent-url and --call-time-limit only apply with --mode call; add --mode call or "
-                              "drop them.")
+        if args.agent_url is not None or args.agent_protocol is not None or args.call_time_limit is not None:
+            raise ConfigError("--agent-url, --agent-protocol and --call-time-limit only apply with --mode call; add "
+                              "--mode call or drop them.")
         return
     if args.agent_url is None:
         raise ConfigError("--mode call needs --agent-url URL: the websocket of the voice agent under test, e.g. "

@@ -163,6 +163,7 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
                    voice_preset=options.voice_preset,
                    text_only=options.text_only or options.model == "local" or options.mode == "call",
                    agent_url=options.agent_url, call_time_limit_s=options.call_time_limit,
+                   agent_protocol=(options.agent_protocol or "pipecat") if options.mode == "call" else None,
                    personas=options.personas,
                    allow_outside_images=options.allow_outside_images,
                    created_at=time.time(), packages=package_versions())
@@ -244,11 +245,12 @@ async def run_resources(plan: RunPlan, *,
         channel = make_channel(meta, plan.scenarios, RunLayout(store.root).audio)
         concurrency = options.concurrency
         if meta.channel == "call":
-            from sim.executors.call import DEFAULT_CALL_TIME_LIMIT_S, CallEncounters
+            from sim.executors.call import DEFAULT_CALL_TIME_LIMIT_S, CallEncounters, agent_protocol
 
             assert meta.agent_url is not None  # RunOptions refuses --mode call without --agent-url
             remote = CallEncounters(meta.agent_url, meta, RunLayout(store.root).audio,
-                                    time_limit_s=meta.call_time_limit_s or DEFAULT_CALL_TIME_LIMIT_S)
+                                    time_limit_s=meta.call_time_limit_s or DEFAULT_CALL_TIME_LIMIT_S,
+                                    protocol=agent_protocol(meta.agent_protocol))
         if options.executor == "ray":  # (--processes with ray is refused by RunOptions)
             from sim.executors.ray import RayEncounters
 

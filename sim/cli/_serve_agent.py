@@ -6,10 +6,13 @@ import argparse
 import asyncio
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.cli._common import EXIT_INTERRUPTED, add_door_args, one_scenario, port, port_free, positive, quiet_pipecat
 from sim.records import ConfigError
+
+if TYPE_CHECKING:  # audio.live loads pipecat: imported when the agent serves
+    from audio.live import AgentProtocol
 
 
 def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
@@ -27,6 +30,10 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
     sa.add_argument("--port", type=port("--port"), default=8766, help="websocket port (default 8766)")
     sa.add_argument("--calls", type=positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
+    sa.add_argument("--protocol", choices=["pipecat", "twilio"], default="pipecat",
+                    help="what callers speak: pipecat (pipecat's protobuf frames, 16 kHz PCM; default) or twilio "
+                         "(Twilio Media Streams: the agent is a phone bot behind pipecat's TwilioFrameSerializer; "
+                         "test it with encsim run --mode call --agent-protocol twilio)")
     add_door_args(sa)
     sa.set_defaults(handler=cmd_serve_agent)
 
@@ -43,6 +50,7 @@ class ServeAgentOptions:
     calls: int | None
     allow_origin: list[str]
     join_window: float
+    protocol: AgentProtocol = "pipecat"
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ServeAgentOptions:
@@ -55,7 +63,8 @@ class ServeAgentOptions:
             The options.
         """
         return cls(model=args.model, base_url=args.base_url, api_key_env=args.api_key_env, scenario=args.scenario,
-                   port=args.port, calls=args.calls, allow_origin=args.allow_origin, join_window=args.join_window)
+                   port=args.port, calls=args.calls, allow_origin=args.allow_origin, join_window=args.join_window,
+                   protocol=args.protocol)
 
 
 def cmd_serve_agent(args: argparse.Namespace) -> int:
@@ -98,7 +107,8 @@ def serve(options: ServeAgentOptions) -> int:
         agent = await make_agent(options.model, base_url=options.base_url, api_key_env=options.api_key_env)
         try:
             await serve_agent(agent, scenario=scenario, port=options.port, calls=options.calls,
-                              allow_origins=allow_origins, join_window_s=options.join_window)
+                              allow_origins=allow_origins, join_window_s=options.join_window,
+                              protocol=options.protocol)
         finally:
             await agent.aclose()
 

@@ -1,11 +1,13 @@
 """The call executor: each encounter is a real-time voice call to the agent under test (``--mode call``).
 
 The simulated patient (the same information-tree simulator as every run) dials the agent's websocket
-(``--agent-url``, pipecat's protobuf frames: ``audio.live.run_patient_call``), speaks with the Piper voice and hears
-the agent's own speech through Whisper, turn by turn by voice activity, until an assessment, the patient's turn
-limit, a hang-up or the call's time limit. The call becomes a ``ConversationResult`` exactly as a live call does
-(``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction metrics), and
-the runner scores and records it like any other encounter; the recording is the encounter's ``call.wav``.
+(``--agent-url``: ``audio.live.run_patient_call``) in the agent's protocol (``--agent-protocol``: pipecat's protobuf
+frames, or Twilio Media Streams with the patient as Twilio; ``audio.live.VoiceAgentTransport``), speaks with the
+Piper voice and hears the agent's own speech through Whisper, turn by turn by voice activity, until an assessment,
+the patient's turn limit, a hang-up or the call's time limit. The call becomes a ``ConversationResult`` exactly as
+a live call does (``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction
+metrics), and the runner scores and records it like any other encounter; the recording is the encounter's
+``call.wav``.
 
 Before the first call, ``probe_agent`` checks that something listens at the URL's host and port (a TCP
 connection, no websocket), so a wrong URL is one paragraph before the run directory exists. A call that could not
@@ -19,12 +21,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scenarios import LoadedScenario, scenario_vocabulary
 from sim.encounter import HARNESS_VERSION
 from sim.executors.base import EncounterLost
 from sim.fail_fast import CallObserver
-from sim.records import AgentError, ConversationResult, EventSink, RunLayout, RunMeta
+from sim.records import AgentError, ConfigError, ConversationResult, EventSink, RunLayout, RunMeta
+
+if TYPE_CHECKING:  # audio.live loads pipecat: imported where a call is made, not with this module
+    from audio.live import AgentProtocol
 
 DEFAULT_CALL_TIME_LIMIT_S = 300.0
 CONNECT_TIMEOUT_S = 12.0  # pipecat gives up on a websocket handshake after 10 s
@@ -64,14 +70,29 @@ async def probe_agent(url: str) -> None:
         pass
 
 
+def agent_protocol(stored: str | None) -> AgentProtocol:
+    """A run's ``agent_protocol`` (run.json; None, as in runs made before the flag: pipecat) as a protocol.
+
+    Raises:
+        ConfigError: a protocol ``audio.live`` does not speak (a hand-edited run.json).
+    """
+    if stored is None or stored == "pipecat":
+        return "pipecat"
+    if stored == "twilio":
+        return "twilio"
+    raise ConfigError(f"run.json: agent_protocol {stored[:40]!r} is not one of pipecat, twilio (--agent-protocol); "
+                      "correct it or start a new run.")
+
+
 @dataclass(frozen=True)
 class CallEncounters:
-    """``EncounterRunner`` over voice calls: the agent's URL, the run, and where the recordings go."""
+    """``EncounterRunner`` over voice calls: the agent's URL and protocol, the run, and where the recordings go."""
 
     agent_url: str
     meta: RunMeta
     audio_dir: Path
     time_limit_s: float = DEFAULT_CALL_TIME_LIMIT_S
+    protocol: AgentProtocol = "pipecat"
 
     async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: EventSink,
                   observe: CallObserver) -> ConversationResult:
@@ -97,8 +118,8 @@ class CallEncounters:
         recording = RunLayout.encounter_call(self.audio_dir, scenario.id, k)
         recording.parent.mkdir(parents=True, exist_ok=True)
         settings = PatientCallSettings(
-            scenario_id=scenario.id, k=k, turn_limit=turn_limit, connect=self.agent_url, side=side,
-            style=style_for_profile(scenario.patient_profile), recording=recording,
+            scenario_id=scenario.id, k=k, turn_limit=turn_limit, connect=self.agent_url, protocol=self.protocol,
+            side=side, style=style_for_profile(scenario.patient_profile), recording=recording,
             vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=CONNECT_TIMEOUT_S)
         patient = PatientSimulator(scenario, seed=seed)
         started = time.time()

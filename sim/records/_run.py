@@ -199,6 +199,8 @@ class RunMeta(BaseModel):
     allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
     voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
     agent_url: str | None = Field(default=None, description="--mode call: the voice agent's websocket (--agent-url)")
+    agent_protocol: str | None = Field(default=None, description="--mode call: what the agent speaks, pipecat or "
+                                                                 "twilio (--agent-protocol; None: pipecat)")
     call_time_limit_s: float | None = Field(default=None, description="--mode call: seconds per call before the "
                                                                       "patient ends it (--call-time-limit)")
     scenarios: list[ScenarioRef]

@@ -2,7 +2,8 @@
 
 The agent is the built-in voice agent (``sim.live.serve_agent``: the scripted reference control behind Whisper ears
 and a Piper voice) on a free loopback port, reached over pipecat's protobuf websocket, exactly as a team's pipecat
-bot would be.
+bot would be, or over Twilio Media Streams (``--agent-protocol twilio``: the patient plays Twilio, the agent is a
+phone bot behind pipecat's ``TwilioFrameSerializer``). Faults come from a stand-in Twilio bot on loopback.
 """
 
 from __future__ import annotations
@@ -45,11 +46,33 @@ def _options(argv: list[str]) -> RunOptions:
     (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--patient-model", "local"], "--patient-model"),
     (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--voice-preset", "phone"], "--voice-preset"),
     (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--call-time-limit", "0"], "--call-time-limit"),
+    (["--agent-protocol", "twilio"], "--agent-protocol and --call-time-limit only apply with --mode call"),
+    (["--mode", "voice", "--agent-protocol", "pipecat"], "only apply with --mode call"),
+    (["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--agent-protocol", "sip"],
+     "argument --agent-protocol: invalid choice: 'sip'"),
 ])
 def test_call_flags_that_do_not_fit_are_one_paragraph(argv: list[str], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         _options(argv)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_agent_protocol_is_part_of_the_plan(tmp_path: Path) -> None:
+    """Stored in run.json with --mode call (pipecat unless given), None otherwise; a --resume cannot change it."""
+    from scenarios import load_library
+    from sim.cli._run_plan import _new_meta
+    from sim.executors.call import agent_protocol
+
+    loaded = [s for s in load_library() if s.scenario.id == SCENARIO]
+    call = ["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--out", str(tmp_path / "run")]
+    assert _new_meta(_options(call), loaded)[0].agent_protocol == "pipecat"
+    assert _new_meta(_options([*call, "--agent-protocol", "twilio"]), loaded)[0].agent_protocol == "twilio"
+    assert _new_meta(_options(["--out", str(tmp_path / "text")]), loaded)[0].agent_protocol is None
+    with pytest.raises(ConfigError, match="--agent-protocol cannot be combined with --resume"):
+        _options(["--resume", str(tmp_path / "run"), "--agent-protocol", "twilio"])
+    assert (agent_protocol(None), agent_protocol("twilio")) == ("pipecat", "twilio")  # runs made before the flag
+    with pytest.raises(ConfigError, match="agent_protocol 'sip'"):
+        agent_protocol("sip")
 
 
 def test_an_agent_nobody_serves_is_refused_before_the_run_directory_exists(tmp_path: Path) -> None:
@@ -92,12 +115,18 @@ def test_a_server_that_refuses_the_websocket_trips_fail_fast(tmp_path: Path) -> 
     assert "Start the voice agent" in line
     meta = json.loads(RunLayout(out).run.read_text())
     assert meta["channel"] == "call" and meta["agent_url"] == f"ws://127.0.0.1:{port}/bot"
+    assert meta["agent_protocol"] == "pipecat"
     assert not RunLayout(out).results.exists() or RunLayout(out).results.read_text().strip() == ""
 
 
 @pytest.mark.slow
-async def test_a_batch_of_calls_to_a_pipecat_voice_agent_is_recorded_and_scored(tmp_path: Path) -> None:
-    """One call, cut short by the patient's turn limit: the call is recorded, transcribed, timed and scored."""
+@pytest.mark.parametrize("protocol", ["pipecat", "twilio"])
+async def test_a_batch_of_calls_to_a_voice_agent_is_recorded_and_scored(tmp_path: Path, protocol: str) -> None:
+    """One call, cut short by the patient's turn limit: the call is recorded, transcribed, timed and scored.
+
+    Over twilio the agent serves Media Streams only (pipecat's TwilioFrameSerializer behind the door): a patient
+    dialling with pipecat's protobuf frames would never become its caller, and would hear nothing.
+    """
     from scenarios import load_library
     from sim.agents.scripted import ReferenceAgent
     from sim.live import serve_agent
@@ -106,20 +135,23 @@ async def test_a_batch_of_calls_to_a_pipecat_voice_agent_is_recorded_and_scored(
     port = _free_port()
     ready = asyncio.Event()
     bot = asyncio.create_task(serve_agent(ReferenceAgent(), scenario=loaded.scenario, port=port, calls=1,
-                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None))
+                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None,
+                                          protocol="twilio" if protocol == "twilio" else "pipecat"))
     out = tmp_path / "run"
     try:
         await asyncio.wait_for(ready.wait(), 90)
         summary, root = await asyncio.wait_for(run_plan(_options(
-            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--scenarios", SCENARIO, "--k", "1",
-             "--concurrency", "1", "--max-turns", "2", "--call-time-limit", "240", "--out", str(out), "--quiet"])),
-            300)
-        await asyncio.wait_for(bot, 60)
+            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--agent-protocol", protocol, "--scenarios",
+             SCENARIO, "--k", "1", "--concurrency", "1", "--max-turns", "2", "--call-time-limit", "240", "--out",
+             str(out), "--quiet"])), 300)
+        outcomes = await asyncio.wait_for(bot, 60)
     finally:
         if not bot.done():
             bot.cancel()
             await asyncio.gather(bot, return_exceptions=True)
+    assert len(outcomes) == 1 and outcomes[0].agent_turns >= 1  # the agent heard the patient and answered
     layout = RunLayout(root)
+    assert json.loads(layout.run.read_text())["agent_protocol"] == protocol
     records = [json.loads(line) for line in layout.results.read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok"], records
     result: dict[str, Any] = records[0]["result"]
@@ -176,3 +208,63 @@ async def test_an_agent_that_never_speaks_and_one_that_hangs_up_are_recorded_not
     assert silent["termination"] == "time_limit" and not [t for t in silent["turns"] if t["speaker"] == "agent"]
     assert hung["termination"] == "hangup"
     assert summary.completed + summary.errors == 2
+
+
+async def _twilio_bot_that_hangs_up(port: int, received: list[dict[str, Any]], *,
+                                    hang_up_after_s: float | None) -> Any:
+    """A stand-in phone bot that never speaks: it reads what Twilio (the patient) sends and, with
+    ``hang_up_after_s``, closes the socket that long after the first media, mid-call (reading on meanwhile, as a
+    bot does: a reader that stops would stall the closing handshake behind the caller's media)."""
+    from websockets.asyncio.server import serve
+    from websockets.exceptions import ConnectionClosed
+
+    async def handler(websocket: Any) -> None:
+        async def hang_up() -> None:
+            await asyncio.sleep(hang_up_after_s or 0)
+            received.append({"event": "(bot hung up)"})
+            await websocket.close()
+
+        closing: asyncio.Task[None] | None = None
+        try:
+            async for message in websocket:
+                received.append(json.loads(message))
+                if hang_up_after_s is not None and closing is None and received[-1]["event"] == "media":
+                    closing = asyncio.create_task(hang_up())
+        except ConnectionClosed:
+            pass
+        if closing is not None:
+            await closing
+
+    return await serve(handler, "127.0.0.1", port)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hang_up_after_s", [2.0, None])
+async def test_a_twilio_bot_that_hangs_up_or_stays_silent_is_a_recorded_call(tmp_path: Path,
+                                                                           hang_up_after_s: float | None) -> None:
+    """The patient opens the stream as Twilio does; a bot that closes the socket mid-call ends it as a hangup, one
+    that never speaks as the time limit (the patient then sends stop); either way one record, no traceback."""
+    port, received = _free_port(), []
+    server = await _twilio_bot_that_hangs_up(port, received, hang_up_after_s=hang_up_after_s)
+    try:
+        summary, root = await asyncio.wait_for(run_plan(_options(
+            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--agent-protocol", "twilio", "--scenarios",
+             SCENARIO, "--k", "1", "--concurrency", "1", "--call-time-limit", "6", "--out", str(tmp_path / "run"),
+             "--quiet"])), 240)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert [m["event"] for m in received[:3]] == ["connected", "start", "media"]
+    stream = received[1]["start"]["streamSid"]
+    assert {m.get("streamSid") for m in received[1:] if m["event"] != "(bot hung up)"} == {stream}
+    records = [json.loads(line) for line in RunLayout(root).results.read_text().splitlines()]
+    assert len(records) == 1 and summary.completed + summary.errors == 1
+    result = records[0]["result"]
+    assert result is not None and result["agent_turns"] == 0
+    if hang_up_after_s is not None:
+        # ended by the hang-up, 2 s in: before the 6 s time limit, which would have been the reason otherwise
+        assert result["termination"] == "hangup" and "(bot hung up)" in [m["event"] for m in received]
+    else:
+        assert result["termination"] == "time_limit"
+        assert received[-1]["event"] == "stop" and received[-1]["stop"]["callSid"] == received[1]["start"]["callSid"]
+        assert [int(m["sequenceNumber"]) for m in received[1:]] == list(range(1, len(received)))

@@ -43,14 +43,16 @@ def test_every_field_is_a_flag_and_every_flag_reaches_its_field() -> None:
     options, defaults = _options(argv), _options([])
     unchanged = [f.name for f in dataclasses.fields(RunOptions)
                  if f.name not in {"resume", "retry_errors", "tui", "ray_address", "ray_actors", "agent_url",
-                                   "call_time_limit"}
+                                   "agent_protocol", "call_time_limit"}
                  and getattr(options, f.name) == getattr(defaults, f.name) and f.name != "executor"]
     assert unchanged == []
     assert options.processes == 1 and options.personas == ["minimiser"] and options.evaluator_modules == ["my.mod"]
     assert options.judges.models == ["j1"] and options.judges.concurrency == 3
     assert defaults.personas == ["default"] and defaults.processes == 0
-    calls = _options(["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--call-time-limit", "60"])
-    assert (calls.mode, calls.agent_url, calls.call_time_limit) == ("call", "ws://127.0.0.1:9", 60.0)
+    calls = _options(["--mode", "call", "--agent-url", "ws://127.0.0.1:9", "--agent-protocol", "twilio",
+                      "--call-time-limit", "60"])
+    assert (calls.mode, calls.agent_url, calls.agent_protocol, calls.call_time_limit) == (
+        "call", "ws://127.0.0.1:9", "twilio", 60.0)
 
 
 def test_a_field_default_is_the_parsed_default() -> None:
