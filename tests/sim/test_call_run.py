@@ -142,7 +142,7 @@ async def test_a_batch_of_calls_to_a_voice_agent_is_recorded_and_scored(tmp_path
         await asyncio.wait_for(ready.wait(), 90)
         summary, root = await asyncio.wait_for(run_plan(_options(
             ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--agent-protocol", protocol, "--scenarios",
-             SCENARIO, "--k", "1", "--concurrency", "1", "--max-turns", "2", "--call-time-limit", "240", "--out",
+             SCENARIO, "--k", "1", "--concurrency", "1", "--max-turns", "1", "--call-time-limit", "240", "--out",
              str(out), "--quiet"])), 300)
         outcomes = await asyncio.wait_for(bot, 60)
     finally:
