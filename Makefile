@@ -13,8 +13,9 @@ demo: setup
 	$(BIN)/encsim demo
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist; work stealing keeps the long voice and local-model tests
-# from forming a tail). TEST_WORKERS=0 runs it in this process.
-TEST_WORKERS ?= 2
+# from forming a tail; three on two cores, because the real-time calls wait on the clock more than they compute).
+# TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 3
 
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
