@@ -27,7 +27,10 @@ One concern per module:
   becomes the call (its first valid audio frame, within the join window) and what it may send.
 * ``_transport``: the seam between the dialling patient and the agent under test, ``VoiceAgentTransport`` (the
   serializer pipecat's websocket client dials with, what the caller says first and last), one per wire protocol
-  (``AGENT_PROTOCOLS``): ``pipecat`` (``PipecatTransport``: protobuf frames, the default) and ``twilio``.
+  (``AGENT_PROTOCOLS``): ``pipecat`` (``PipecatTransport``: protobuf frames, the default), ``twilio``,
+  ``openai-realtime`` and ``chat-audio``; ``AgentLinkSettings`` (model, key, instructions, turn taking).
+* ``_bridge``: ``BridgeTransport``, the pipecat transport for agents without a pipecat serializer: the patient's
+  pipeline on one side, an ``AgentLink`` (a client library's connection, or request and reply) on the other.
 * ``_twilio``: Twilio Media Streams. ``TwilioCaller``: the patient plays Twilio's side against a phone bot
   (``connected``, ``start``, 20 ms mu-law ``media``, ``mark`` echoed once played, ``clear``, ``stop``);
   ``TwilioBotSerializer``: the built-in agent as the bot, through pipecat's ``TwilioFrameSerializer``.
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 from audio._pcm import RATE_16K
 from audio.live._brains import GOODBYE_LINE, NUDGE_LINE, AgentBrain, LivePatient, PatientBrain, Respond
+from audio.live._bridge import AgentLink, BridgeTransport
 from audio.live._call import (
     AgentCallSettings,
     CallHooks,
@@ -76,7 +80,14 @@ from audio.live._speaking import (
     speakable,
 )
 from audio.live._stt import QUIET_RMS, SPECULATE_AFTER_S, WhisperSegmentSTT
-from audio.live._transport import AGENT_PROTOCOLS, AgentProtocol, VoiceAgentTransport
+from audio.live._transport import (
+    AGENT_PROTOCOLS,
+    AgentLinkSettings,
+    AgentProtocol,
+    VoiceAgentTransport,
+    scenario_hint_of,
+    with_scenario_hint,
+)
 from audio.live._turns import CallLog, TurnTaker
 from sim.records import EventSink
 
@@ -99,7 +110,10 @@ __all__ = [
     "SPECULATE_AFTER_S",
     "AgentBrain",
     "AgentCallSettings",
+    "AgentLink",
+    "AgentLinkSettings",
     "AgentProtocol",
+    "BridgeTransport",
     "CallClock",
     "CallHooks",
     "CallLog",
@@ -131,6 +145,8 @@ __all__ = [
     "run_agent_bot",
     "run_patient_call",
     "speakable",
+    "scenario_hint_of",
     "voice_agent_transport",
+    "with_scenario_hint",
     "warm_up",
 ]

@@ -34,13 +34,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from audio import stt as _stt
 from audio._pcm import RATE_16K
 from audio.live._brains import AgentBrain, LivePatient, PatientBrain, Respond
+from audio.live._bridge import BridgeTransport
 from audio.live._door import (
     DEFAULT_JOIN_WINDOW_S,
     OriginPolicy,
     _check_loopback,
     _Door,
     _serve_one_caller,
-    _transport_params,
     _WireSerializer,
 )
 from audio.live._metrics import interaction_metrics
@@ -48,7 +48,13 @@ from audio.live._recording import CallClock, CallRecorder, InputTap
 from audio.live._settings import LiveError, LiveSettings
 from audio.live._speaking import PiperSpeaker, RealtimePacer
 from audio.live._stt import WhisperSegmentSTT
-from audio.live._transport import AGENT_PROTOCOLS, AgentProtocol, PipecatTransport, VoiceAgentTransport
+from audio.live._transport import (
+    AGENT_PROTOCOLS,
+    AgentLinkSettings,
+    AgentProtocol,
+    PipecatTransport,
+    VoiceAgentTransport,
+)
 from audio.live._turns import TurnTaker
 from audio.live._twilio import TwilioBotSerializer, TwilioCaller
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
@@ -148,6 +154,9 @@ class PatientCallSettings(CallSettings):
                                                                    "side of Media Streams)")
     vocabulary: tuple[str, ...] | None = Field(default=None, description="words Whisper should favour (the "
                                                                          "scenario's drug names)")
+    link: AgentLinkSettings = Field(default=AgentLinkSettings(), description="with connect: what the transport "
+                                                                             "needs besides the URL (model, key, "
+                                                                             "instructions, turn taking)")
 
 
 class AgentCallSettings(CallSettings):
@@ -409,8 +418,6 @@ async def run_patient_call(
         LiveError: the call could not be set up (e.g. ``host`` is not a loopback address, or a protocol other than
             pipecat's without ``connect``).
     """
-    from pipecat.transports.websocket.client import WebsocketClientParams, WebsocketClientTransport
-
     connect = settings.connect
     if connect is None and settings.protocol != "pipecat":
         raise LiveError(f"protocol {settings.protocol}: the patient speaks it when it dials an agent (connect); a "
@@ -426,9 +433,9 @@ async def run_patient_call(
     started = time.time()
     begin = _CallStart(clock, recorder, connected, then=brain.open)
     door: _Door | None = None
+    refused: list[str] = []  # why the agent could not be reached, when its transport says (a bridge's link)
     if connect is not None and agent is not None:
-        transport: Any = WebsocketClientTransport(
-            connect, WebsocketClientParams(**_transport_params(agent.serializer)))
+        transport: Any = agent.pipecat_transport(connect, settings.link)
         heard = transport.input()
         _drop_audio_before_start(heard)
 
@@ -443,6 +450,12 @@ async def run_patient_call(
         @transport.event_handler("on_disconnected")  # type: ignore[untyped-decorator]
         async def _on_disconnected(_t: Any, _ws: Any) -> None:
             await brain.end_call("hangup")
+
+        if isinstance(transport, BridgeTransport):
+            @transport.event_handler("on_connect_error")  # type: ignore[untyped-decorator]
+            async def _on_connect_error(_t: Any, reason: str) -> None:
+                refused.append(reason)
+                await brain.end_call("no_connection")
     else:
         door = _Door(policy=settings.origins, join_window_s=settings.join_window_s, log=hooks.log, on_caller=begin,
                      on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
@@ -459,7 +472,9 @@ async def run_patient_call(
             await agent.closing()  # stops what the transport started, however the call ended
 
     def no_call() -> str:
-        return door.no_caller(settings.connect_timeout_s) if door is not None else f"could not connect to {connect}"
+        if door is not None:
+            return door.no_caller(settings.connect_timeout_s)
+        return "; ".join(refused) if refused else f"could not connect to {connect}"
 
     return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=settings.recording,
                           connected=connected, started=started, door=door)

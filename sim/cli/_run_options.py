@@ -177,13 +177,29 @@ class RunOptions:
                           "the patient hears through Whisper")
     agent_url: str | None = flag(
         "--agent-url", metavar="URL",
-        help="with --mode call: the voice agent's websocket, speaking --agent-protocol, e.g. ws://127.0.0.1:8766 "
-             "(encsim serve-agent serves the built-in one)")
+        help="with --mode call: the voice agent, speaking --agent-protocol: a websocket (ws://127.0.0.1:8766) for "
+             "pipecat and twilio, a Realtime endpoint (ws:// or http://.../v1) for openai-realtime, an "
+             "OpenAI-compatible base URL (http://127.0.0.1:8000/v1) for chat-audio (encsim serve-agent serves the "
+             "built-in one over each); --model names the agent's model, --api-key-env its key")
     agent_protocol: str | None = flag(
-        "--agent-protocol", choices=["pipecat", "twilio"], metavar="P",
+        "--agent-protocol", choices=["pipecat", "twilio", "openai-realtime", "chat-audio"], metavar="P",
         help="with --mode call: what the agent at --agent-url speaks: pipecat (pipecat's protobuf frames, 16 kHz "
-             "PCM; default) or twilio (the patient plays Twilio's side of Media Streams, mu-law 8 kHz, so a phone "
-             "bot is tested with no phone number)")
+             "PCM; default), twilio (the patient plays Twilio's side of Media Streams, mu-law 8 kHz, so a phone "
+             "bot is tested with no phone number), openai-realtime (the OpenAI Realtime protocol through the "
+             "openai SDK, PCM16 24 kHz) or chat-audio (chat completions with input_audio parts, as vLLM serves "
+             "audio LLMs)")
+    agent_turns: str | None = flag(
+        "--agent-turns", choices=["server", "commit"],
+        help="with --agent-protocol openai-realtime: the server's voice activity detection ends each patient turn "
+             "(server, default), or the patient commits each turn and asks for the response (commit)")
+    agent_reply: str | None = flag(
+        "--agent-reply", choices=["audio", "text"],
+        help="with --agent-protocol chat-audio: ask for a spoken reply, which the patient hears through Whisper "
+             "(audio, default), or a text reply, spoken to the patient by the clinician's Piper voice (text)")
+    agent_scenario_hint: bool = flag(
+        "--agent-scenario-hint", action="store_true", default=False,
+        help="with --mode call: tell the agent which scenario it is in (?encsim_scenario=ID). Only for the "
+             "scripted controls served by encsim serve-agent without --scenario; never for an agent under test")
     call_time_limit: float | None = flag(
         "--call-time-limit", type=float, metavar="SECONDS",
         help="with --mode call: end a call after this long (default 300)")
@@ -248,19 +264,37 @@ class RunOptions:
         return cls(**values)
 
 
+AGENT_URL_SCHEMES: dict[str, tuple[str, ...]] = {
+    "pipecat": ("ws", "wss"), "twilio": ("ws", "wss"), "openai-realtime": ("ws", "wss", "http", "https"),
+    "chat-audio": ("http", "https")}
+"""The URL schemes ``--agent-url`` takes for each ``--agent-protocol``."""
+AGENT_URL_EXAMPLES = {"pipecat": "ws://127.0.0.1:8766", "twilio": "ws://127.0.0.1:8766",
+                      "openai-realtime": "ws://127.0.0.1:8766/v1", "chat-audio": "http://127.0.0.1:8766/v1"}
+
+
 def _check_call_flags(args: argparse.Namespace) -> None:
     """The flags of ``--mode call`` against the others (a resumed run's mode is checked by ``plan_run``)."""
     if args.mode != "call":
-        if args.agent_url is not None or args.agent_protocol is not None or args.call_time_limit is not None:
-            raise ConfigError("--agent-url, --agent-protocol and --call-time-limit only apply with --mode call; add "
-                              "--mode call or drop them.")
+        named = [name for name, value in (("--agent-url", args.agent_url), ("--agent-protocol", args.agent_protocol),
+                                          ("--call-time-limit", args.call_time_limit),
+                                          ("--agent-turns", args.agent_turns), ("--agent-reply", args.agent_reply),
+                                          ("--agent-scenario-hint", args.agent_scenario_hint or None))
+                 if value is not None]
+        if named:
+            raise ConfigError(f"{', '.join(named)} only apply with --mode call; add --mode call or drop them.")
         return
     if args.agent_url is None:
-        raise ConfigError("--mode call needs --agent-url URL: the websocket of the voice agent under test, e.g. "
+        raise ConfigError("--mode call needs --agent-url URL: the voice agent under test, e.g. "
                           "--agent-url ws://127.0.0.1:8766 (start the built-in one with `encsim serve-agent`).")
-    if not args.agent_url.startswith(("ws://", "wss://")):
-        raise ConfigError(f"--agent-url {args.agent_url[:80]!r}: give a ws:// or wss:// URL, the voice agent's "
-                          "websocket (e.g. ws://127.0.0.1:8766).")
+    protocol = args.agent_protocol or "pipecat"
+    schemes = AGENT_URL_SCHEMES[protocol]
+    if not args.agent_url.startswith(tuple(f"{s}://" for s in schemes)):
+        raise ConfigError(f"--agent-url {args.agent_url[:80]!r}: --agent-protocol {protocol} takes a "
+                          f"{' or '.join(s + '://' for s in schemes)} URL (e.g. {AGENT_URL_EXAMPLES[protocol]}).")
+    if args.agent_turns is not None and protocol != "openai-realtime":
+        raise ConfigError("--agent-turns only applies with --agent-protocol openai-realtime; drop it.")
+    if args.agent_reply is not None and protocol != "chat-audio":
+        raise ConfigError("--agent-reply only applies with --agent-protocol chat-audio; drop it.")
     if args.call_time_limit is not None and not 0 < args.call_time_limit < float("inf"):
         raise ConfigError(f"--call-time-limit {args.call_time_limit}: give a positive number of seconds (default "
                           "300).")

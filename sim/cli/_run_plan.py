@@ -164,6 +164,8 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
                    text_only=options.text_only or options.model == "local" or options.mode == "call",
                    agent_url=options.agent_url, call_time_limit_s=options.call_time_limit,
                    agent_protocol=(options.agent_protocol or "pipecat") if options.mode == "call" else None,
+                   agent_turns=options.agent_turns, agent_reply=options.agent_reply,
+                   agent_scenario_hint=options.agent_scenario_hint,
                    personas=options.personas,
                    allow_outside_images=options.allow_outside_images,
                    created_at=time.time(), packages=package_versions())
@@ -198,9 +200,12 @@ async def run_resources(plan: RunPlan, *,
 
             stack.callback(connect(options.ray_address))
         agent: Agent | None = None
+        agent_key: str | None = None
         if meta.channel == "call" and meta.agent_url is not None:  # something must listen there, or no run starts
+            from sim.agents.chat import api_key_from_env
             from sim.executors.call import probe_agent
 
+            agent_key = api_key_from_env(meta.api_key_env)
             await probe_agent(meta.agent_url)
         if meta.channel != "call":  # a call's agent answers at meta.agent_url (sim.executors.call)
             agent = await make_agent(meta.model, base_url=meta.base_url, api_key_env=meta.api_key_env,
@@ -250,7 +255,8 @@ async def run_resources(plan: RunPlan, *,
             assert meta.agent_url is not None  # RunOptions refuses --mode call without --agent-url
             remote = CallEncounters(meta.agent_url, meta, RunLayout(store.root).audio,
                                     time_limit_s=meta.call_time_limit_s or DEFAULT_CALL_TIME_LIMIT_S,
-                                    protocol=agent_protocol(meta.agent_protocol))
+                                    protocol=agent_protocol(meta.agent_protocol),
+                                    api_key=agent_key)
         if options.executor == "ray":  # (--processes with ray is refused by RunOptions)
             from sim.executors.ray import RayEncounters
 

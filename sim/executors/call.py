@@ -19,12 +19,14 @@ that connected counts as a call that succeeded. A replay or an imaging item is n
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
+
 from scenarios import LoadedScenario, scenario_vocabulary
-from sim.encounter import HARNESS_VERSION
+from sim.encounter import HARNESS_VERSION, SYSTEM_PROMPT
 from sim.executors.base import EncounterLost
 from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, EventSink, RunLayout, RunMeta
@@ -78,10 +80,13 @@ def agent_protocol(stored: str | None) -> AgentProtocol:
     """
     if stored is None or stored == "pipecat":
         return "pipecat"
-    if stored == "twilio":
-        return "twilio"
-    raise ConfigError(f"run.json: agent_protocol {stored[:40]!r} is not one of pipecat, twilio (--agent-protocol); "
-                      "correct it or start a new run.")
+    from audio.live import AGENT_PROTOCOLS
+
+    for protocol in AGENT_PROTOCOLS:
+        if stored == protocol:
+            return protocol
+    raise ConfigError(f"run.json: agent_protocol {stored[:40]!r} is not one of {', '.join(AGENT_PROTOCOLS)} "
+                      "(--agent-protocol); correct it or start a new run.")
 
 
 @dataclass(frozen=True)
@@ -93,14 +98,15 @@ class CallEncounters:
     audio_dir: Path
     time_limit_s: float = DEFAULT_CALL_TIME_LIMIT_S
     protocol: AgentProtocol = "pipecat"
+    api_key: str | None = field(default=None, repr=False)  # --api-key-env's value; never written anywhere
 
     async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: EventSink,
                   observe: CallObserver) -> ConversationResult:
         """One call (``sim.executors.base.EncounterRunner``; module docstring)."""
-        from audio.live import CallHooks, LiveSettings, PatientCallSettings, run_patient_call
+        from audio.live import AgentLinkSettings, CallHooks, LiveSettings, PatientCallSettings, run_patient_call
         from audio.tts import style_for_profile
         from sim.encounter.assessment import is_spoken_assessment
-        from sim.live import to_result
+        from sim.live import VOICE_NOTE, to_result
         from sim.patient import PatientSimulator
 
         scenario = item.scenario
@@ -120,7 +126,13 @@ class CallEncounters:
         settings = PatientCallSettings(
             scenario_id=scenario.id, k=k, turn_limit=turn_limit, connect=self.agent_url, protocol=self.protocol,
             side=side, style=style_for_profile(scenario.patient_profile), recording=recording,
-            vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=CONNECT_TIMEOUT_S)
+            vocabulary=tuple(scenario_vocabulary(scenario)), connect_timeout_s=CONNECT_TIMEOUT_S,
+            link=AgentLinkSettings(
+                model=self.meta.model if self.meta.model != self.agent_url else None,
+                api_key=SecretStr(self.api_key) if self.api_key else None, instructions=SYSTEM_PROMPT + VOICE_NOTE,
+                turn_detection="commit" if self.meta.agent_turns == "commit" else "server",
+                reply="text" if self.meta.agent_reply == "text" else "audio",
+                scenario_hint=scenario.id if self.meta.agent_scenario_hint else None))
         patient = PatientSimulator(scenario, seed=seed)
         started = time.time()
         outcome = await run_patient_call(settings, patient=patient, is_assessment=is_spoken_assessment,

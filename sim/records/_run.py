@@ -199,8 +199,16 @@ class RunMeta(BaseModel):
     allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
     voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
     agent_url: str | None = Field(default=None, description="--mode call: the voice agent's websocket (--agent-url)")
-    agent_protocol: str | None = Field(default=None, description="--mode call: what the agent speaks, pipecat or "
-                                                                 "twilio (--agent-protocol; None: pipecat)")
+    agent_protocol: str | None = Field(default=None, description="--mode call: what the agent speaks, pipecat, "
+                                                                 "twilio, openai-realtime or chat-audio "
+                                                                 "(--agent-protocol; None: pipecat)")
+    agent_turns: str | None = Field(default=None, description="--mode call, openai-realtime: who ends a patient "
+                                                              "turn, server or commit (--agent-turns)")
+    agent_reply: str | None = Field(default=None, description="--mode call, chat-audio: audio or text replies "
+                                                              "(--agent-reply)")
+    agent_scenario_hint: bool = Field(default=False, description="--mode call: the scenario's id is told to the "
+                                                                 "agent (scripted controls only; "
+                                                                 "--agent-scenario-hint)")
     call_time_limit_s: float | None = Field(default=None, description="--mode call: seconds per call before the "
                                                                       "patient ends it (--call-time-limit)")
     scenarios: list[ScenarioRef]
