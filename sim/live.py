@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarios import LoadedScenario, Scenario, scenario_vocabulary
+from scenarios import LoadedScenario, Scenario, load_library, scenario_vocabulary
 from scorers import load_profile, record_for
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.encounter import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
@@ -92,6 +92,27 @@ def make_respond(agent: Agent, scenario: Scenario | None, *, seed: int = 0
         return reply.text
 
     return respond
+
+
+def respond_for(agent: Agent, scenario: Scenario | None, *, seed: int = 0
+                ) -> Callable[[str | None], Callable[[list[tuple[str, str]], int], Awaitable[str]]]:
+    """The built-in voice agent's turn for one call, given the scenario the caller named (or None).
+
+    ``serve-agent --scenario ID`` fixes the scenario for every call; without it a call's scenario is the one its
+    caller named with ``--agent-scenario-hint`` (``?encsim_scenario=ID``), which the scripted controls need and
+    a model agent ignores. An id that is not in the library is no scenario: a scripted control then says, in the
+    call's errors, that it must know the scenario.
+    """
+    library: dict[str, Scenario] = {}
+
+    def for_call(hint: str | None) -> Callable[[list[tuple[str, str]], int], Awaitable[str]]:
+        if scenario is not None or hint is None:
+            return make_respond(agent, scenario, seed=seed)
+        if not library:
+            library.update((s.scenario.id, s.scenario) for s in load_library())
+        return make_respond(agent, library.get(hint), seed=seed)
+
+    return for_call
 
 
 def _to_stderr(msg: str) -> None:

@@ -194,6 +194,14 @@ def voice_agent_transport(protocol: str, *, log: Callable[[str], None] = _stderr
         return PipecatTransport()
     if protocol == "twilio":
         return TwilioCaller(log=log)
+    if protocol == "openai-realtime":
+        from audio.live._realtime import RealtimeCaller
+
+        return RealtimeCaller(log=log)
+    if protocol == "chat-audio":
+        from audio.live._chat_audio import ChatAudioCaller
+
+        return ChatAudioCaller(log=log)
     raise _unknown(protocol)
 
 
@@ -207,7 +215,11 @@ def served_serializer(protocol: str, door: _Door) -> FrameSerializer:
         return _WireSerializer(door)
     if protocol == "twilio":
         return TwilioBotSerializer(door)
-    raise _unknown(protocol)
+    if protocol == "openai-realtime":
+        from audio.live._realtime import RealtimeBotSerializer
+
+        return RealtimeBotSerializer(door)
+    raise _unknown(protocol)  # chat-audio is served over HTTP (audio.live._chat_audio.serve_chat_audio)
 
 
 def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,

@@ -30,10 +30,12 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
     sa.add_argument("--port", type=port("--port"), default=8766, help="websocket port (default 8766)")
     sa.add_argument("--calls", type=positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
-    sa.add_argument("--protocol", choices=["pipecat", "twilio"], default="pipecat",
-                    help="what callers speak: pipecat (pipecat's protobuf frames, 16 kHz PCM; default) or twilio "
-                         "(Twilio Media Streams: the agent is a phone bot behind pipecat's TwilioFrameSerializer; "
-                         "test it with encsim run --mode call --agent-protocol twilio)")
+    sa.add_argument("--protocol", choices=["pipecat", "twilio", "openai-realtime", "chat-audio"], default="pipecat",
+                    help="what callers speak: pipecat (pipecat's protobuf frames, 16 kHz PCM; default), twilio "
+                         "(Twilio Media Streams: the agent is a phone bot behind pipecat's TwilioFrameSerializer), "
+                         "openai-realtime (the OpenAI Realtime protocol, on the openai SDK's event models) or "
+                         "chat-audio (OpenAI-compatible chat completions with input_audio parts, at /v1); test it "
+                         "with encsim run --mode call --agent-protocol P")
     add_door_args(sa)
     sa.set_defaults(handler=cmd_serve_agent)
 
