@@ -7,9 +7,10 @@ Realtime protocol through the ``openai`` SDK) or by request and reply (audio cha
 its ``VoiceAgentTransport`` hands the call a ``BridgeTransport`` over an ``AgentLink`` instead.
 
 * ``AgentLink.open(hear, hang_up)``: connect to the agent. ``hear(frame)`` puts the agent's audio (16 kHz mono
-  int16 ``InputAudioRawFrame``) into the patient's pipeline; ``hang_up()`` says the agent ended the call. A failure
-  raises ``LiveError`` with one line saying what happened (HTTP 401, a refused connection, a protocol error): the
-  call then ends as ``no_connection`` with that line, at once, not after the connect timeout.
+  int16 ``InputAudioRawFrame``) into the patient's pipeline; ``hang_up(reason=None)`` says the agent ended the
+  call (``reason``: the failure that ended it, kept in the call's errors). A failure to connect raises
+  ``LiveError`` with one line saying what happened (HTTP 401, a refused connection, a protocol error): the call
+  then ends as ``no_connection`` with that line, at once, not after the connect timeout.
 * ``AgentLink.speak(pcm)``: the patient's audio as it is played out, 20 ms of 16 kHz int16 at a time, in real time
   (the pipeline's ``RealtimePacer`` keeps the clock), silence between lines included (all-zero samples).
 * ``AgentLink.close()``: the call is over; idempotent and it never raises.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from pipecat.frames.frames import CancelFrame, EndFrame, InputAudioRawFrame, OutputAudioRawFrame, StartFrame
 from pipecat.transports.base_input import BaseInputTransport
@@ -35,8 +37,17 @@ from audio.live._settings import LiveError
 
 Hear = Callable[[InputAudioRawFrame], Awaitable[None]]
 """Where the agent's audio enters the patient's pipeline (16 kHz mono int16 frames)."""
-HangUp = Callable[[], Awaitable[None]]
-"""Called once when the agent ends the call (its connection closed, or it said the call is over)."""
+
+
+class HangUp(Protocol):
+    """Called when the agent ends the call: its connection closed, or it said the call is over (first call counts).
+
+    ``reason``: what went wrong, when the call ended on a failure (a protocol error, the server's error event, an
+    HTTP 500): one line, kept in the call's errors. None: the agent hung up normally.
+    """
+
+    async def __call__(self, reason: str | None = None) -> None:
+        """End the call from the agent's side."""
 
 
 class AgentLink(ABC):
@@ -155,15 +166,16 @@ class BridgeTransport(BaseTransport):
         self.is_open = True
         await self._call_event_handler("on_connected", None)
 
-    async def _hung_up(self) -> None:
+    async def _hung_up(self, reason: str | None = None) -> None:
+        if reason is not None:
+            self.error = self.error or reason
         if self.is_open:
             self.is_open = False
             await self._call_event_handler("on_disconnected", None)
 
     async def lost(self, reason: str) -> None:
         """Speaking to the agent failed: the agent is gone (a hang-up; ``reason`` kept for the log)."""
-        self.error = self.error or reason
-        await self._hung_up()
+        await self._hung_up(reason)
 
     async def close_link(self) -> None:
         """Close the link once (both halves of the transport call this when the pipeline stops)."""

@@ -482,6 +482,8 @@ async def run_patient_call(
     finally:
         if agent is not None:
             await agent.closing()  # stops what the transport started, however the call ended
+    if isinstance(transport, BridgeTransport) and transport.error is not None and not refused:
+        errors = [*errors, f"the agent's connection failed mid-call: {transport.error}"]
 
     def no_call() -> str:
         if door is not None:
