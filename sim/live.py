@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -292,33 +292,61 @@ async def run_live(
 async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "127.0.0.1", port: int = 8766,
                       calls: int | None = None, seed: int = 0, announce: Callable[[str], None] = _to_stderr,
                       on_ready: Callable[[str], None] | None = None, allow_origins: Sequence[str] = (),
-                      join_window_s: float | None = None, protocol: AgentProtocol = "pipecat"
-                      ) -> list[CallOutcome]:
-    """Answer ``calls`` calls (None: until cancelled) as the built-in voice agent; returns their outcomes.
+                      join_window_s: float | None = None, protocol: AgentProtocol = "pipecat",
+                      concurrency: int = 1) -> list[CallOutcome]:
+    """Answer calls as the built-in voice agent, up to ``concurrency`` at once; returns their outcomes.
 
-    A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
-    ``protocol`` is what callers speak (``--protocol``): ``pipecat``'s protobuf frames, or ``twilio`` (the agent
-    is a phone bot behind Twilio Media Streams, pipecat's ``TwilioFrameSerializer`` its serializer).
+    ``calls``: stop taking calls once that many have ended (None: until cancelled); calls still in progress then
+    end first, so with ``concurrency`` above 1 a few more may be returned. A connection that is refused or never
+    sends audio is no call and does not count (see ``audio.live``). ``protocol`` is what callers speak
+    (``--protocol``): ``pipecat``'s protobuf frames, or ``twilio`` (the agent is a phone bot behind Twilio Media
+    Streams, pipecat's ``TwilioFrameSerializer`` its serializer). Each call's scenario is ``scenario``, or the one
+    its caller named (``respond_for``).
     """
+    import asyncio
+
     from audio.channel import CLINICIAN_STYLE
-    from audio.live import DEFAULT_JOIN_WINDOW_S, AgentCallSettings, CallHooks, OriginPolicy, run_agent_bot
+    from audio.live import (
+        DEFAULT_JOIN_WINDOW_S,
+        AgentCallSettings,
+        CallHooks,
+        OriginPolicy,
+        run_agent_bot,
+        scenario_hint_of,
+        serve_calls,
+    )
 
     settings = AgentCallSettings(
         host=host, port=port, style=CLINICIAN_STYLE, origins=OriginPolicy(allow=tuple(allow_origins)),
         protocol=protocol, join_window_s=join_window_s if join_window_s is not None else DEFAULT_JOIN_WINDOW_S)
-    outcomes = []
-    n = 0
-    while calls is None or n < calls:
-        n += 1
+    for_call = respond_for(agent, scenario, seed=seed)
+    name = getattr(agent, "name", "agent")
+    outcomes: list[CallOutcome] = []
+    stop = asyncio.Event()
+    started = 0
 
-        def ready(url: str, n: int = n) -> None:
-            announce(f"voice agent ({getattr(agent, 'name', 'agent')}) waiting for call {n} on {url}")
-            if on_ready is not None:
-                on_ready(url)
-
-        outcome = await run_agent_bot(settings, respond=make_respond(agent, scenario, seed=seed),
-                                      hooks=CallHooks(on_ready=ready, log=announce))
-        announce(f"call {n} ended ({outcome.termination}); {len(outcome.turns)} messages"
-                 + (f"; errors: {'; '.join(outcome.errors)}" if outcome.errors else ""))
+    async def call(websocket: Any) -> None:
+        nonlocal started
+        started += 1
+        number = started
+        hint = scenario_hint_of(getattr(getattr(websocket, "request", None), "path", "") or "")
+        outcome = await run_agent_bot(settings, respond=for_call(hint), hooks=CallHooks(log=announce),
+                                      websocket=websocket)
+        if outcome.termination == "no_connection":
+            announce(f"connection {number} was no call: {'; '.join(outcome.errors)}")
+            return
         outcomes.append(outcome)
+        announce(f"call {len(outcomes)} ended ({outcome.termination}); {len(outcome.turns)} messages"
+                 + (f"; errors: {'; '.join(outcome.errors)}" if outcome.errors else ""))
+        if calls is not None and len(outcomes) >= calls:
+            stop.set()
+
+    def ready(url: str) -> None:
+        announce(f"voice agent ({name}) waiting for call 1 on {url} ({concurrency} call(s) at a time; "
+                 f"--protocol {protocol})")
+        if on_ready is not None:
+            on_ready(url)
+
+    await serve_calls(host=host, port=port, policy=settings.origins, log=announce, call=call,
+                      concurrency=concurrency, stop=stop, on_ready=ready)
     return outcomes

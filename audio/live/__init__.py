@@ -66,6 +66,7 @@ from audio.live._door import (
     MAX_MESSAGE_BYTES,
     OriginPolicy,
     parse_allowed_origin,
+    serve_calls,
 )
 from audio.live._metrics import InteractionMetrics, Overlap, Timeline, TurnTiming, interaction_metrics
 from audio.live._recording import CallClock, CallRecorder, InputTap
@@ -146,6 +147,7 @@ __all__ = [
     "run_patient_call",
     "speakable",
     "scenario_hint_of",
+    "serve_calls",
     "voice_agent_transport",
     "with_scenario_hint",
     "warm_up",

@@ -500,6 +500,7 @@ async def run_agent_bot(
     respond: Respond,
     hooks: CallHooks = CallHooks(),
     tts: PiperTTS | None = None,
+    websocket: Any = None,
 ) -> CallOutcome:
     """Serve one call as the built-in voice agent on ``ws://host:port`` and return when it ends.
 
@@ -514,6 +515,9 @@ async def run_agent_bot(
             ``(speaker, text)`` pairs. A failure ends the call (``termination == "error"``), not the server.
         hooks: where the call's events, its URL and its log lines go.
         tts: the Piper voice; None loads the default.
+        websocket: a connection another server accepted (``audio.live._door.serve_calls``, several calls at
+            once): the call is served on it instead of on a port of its own, and ends as no call if it sends no
+            valid audio within the join window.
 
     Returns:
         The call's outcome, from the agent's side.
@@ -532,13 +536,16 @@ async def run_agent_bot(
     door = _Door(policy=settings.origins, join_window_s=settings.join_window_s, log=hooks.log,
                  on_caller=_CallStart(clock, recorder, connected),
                  on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
-    transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready,
-                                  serializer=served_serializer(settings.protocol, door))
+    transport = _serve_one_caller(host=settings.host, port=settings.port, door=door,
+                                  on_ready=hooks.on_ready if websocket is None else None,
+                                  serializer=served_serializer(settings.protocol, door), handed=websocket)
+    # a handed connection is the only one this call can get: it is no call once its join window has passed
+    connect_timeout_s = settings.connect_timeout_s if websocket is None else settings.join_window_s + 1.0
 
     pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder, vocabulary=None)
     errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
-                                    connected=connected, connect_timeout_s=settings.connect_timeout_s,
+                                    connected=connected, connect_timeout_s=connect_timeout_s,
                                     recorder=recorder)
-    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(settings.connect_timeout_s),
+    return await _outcome(brain, errors=errors, no_call=lambda: door.no_caller(connect_timeout_s),
                           recorder=recorder, recording=settings.recording, connected=connected, started=started,
                           door=door)

@@ -190,6 +190,28 @@ class _WireSerializer(ProtobufFrameSerializer):
         return frame if isinstance(frame, Frame) else None
 
 
+def refuse_origin(policy: OriginPolicy, connection: Any, request: Any, log: Callable[[str], None]) -> Any:
+    """HTTP 403 for a handshake whose Origin ``policy`` does not allow (logged with the fix), else None.
+
+    It never raises: a hostile request is refused, never a traceback.
+    """
+    try:
+        origins = list(request.headers.get_all("Origin"))
+        if len(origins) <= 1 and policy.allows(origins[0] if origins else None):
+            return None
+        shown = _shown(", ".join(origins)) if origins else "none (no Origin header)"
+        try:
+            suggested = parse_allowed_origin(origins[0]) if len(origins) == 1 else ""
+        except ValueError:
+            suggested = ""
+        flag = f"--allow-origin {suggested}" if 0 < len(suggested) <= 200 else "--allow-origin ORIGIN"
+        log(f"refused a websocket connection from origin {shown} (HTTP 403): {policy.accepted()}; "
+            f"to let another page call, add {flag}")
+        return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden: this origin may not open the call.\n")
+    except Exception:  # a hostile request is refused, never a traceback
+        return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden.\n")
+
+
 class _Door:
     """The door of one live server: the Origin check at the handshake and the admission of a caller.
 
@@ -221,21 +243,12 @@ class _Door:
         try:
             if self._over():
                 return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "The call is over.\n")
-            origins = list(request.headers.get_all("Origin"))
-            if len(origins) <= 1 and self.policy.allows(origins[0] if origins else None):
-                return None
-            self.refused += 1
-            shown = _shown(", ".join(origins)) if origins else "none (no Origin header)"
-            try:
-                suggested = parse_allowed_origin(origins[0]) if len(origins) == 1 else ""
-            except ValueError:
-                suggested = ""
-            flag = f"--allow-origin {suggested}" if 0 < len(suggested) <= 200 else "--allow-origin ORIGIN"
-            self._log(f"refused a websocket connection from origin {shown} (HTTP 403): {self.policy.accepted()}; "
-                      f"to let another page call, add {flag}")
-            return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden: this origin may not open the call.\n")
         except Exception:  # a hostile request is refused, never a traceback
             return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden.\n")
+        refusal = refuse_origin(self.policy, connection, request, self._log)
+        if refusal is not None:
+            self.refused += 1
+        return refusal
 
     def opened(self, websocket: Any) -> None:
         """A connection was accepted and is now the one served (pipecat serves one at a time)."""
@@ -323,33 +336,48 @@ class _GuardedServerInput(SingleClientWebsocketServerInputTransport):
         await self.door.gone(websocket)
 
 
+class _HandedServerInput(_GuardedServerInput):
+    """A server input that serves no port: it is handed one connection another server accepted (``serve_calls``)."""
+
+    handed: Any
+
+    async def _server_task_handler(self) -> None:
+        await self._client_handler(self.handed)
+        await self._stop_server_event.wait()
+
+
 class _GuardedServerTransport(SingleClientWebsocketServerTransport):
-    def __init__(self, params: SingleClientWebsocketServerParams, *, host: str, port: int, door: _Door) -> None:
+    def __init__(self, params: SingleClientWebsocketServerParams, *, host: str, port: int, door: _Door,
+                 handed: Any = None) -> None:
         super().__init__(params, host=host, port=port)
         self._door = door
+        self._handed = handed
 
     def input(self) -> SingleClientWebsocketServerInputTransport:
         if not self._input:
-            guarded = _GuardedServerInput(self, self._host, self._port, self._params, self._callbacks,
-                                          name=self._input_name)
+            kind = _GuardedServerInput if self._handed is None else _HandedServerInput
+            guarded = kind(self, self._host, self._port, self._params, self._callbacks, name=self._input_name)
             guarded.door = self._door
+            if isinstance(guarded, _HandedServerInput):
+                guarded.handed = self._handed
             self._input = guarded
         return self._input
 
 
 def _serve_one_caller(*, host: str, port: int, door: _Door,
                       on_ready: Callable[[str], Awaitable[None] | None] | None,
-                      serializer: FrameSerializer | None = None) -> Any:
+                      serializer: FrameSerializer | None = None, handed: Any = None) -> Any:
     """Pipecat's single-client websocket server on loopback, behind ``door`` (origin check, admission).
 
     ``serializer`` reads and writes the wire and hands what it reads to ``door`` (default: pipecat's protobuf
     frames, ``_WireSerializer(door)``; ``audio.live._twilio.TwilioBotSerializer`` serves Twilio Media Streams).
+    ``handed``: a connection ``serve_calls`` accepted; the transport then serves it instead of a port of its own.
     """
     _check_loopback(host, "--host")
     transport = _GuardedServerTransport(
         SingleClientWebsocketServerParams(allowed_origins=[],  # the door checks origins, not pipecat
                                           **_transport_params(serializer or _WireSerializer(door))),
-        host=host, port=port, door=door)
+        host=host, port=port, door=door, handed=handed)
 
     @transport.event_handler("on_websocket_ready")  # type: ignore[untyped-decorator]  # pipecat's is untyped
     async def _on_ready(_t: Any) -> None:
@@ -359,3 +387,53 @@ def _serve_one_caller(*, host: str, port: int, door: _Door,
                 await maybe
 
     return transport
+
+
+async def serve_calls(*, host: str, port: int, policy: OriginPolicy, log: Callable[[str], None],
+                      call: Callable[[Any], Awaitable[None]], concurrency: int, stop: asyncio.Event,
+                      on_ready: Callable[[str], Awaitable[None] | None] | None = None) -> None:
+    """One loopback websocket server taking up to ``concurrency`` calls at once, until ``stop`` is set.
+
+    Each accepted connection is handed to ``call(websocket)`` (a call of its own, with its own door: admission by
+    its first valid audio, the join window), which returns when that call has ended. At the handshake a
+    connection is refused for its Origin (HTTP 403, ``refuse_origin``, checked first) or, when ``concurrency``
+    calls are already running, with HTTP 503 "busy" (the caller may try again; two handshakes at the same moment
+    may both pass, so the limit is a soft one). On ``stop`` the server stops taking connections and waits for the
+    calls in progress to end.
+    """
+    _check_loopback(host, "--host")
+    running: set[asyncio.Task[None]] = set()
+
+    def check(connection: Any, request: Any) -> Any:
+        refusal = refuse_origin(policy, connection, request, log)
+        if refusal is not None:
+            return refusal
+        try:
+            if stop.is_set():
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "The agent has stopped taking calls.\n")
+            if len(running) >= concurrency:
+                log(f"refused a call: {concurrency} call(s) already in progress (serve-agent --concurrency)")
+                return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
+                                          f"Busy: {concurrency} call(s) in progress; try again.\n")
+        except Exception:  # a hostile request is refused, never a traceback
+            return connection.respond(HTTPStatus.FORBIDDEN, "Forbidden.\n")
+        return None
+
+    async def handler(websocket: Any) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # websockets runs each connection's handler in a task
+        running.add(task)
+        try:
+            await call(websocket)
+        finally:
+            running.discard(task)
+
+    async with websocket_serve(handler, host, port, process_request=check, max_size=MAX_MESSAGE_BYTES) as server:
+        if on_ready is not None:
+            bound = next(iter(server.sockets)).getsockname()[1]
+            maybe = on_ready(f"ws://{host}:{bound}")
+            if asyncio.iscoroutine(maybe):
+                await maybe
+        await stop.wait()
+        while running:
+            await asyncio.gather(*list(running), return_exceptions=True)

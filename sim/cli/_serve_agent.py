@@ -15,6 +15,9 @@ if TYPE_CHECKING:  # audio.live loads pipecat: imported when the agent serves
     from audio.live import AgentProtocol
 
 
+DEFAULT_SERVE_CONCURRENCY = 8
+
+
 def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``serve-agent`` parser.
 
@@ -30,6 +33,9 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     sa.add_argument("--scenario", metavar="ID", help="the scenario being played (required by scripted agents)")
     sa.add_argument("--port", type=port("--port"), default=8766, help="websocket port (default 8766)")
     sa.add_argument("--calls", type=positive("--calls"), help="stop after this many calls (default: until Ctrl-C)")
+    sa.add_argument("--concurrency", type=positive("--concurrency"), default=DEFAULT_SERVE_CONCURRENCY,
+                    help=f"calls answered at once (default {DEFAULT_SERVE_CONCURRENCY}); a caller beyond them gets "
+                         "HTTP 503 busy")
     sa.add_argument("--protocol", choices=["pipecat", "twilio", "openai-realtime", "chat-audio"], default="pipecat",
                     help="what callers speak: pipecat (pipecat's protobuf frames, 16 kHz PCM; default), twilio "
                          "(Twilio Media Streams: the agent is a phone bot behind pipecat's TwilioFrameSerializer), "
@@ -53,6 +59,7 @@ class ServeAgentOptions:
     allow_origin: list[str]
     join_window: float
     protocol: AgentProtocol = "pipecat"
+    concurrency: int = DEFAULT_SERVE_CONCURRENCY
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ServeAgentOptions:
@@ -66,7 +73,7 @@ class ServeAgentOptions:
         """
         return cls(model=args.model, base_url=args.base_url, api_key_env=args.api_key_env, scenario=args.scenario,
                    port=args.port, calls=args.calls, allow_origin=args.allow_origin, join_window=args.join_window,
-                   protocol=args.protocol)
+                   protocol=args.protocol, concurrency=args.concurrency)
 
 
 def cmd_serve_agent(args: argparse.Namespace) -> int:
@@ -110,7 +117,7 @@ def serve(options: ServeAgentOptions) -> int:
         try:
             await serve_agent(agent, scenario=scenario, port=options.port, calls=options.calls,
                               allow_origins=allow_origins, join_window_s=options.join_window,
-                              protocol=options.protocol)
+                              protocol=options.protocol, concurrency=options.concurrency)
         finally:
             await agent.aclose()
 

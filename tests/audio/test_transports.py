@@ -40,8 +40,8 @@ def test_pipecat_is_the_default_and_each_call_gets_its_own_transport() -> None:
     assert isinstance(served, _WireSerializer) and served._door is door
 
 
-def test_twilio_is_the_other_protocol() -> None:
-    assert AGENT_PROTOCOLS == ("pipecat", "twilio")
+def test_twilio_is_the_other_websocket_protocol() -> None:
+    assert AGENT_PROTOCOLS == ("pipecat", "twilio", "openai-realtime", "chat-audio")
     assert [voice_agent_transport(p).protocol for p in AGENT_PROTOCOLS] == list(AGENT_PROTOCOLS)
     twilio = voice_agent_transport("twilio")
     assert isinstance(twilio, TwilioCaller) and twilio.serializer is twilio.serializer

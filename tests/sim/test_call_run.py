@@ -177,6 +177,40 @@ async def test_a_batch_of_calls_to_a_voice_agent_is_recorded_and_scored(tmp_path
 
 
 @pytest.mark.slow
+async def test_one_served_agent_takes_concurrent_calls_each_in_the_scenario_its_caller_names(tmp_path: Path) -> None:
+    """serve-agent without --scenario and with room for two calls; the batch dials both at once with
+    --agent-scenario-hint, so the scripted reference plays each call's own scenario (without the hint it cannot
+    answer at all: it must know the scenario)."""
+    from sim.agents.scripted import ReferenceAgent
+    from sim.live import serve_agent
+
+    second = "acs_chest_pain"
+    port = _free_port()
+    ready = asyncio.Event()
+    bot = asyncio.create_task(serve_agent(ReferenceAgent(), scenario=None, port=port, calls=2, concurrency=2,
+                                          on_ready=lambda _url: ready.set(), announce=lambda _m: None))
+    out = tmp_path / "run"
+    try:
+        await asyncio.wait_for(ready.wait(), 90)
+        summary, root = await asyncio.wait_for(run_plan(_options(
+            ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}", "--agent-scenario-hint", "--scenarios",
+             f"{SCENARIO},{second}", "--k", "1", "--concurrency", "2", "--max-turns", "1", "--call-time-limit", "240",
+             "--out", str(out), "--quiet"])), 300)
+        outcomes = await asyncio.wait_for(bot, 60)
+    finally:
+        if not bot.done():
+            bot.cancel()
+            await asyncio.gather(bot, return_exceptions=True)
+    assert len(outcomes) == 2 and all(o.agent_turns >= 1 and not o.errors for o in outcomes), outcomes
+    first, later = sorted(outcomes, key=lambda o: o.started_at)
+    assert later.started_at < first.ended_at  # the two calls were served at the same time
+    assert json.loads(RunLayout(root).run.read_text())["agent_scenario_hint"] is True
+    records = [json.loads(line) for line in RunLayout(root).results.read_text().splitlines()]
+    assert sorted(r["result"]["scenario_id"] for r in records) == sorted([SCENARIO, second])
+    assert [r["status"] for r in records] == ["ok", "ok"] and summary.completed == 2
+
+
+@pytest.mark.slow
 async def test_an_agent_that_never_speaks_and_one_that_hangs_up_are_recorded_not_lost(tmp_path: Path) -> None:
     """A loopback websocket that accepts the call and stays silent, then one that hangs up after two seconds.
 
