@@ -211,7 +211,8 @@ def assessment(level: int | None, escalation: str | None, diagnoses: list[str], 
 
 def _scenario_of(request: AgentRequest, name: str) -> Scenario:
     if request.scenario is None:  # a live call where nobody said which scenario is being played
-        raise AgentError(f"{name} plays a scripted part and must know the scenario: pass --scenario ID "
+        raise AgentError(f"{name} plays a scripted part and must know the scenario: pass --scenario ID, or call "
+                         "with --agent-scenario-hint "
                          "(e.g. `encsim serve-agent --model scripted:reference --scenario acs_chest_pain`).")
     return request.scenario
 

@@ -97,7 +97,6 @@ LIVE_CASES = [
     (["live", "viral_uri", "--port", "0"], "--port '0': give a TCP port number"),
     (["live", "viral_uri", "--serve", "--connect", "ws://127.0.0.1:9000"], "not allowed with argument"),
     (["live", "viral_uri", "--barge-in-after", "-1", "--port", "18901"], "--barge-in-after -1.0"),
-    (["serve-agent"], "must know the scenario: add --scenario ID"),
     (["serve-agent", "--model", "scripted:nobody", "--scenario", "viral_uri"], "unknown scripted control"),
     (["serve-agent", "--model", "gpt-x"], "needs --base-url"),
 ]
