@@ -285,6 +285,16 @@ CANCEL_TIMEOUT_S = 10.0  # on Ctrl-C: how long the pipeline gets to cancel, and 
 STOP_TIMEOUT_S = 15.0    # after the call ends: how long the pipeline gets to finish before it is cancelled
 
 
+async def _first(*events: asyncio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+
+
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
                            connected: asyncio.Event, connect_timeout_s: float | None,
                            recorder: CallRecorder,
@@ -303,10 +313,12 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
 
     async def watchdog() -> None:
         if connect_timeout_s is not None:
-            try:
-                await asyncio.wait_for(connected.wait(), connect_timeout_s)
+            try:  # a transport that says it cannot connect (a bridge's link) ends the call before the timeout
+                await asyncio.wait_for(_first(connected, brain.ended), connect_timeout_s)
             except TimeoutError:
                 await brain.end_call("no_connection")
+                return
+            if not connected.is_set():
                 return
         else:
             await connected.wait()
