@@ -454,3 +454,17 @@ async def test_the_built_in_agent_serves_the_realtime_protocol_behind_the_door()
     finally:
         await door.gone(connection)
     assert callers == ["caller", "hangup"]
+
+
+def test_the_protocol_dispatch_gives_a_new_realtime_caller_and_bot_per_call() -> None:
+    from audio.live._bridge import BridgeTransport
+    from audio.live._call import served_serializer, voice_agent_transport
+
+    first, second = voice_agent_transport("openai-realtime"), voice_agent_transport("openai-realtime")
+    assert isinstance(first, RealtimeCaller) and first.protocol == "openai-realtime" and first is not second
+    transport = first.pipecat_transport("ws://127.0.0.1:9/v1", _settings(scenario_hint="viral_uri"))
+    assert isinstance(transport, BridgeTransport) and transport.link is first.link
+    assert first.link is not None and first.link._query == {"encsim_scenario": "viral_uri"}
+    door = _Door(policy=OriginPolicy(), join_window_s=10, log=lambda _line: None, on_caller=lambda: None,
+                 on_hangup=lambda: asyncio.sleep(0), over=lambda: False)
+    assert isinstance(served_serializer("openai-realtime", door), RealtimeBotSerializer)
