@@ -237,7 +237,7 @@ class RealtimeLink(AgentLink):
             self._query[SCENARIO_HINT_PARAM] = settings.scenario_hint
         self.shown = f"{self._ws.rstrip('/')}/realtime"
         self.playout = TwilioPlayout(jitter_s=jitter_s)
-        self.transcript: list[str] = []  # the agent's own transcript of each response, in order
+        self._transcript: list[str] = []  # the agent's own transcript of each response, in order
         self.events: list[str] = []  # the type of every server event, in order (for tests and the log)
         self._log = log
         self._client: Any = None
@@ -353,7 +353,12 @@ class RealtimeLink(AgentLink):
         deltas = self._partial.pop(response_id, None)
         line = text if text is not None else "".join(deltas) if deltas is not None else None
         if line is not None and line.strip():
-            self.transcript.append(" ".join(line.split()))
+            self._transcript.append(" ".join(line.split()))
+
+    @property
+    def transcript(self) -> list[str]:
+        """The agent's own transcript of each of its responses so far (``response.output_audio_transcript``)."""
+        return self._transcript
 
     async def _play(self) -> None:
         """The playout clock: one frame every 20 ms on absolute deadlines (as ``TwilioCaller._play``)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai.types.realtime import RealtimeError, RealtimeErrorEvent
+from openai.types.realtime import RealtimeError, RealtimeErrorEvent, ResponseAudioTranscriptDoneEvent
 
 from sim.cli._main import build_parser
 from sim.cli._run_command import run_plan
@@ -44,8 +44,13 @@ def _records(root: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-async def test_a_call_to_a_realtime_agent_is_recorded_and_scored(tmp_path: Path) -> None:
-    """One call over the Realtime protocol, cut short by the patient's turn limit: recorded, timed and scored."""
+@pytest.mark.parametrize("turns", ["server", "commit"])
+async def test_a_call_to_a_realtime_agent_is_recorded_and_scored(tmp_path: Path, turns: str) -> None:
+    """One call over the Realtime protocol, cut short by the patient's turn limit: recorded, timed and scored.
+
+    With ``--agent-turns commit`` the patient commits its line and asks for a response; the built-in agent answers
+    by its own VAD either way (``RealtimeBotSerializer``), so both calls go the same way.
+    """
     from scenarios import load_library
     from sim.agents.scripted import ReferenceAgent
     from sim.live import serve_agent
@@ -61,8 +66,8 @@ async def test_a_call_to_a_realtime_agent_is_recorded_and_scored(tmp_path: Path)
         await asyncio.wait_for(ready.wait(), 90)
         summary, root = await asyncio.wait_for(run_plan(_options(
             ["--mode", "call", "--agent-url", f"ws://127.0.0.1:{port}/v1", "--agent-protocol", "openai-realtime",
-             "--scenarios", SCENARIO, "--k", "1", "--concurrency", "1", "--max-turns", "1", "--call-time-limit",
-             "60", "--out", str(out), "--quiet"])), 300)
+             "--agent-turns", turns, "--scenarios", SCENARIO, "--k", "1", "--concurrency", "1", "--max-turns", "1",
+             "--call-time-limit", "60", "--out", str(out), "--quiet"])), 300)
         outcomes = await asyncio.wait_for(bot, 60)
     finally:
         if not bot.done():
@@ -124,7 +129,10 @@ async def test_a_realtime_agent_that_errs_hangs_up_or_never_speaks_is_a_recorded
         if len(calls) == 3:
             return  # never speaks
         await asyncio.sleep(2.0)
-        if len(calls) == 1:
+        if len(calls) == 1:  # says (in its transcript only) what it would have said, then fails
+            await websocket.send(_dump(ResponseAudioTranscriptDoneEvent(
+                type="response.output_audio_transcript.done", event_id="e", response_id="r", item_id="i",
+                output_index=0, content_index=0, transcript="Nurse line, what's the problem?")))
             await websocket.send(_dump(RealtimeErrorEvent(type="error", event_id="e", error=RealtimeError(
                 type="server_error", code="overloaded", message="The server is overloaded."))))
         else:
@@ -145,6 +153,11 @@ async def test_a_realtime_agent_that_errs_hangs_up_or_never_speaks_is_a_recorded
     assert closed["termination"] == "hangup" and closed["errors"] == [
         f"the agent's connection failed mid-call: {shown} closed the connection mid-call (code 1011)"]
     assert silent["termination"] == "time_limit" and not silent["errors"]
+    # the agent's own transcript is kept beside the recording (not in the turns: they are what the patient heard)
+    assert erred["artifacts"]["agent_transcript"] == f"audio/{SCENARIO}/0/agent_transcript.json"
+    assert json.loads((Path(root) / erred["artifacts"]["agent_transcript"]).read_text()) == [
+        "Nurse line, what's the problem?"]
+    assert "agent_transcript" not in closed["artifacts"] and "recording" in closed["artifacts"]
     assert not [t for r in by_k.values() for t in r["turns"] if t["speaker"] == "agent"]
     # commit turns (the patient's 10 s opening line outlasts each call, so nothing is committed here: the
     # commits are tests.audio.test_realtime's): no server VAD, and the patient's speech went out at 24 kHz
