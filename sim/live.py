@@ -214,6 +214,8 @@ def to_result(outcome: CallOutcome, scenario: Scenario, *, k: int, seed: int, mo
         if turn.revealed and revealed_by:  # which layer of the patient's understanding revealed each fact
             turn.revealed_by = {fid: revealed_by[fid] for fid in turn.revealed if fid in revealed_by}
     artifacts = {"recording": str(outcome.recording.relative_to(run_dir))} if outcome.recording else {}
+    if outcome.agent_transcript is not None:  # the agent's own words, beside what the patient heard of them
+        artifacts["agent_transcript"] = str(outcome.agent_transcript.relative_to(run_dir))
     last_agent = next((t.text for t in reversed(outcome.turns) if t.speaker == "agent"), None)
     return ConversationResult(
         scenario_id=scenario.id, k=k, seed=seed, harness_version=HARNESS_VERSION, model=model,

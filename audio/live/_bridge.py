@@ -14,6 +14,8 @@ its ``VoiceAgentTransport`` hands the call a ``BridgeTransport`` over an ``Agent
 * ``AgentLink.speak(pcm)``: the patient's audio as it is played out, 20 ms of 16 kHz int16 at a time, in real time
   (the pipeline's ``RealtimePacer`` keeps the clock), silence between lines included (all-zero samples).
 * ``AgentLink.close()``: the call is over; idempotent and it never raises.
+* ``AgentLink.transcript``: the agent's own transcript of its replies, when the protocol carries one (the Realtime
+  protocol's ``response.output_audio_transcript``); the call writes it beside the recording.
 
 The transport raises the events run_patient_call listens to on every transport: ``on_connected(transport, None)``
 once ``open`` returned, ``on_disconnected(transport, None)`` when the link hung up, and ``on_connect_error(transport,
@@ -65,6 +67,11 @@ class AgentLink(ABC):
     @abstractmethod
     async def speak(self, pcm: bytes) -> None:
         """20 ms of the patient's 16 kHz mono int16 audio, in real time (zeros between lines)."""
+
+    @property
+    def transcript(self) -> list[str]:
+        """The agent's own transcript of each of its replies so far, when its protocol sends one (else empty)."""
+        return []
 
     @abstractmethod
     async def close(self) -> None:

@@ -14,6 +14,7 @@ for both (``_outcome``). Each takes its configuration as one frozen value (``Pat
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -60,6 +61,7 @@ from audio.live._twilio import TwilioBotSerializer, TwilioCaller
 from audio.tts import DETERMINISTIC, PiperTTS, VoiceStyle
 from sim.records import CallInteraction, Event, EventSink, Turn
 
+AGENT_TRANSCRIPT = "agent_transcript.json"  # beside call.wav: the agent's own transcript (CallOutcome)
 
 @dataclass
 class CallOutcome:
@@ -79,6 +81,8 @@ class CallOutcome:
         agent_turns: the agent's turns (heard by the patient, or spoken by the voice agent).
         refused: served calls: connections refused for their origin.
         silent: served calls: connections closed for sending no caller audio in the join window.
+        agent_transcript: ``agent_transcript.json`` beside the recording: the agent's own transcript of each of its
+            replies (a JSON list of lines), when its link reports one (``AgentLink.transcript``: openai-realtime).
     """
 
     turns: list[Turn]
@@ -93,6 +97,7 @@ class CallOutcome:
     agent_turns: int = 0
     refused: int = 0  # served calls: connections refused for their origin
     silent: int = 0   # served calls: connections closed for sending no caller audio in the join window
+    agent_transcript: Path | None = None  # the agent's own transcript of what it said (a bridge link's), JSON
 
 
 def _stderr(line: str) -> None:
@@ -285,6 +290,16 @@ CANCEL_TIMEOUT_S = 10.0  # on Ctrl-C: how long the pipeline gets to cancel, and 
 STOP_TIMEOUT_S = 15.0    # after the call ends: how long the pipeline gets to finish before it is cancelled
 
 
+async def _first(*events: asyncio.Event) -> None:
+    """Wait until one of ``events`` is set."""
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+
+
 async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_limit_s: float,
                            connected: asyncio.Event, connect_timeout_s: float | None,
                            recorder: CallRecorder,
@@ -303,10 +318,12 @@ async def _run_until_ended(worker: PipelineWorker, brain: TurnTaker, *, time_lim
 
     async def watchdog() -> None:
         if connect_timeout_s is not None:
-            try:
-                await asyncio.wait_for(connected.wait(), connect_timeout_s)
+            try:  # a transport that says it cannot connect (a bridge's link) ends the call before the timeout
+                await asyncio.wait_for(_first(connected, brain.ended), connect_timeout_s)
             except TimeoutError:
                 await brain.end_call("no_connection")
+                return
+            if not connected.is_set():
                 return
         else:
             await connected.wait()
@@ -490,8 +507,12 @@ async def run_patient_call(
             return door.no_caller(settings.connect_timeout_s)
         return "; ".join(refused) if refused else f"could not connect to {connect}"
 
-    return await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder, recording=settings.recording,
-                          connected=connected, started=started, door=door)
+    outcome = await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder,
+                             recording=settings.recording, connected=connected, started=started, door=door)
+    if isinstance(transport, BridgeTransport) and transport.link.transcript and outcome.recording is not None:
+        outcome.agent_transcript = outcome.recording.with_name(AGENT_TRANSCRIPT)
+        outcome.agent_transcript.write_text(json.dumps(transport.link.transcript, indent=1) + "\n")
+    return outcome
 
 
 async def run_agent_bot(

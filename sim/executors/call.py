@@ -18,6 +18,7 @@ that connected counts as a call that succeeded. A replay or an imaging item is n
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,9 +140,10 @@ class CallEncounters:
                                          hooks=CallHooks(sink=sink, log=lambda _line: None))
         if outcome.termination == "no_connection":
             reason = "; ".join(outcome.errors) or f"could not connect to {self.agent_url}"
+            refused = re.search(r"\bHTTP (401|403) from ", reason)  # a bridge's link: the key was refused
             error = AgentError(f"--agent-url {self.agent_url}: {reason}. Start the voice agent (for a test, "
                                "`encsim serve-agent --model scripted:reference`) or correct --agent-url.",
-                               kind="connection_refused")
+                               kind=f"http_{refused.group(1)}" if refused else "connection_refused")
             observe(error)
             raise EncounterLost(str(error))
         observe(None)
