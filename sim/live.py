@@ -298,8 +298,19 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
 
     A connection that is refused or never sends audio is no call and does not count (see ``audio.live``).
     ``protocol`` is what callers speak (``--protocol``): ``pipecat``'s protobuf frames, or ``twilio`` (the agent
-    is a phone bot behind Twilio Media Streams, pipecat's ``TwilioFrameSerializer`` its serializer).
+    is a phone bot behind Twilio Media Streams, pipecat's ``TwilioFrameSerializer`` its serializer), or
+    ``chat-audio``: an audio chat completions endpoint at ``http://host:port/v1`` (``audio.live._chat_audio``),
+    served until cancelled; stateless requests are no calls to count, so ``calls`` must be None and no outcomes
+    are returned.
     """
+    if protocol == "chat-audio":
+        if calls is not None:
+            raise ConfigError("--calls does not apply to --protocol chat-audio: its requests are stateless.")
+        from audio.live._chat_audio import serve_chat_audio
+
+        await serve_chat_audio(host=host, port=port, respond_for=respond_for(agent, scenario, seed=seed),
+                               announce=announce, on_ready=on_ready)
+        return []
     from audio.channel import CLINICIAN_STYLE
     from audio.live import DEFAULT_JOIN_WINDOW_S, AgentCallSettings, CallHooks, OriginPolicy, run_agent_bot
 

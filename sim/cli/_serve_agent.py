@@ -91,7 +91,8 @@ def serve(options: ServeAgentOptions) -> int:
         The exit code: 0, or ``EXIT_INTERRUPTED`` (130) after Ctrl-C.
 
     Raises:
-        ConfigError: A scripted model without ``--scenario``, a bad model spec or door option, a busy port.
+        ConfigError: A scripted model without ``--scenario``, a bad model spec or door option, a busy port,
+            ``--calls`` with ``--protocol chat-audio``.
     """
     from sim.agents import check_model_spec, make_agent
     from sim.live import door_options, serve_agent
@@ -100,6 +101,11 @@ def serve(options: ServeAgentOptions) -> int:
     if options.model.startswith("scripted:") and scenario is None:
         raise ConfigError(f"--model {options.model} plays a scripted part and must know the scenario: add "
                           "--scenario ID (the same scenario the patient plays).")
+    if options.protocol == "chat-audio" and options.calls is not None:
+        raise ConfigError("--calls does not apply to --protocol chat-audio: an audio chat completions endpoint "
+                          "answers stateless HTTP requests, each carrying the whole conversation so far, so the "
+                          "server cannot tell where one call ends and the next begins; it serves until Ctrl-C. "
+                          "Drop --calls (encsim run --mode call records each call on the caller's side).")
     check_model_spec(options.model, options.base_url, options.api_key_env)
     allow_origins = door_options(options.allow_origin, options.join_window)
     port_free(options.port, "--port")
