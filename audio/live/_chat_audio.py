@@ -293,8 +293,8 @@ class ChatAudioLink(AgentLink):
             return f"chat-audio: HTTP {exc.status_code} from {where}: {self._scrub(exc.message)}"
         except openai.APIConnectionError:
             return f"chat-audio: the connection to {self.url} was lost during {where}"
-        except openai.OpenAIError as exc:  # e.g. a body the SDK could not read
-            return f"chat-audio: a malformed reply to {where}: {self._scrub(str(exc))}"
+        except (openai.OpenAIError, ValueError, TypeError) as exc:  # a body the SDK could not read (not JSON)
+            return f"chat-audio: a malformed reply to {where}: {self._scrub(f'{type(exc).__name__}: {exc}')}"
         request_s = time.monotonic() - asked
         try:
             message = completion.choices[0].message
