@@ -139,9 +139,12 @@ class CallEncounters:
                                          hooks=CallHooks(sink=sink, log=lambda _line: None))
         if outcome.termination == "no_connection":
             reason = "; ".join(outcome.errors) or f"could not connect to {self.agent_url}"
+            # a link that checks the key before the call (chat-audio) names the refusal "HTTP 401" / "HTTP 403":
+            # fail fast then says which key flag to fix
+            kind = next((f"http_{code}" for code in ("401", "403") if f"HTTP {code}" in reason), "connection_refused")
             error = AgentError(f"--agent-url {self.agent_url}: {reason}. Start the voice agent (for a test, "
                                "`encsim serve-agent --model scripted:reference`) or correct --agent-url.",
-                               kind="connection_refused")
+                               kind=kind)
             observe(error)
             raise EncounterLost(str(error))
         observe(None)
