@@ -366,7 +366,8 @@ def test_the_caller_is_a_bridge_and_wavs_round_trip() -> None:
         wav_to_pcm16k(b"nope")
 
 
-async def test_the_served_agent_hears_the_audio_once_and_answers_in_text_or_audio() -> None:
+async def test_the_served_agent_hears_the_audio_once_and_answers_in_text_or_audio(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """serve_chat_audio through the SDK: Whisper hears the patient's WAV (once, however often it is resent), the
     agent gets the history and the hint, a text or an audio reply comes back; bad requests are 400 JSON errors.
     The link itself then calls it with --agent-reply text: the served text is voiced and played."""
@@ -398,7 +399,7 @@ async def test_the_served_agent_hears_the_audio_once_and_answers_in_text_or_audi
 
     try:
         url = await asyncio.wait_for(ready.get(), 120)  # Whisper and Piper warmed up by now
-        stt.transcribe = counting  # type: ignore[assignment]
+        monkeypatch.setattr(stt, "transcribe", counting)
         speech = tts.synthesize("I have a sore throat.", settings=DETERMINISTIC)
         line = _wav_b64((np.clip(speech.samples, -1, 1) * 32767).astype(np.int16), speech.sample_rate)
         client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0)
@@ -419,8 +420,10 @@ async def test_the_served_agent_hears_the_audio_once_and_answers_in_text_or_audi
         assert "sore throat" in history1[0][1].lower() and history1[0][0] == "patient"
         assert history2 == [history1[0], ("agent", "How can I help?"), history1[0]]
         assert [m.id for m in (await client.models.list()).data] == ["encsim-voice-agent"]
-        for bad in ([], [{"role": "assistant", "content": "x"}], [{"role": "user", "content": [{"type": "image"}]}],
-                    [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "!!"}}]}]):
+        bads: list[Any] = [[], [{"role": "assistant", "content": "x"}],
+                           [{"role": "user", "content": [{"type": "image"}]}],
+                           [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "!!"}}]}]]
+        for bad in bads:
             with pytest.raises(openai.BadRequestError) as caught:
                 await client.chat.completions.create(model="m", messages=bad)
             assert caught.value.status_code == 400 and caught.value.body["message"]  # type: ignore[index]
@@ -436,7 +439,7 @@ async def test_the_served_agent_hears_the_audio_once_and_answers_in_text_or_audi
             await link.close()
         assert link.replies[0].text == "Thank you. How long have you had it?" and ear.voiced > 50
     finally:
-        stt.transcribe = real  # type: ignore[assignment]
+        monkeypatch.undo()
         stop.set()
         await asyncio.wait_for(server, 30)
     assert json.dumps(seen)  # plain data went to the agent
