@@ -306,7 +306,7 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
     if protocol == "chat-audio":
         if calls is not None:
             raise ConfigError("--calls does not apply to --protocol chat-audio: its requests are stateless.")
-        from audio.live._chat_audio import serve_chat_audio
+        from audio.live import serve_chat_audio
 
         await serve_chat_audio(host=host, port=port, respond_for=respond_for(agent, scenario, seed=seed),
                                announce=announce, on_ready=on_ready)

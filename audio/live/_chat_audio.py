@@ -417,8 +417,8 @@ class ChatAudioCaller(VoiceAgentTransport):
 Respond = Callable[[list[tuple[str, str]], int], Awaitable[str]]
 
 
-class _BadRequest(Exception):
-    pass
+class _BadRequest(LiveError):
+    """A request the served side cannot answer: its message is the 400 error's."""
 
 
 def _error(message: str, status: int = 400, kind: str = "invalid_request_error") -> web.Response:
@@ -506,14 +506,19 @@ async def serve_chat_audio(*, host: str = "127.0.0.1", port: int, respond_for: C
     from openai.types.chat.chat_completion_audio import ChatCompletionAudio
     from openai.types.model import Model
 
+    from audio import stt
     from audio.channel import CLINICIAN_STYLE
-    from audio.live._call import warm_up
     from audio.live._door import _check_loopback
     from audio.tts import DETERMINISTIC, PiperTTS
 
     _check_loopback(host, "--host")
     voice = tts or PiperTTS()
-    await asyncio.to_thread(warm_up, voice)
+
+    def warm_up() -> None:  # load Whisper and Piper and run each once, so the first request is not the slow one
+        speech = voice.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
+        stt.transcribe(speech.samples, sample_rate=speech.sample_rate)
+
+    await asyncio.to_thread(warm_up)
     transcripts = _Transcripts()
     model_id = "encsim-voice-agent"
 
