@@ -524,7 +524,7 @@ async def serve_chat_audio(*, host: str = "127.0.0.1", port: int, respond_for: C
 
     async def models(_request: web.Request) -> web.Response:
         model = Model(id=model_id, created=0, object="model", owned_by="encounter-sim")
-        return web.json_response({"object": "list", "data": [model.model_dump()]})
+        return web.json_response({"object": "list", "data": [model.model_dump(exclude_none=True)]})
 
     async def completions(request: web.Request) -> web.Response:
         try:
