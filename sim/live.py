@@ -301,12 +301,23 @@ async def serve_agent(agent: Agent, *, scenario: Scenario | None, host: str = "1
     ``calls``: stop taking calls once that many have ended (None: until cancelled); calls still in progress then
     end first, so with ``concurrency`` above 1 a few more may be returned. A connection that is refused or never
     sends audio is no call and does not count (see ``audio.live``). ``protocol`` is what callers speak
-    (``--protocol``): ``pipecat``'s protobuf frames, or ``twilio`` (the agent is a phone bot behind Twilio Media
-    Streams, pipecat's ``TwilioFrameSerializer`` its serializer). Each call's scenario is ``scenario``, or the one
-    its caller named (``respond_for``).
+    (``--protocol``): ``pipecat``'s protobuf frames, ``twilio`` (the agent is a phone bot behind Twilio Media
+    Streams, pipecat's ``TwilioFrameSerializer`` its serializer), ``openai-realtime`` (the Realtime protocol on the
+    ``openai`` SDK's event models), or ``chat-audio``: an audio chat completions endpoint at
+    ``http://host:port/v1`` (``audio.live._chat_audio``), served until cancelled, requests concurrently;
+    stateless requests are no calls to count, so ``calls`` must be None and no outcomes are returned. Each call's
+    scenario is ``scenario``, or the one its caller named (``respond_for``).
     """
     import asyncio
 
+    if protocol == "chat-audio":
+        if calls is not None:
+            raise ConfigError("--calls does not apply to --protocol chat-audio: its requests are stateless.")
+        from audio.live import serve_chat_audio
+
+        await serve_chat_audio(host=host, port=port, respond_for=respond_for(agent, scenario, seed=seed),
+                               announce=announce, on_ready=on_ready)
+        return []
     from audio.channel import CLINICIAN_STYLE
     from audio.live import (
         DEFAULT_JOIN_WINDOW_S,

@@ -34,6 +34,9 @@ One concern per module:
 * ``_twilio``: Twilio Media Streams. ``TwilioCaller``: the patient plays Twilio's side against a phone bot
   (``connected``, ``start``, 20 ms mu-law ``media``, ``mark`` echoed once played, ``clear``, ``stop``);
   ``TwilioBotSerializer``: the built-in agent as the bot, through pipecat's ``TwilioFrameSerializer``.
+* ``_chat_audio``: audio chat completions (``chat-audio``). ``ChatAudioCaller``: the patient calls an
+  OpenAI-compatible endpoint through the ``openai`` SDK, each of its lines one request with ``input_audio`` parts
+  (``ChatAudioLink``, over a ``BridgeTransport``); ``serve_chat_audio``: the built-in agent as such an endpoint.
 * ``_call``: the entry points ``run_patient_call`` and ``run_agent_bot``, what each is configured with
   (``PatientCallSettings``, ``AgentCallSettings``: ``CallSettings``, frozen), the ``CallHooks`` it reports to
   and its ``CallOutcome``; which transport a protocol name means (``voice_agent_transport`` for the dialling
@@ -59,6 +62,7 @@ from audio.live._call import (
     voice_agent_transport,
     warm_up,
 )
+from audio.live._chat_audio import ChatAudioCaller, ChatAudioLink, serve_chat_audio
 from audio.live._door import (
     DEFAULT_JOIN_WINDOW_S,
     LOOPBACK_ORIGINS,
@@ -121,6 +125,8 @@ __all__ = [
     "CallOutcome",
     "CallRecorder",
     "CallSettings",
+    "ChatAudioCaller",
+    "ChatAudioLink",
     "EventSink",
     "InputTap",
     "InteractionMetrics",
@@ -148,6 +154,7 @@ __all__ = [
     "speakable",
     "scenario_hint_of",
     "serve_calls",
+    "serve_chat_audio",
     "voice_agent_transport",
     "with_scenario_hint",
     "warm_up",

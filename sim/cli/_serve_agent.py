@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sim.cli._common import EXIT_INTERRUPTED, add_door_args, one_scenario, port, port_free, positive, quiet_pipecat
+from sim.records import ConfigError
 
 if TYPE_CHECKING:  # audio.live loads pipecat: imported when the agent serves
     from audio.live import AgentProtocol
@@ -97,7 +98,7 @@ def serve(options: ServeAgentOptions) -> int:
         The exit code: 0, or ``EXIT_INTERRUPTED`` (130) after Ctrl-C.
 
     Raises:
-        ConfigError: A bad model spec or door option, a busy port.
+        ConfigError: A bad model spec or door option, a busy port, ``--calls`` with ``--protocol chat-audio``.
     """
     from sim.agents import check_model_spec, make_agent
     from sim.live import door_options, serve_agent
@@ -107,6 +108,11 @@ def serve(options: ServeAgentOptions) -> int:
         print(f"note: --model {options.model} plays a scripted part and has no --scenario: each caller must name "
               "its scenario (encsim run --mode call --agent-scenario-hint), or the call gets no answer.",
               file=sys.stderr)
+    if options.protocol == "chat-audio" and options.calls is not None:
+        raise ConfigError("--calls does not apply to --protocol chat-audio: an audio chat completions endpoint "
+                          "answers stateless HTTP requests, each carrying the whole conversation so far, so the "
+                          "server cannot tell where one call ends and the next begins; it serves until Ctrl-C. "
+                          "Drop --calls (encsim run --mode call records each call on the caller's side).")
     check_model_spec(options.model, options.base_url, options.api_key_env)
     allow_origins = door_options(options.allow_origin, options.join_window)
     port_free(options.port, "--port")
