@@ -460,9 +460,7 @@ class TrustCriterion(_Strict):
         return v
 
 
-RED_FLAG_BARGE_IN_AFTER_S = 3.0
-"""Seconds of agent speech without a pause after which a patient with ``barge_in_red_flag`` cuts in, when the
-scenario gives no ``barge_in_after_s``."""
+RED_FLAG_BARGE_IN_AFTER_S = 3.0  # seconds: barge_in_after_s's default with barge_in_red_flag
 
 
 class VoiceBlock(_Strict):
@@ -472,26 +470,15 @@ class VoiceBlock(_Strict):
     yield_on_overlap: bool = Field(default=True, description="live calls: the patient stops talking when the "
                                                              "agent talks over it")
     barge_in_after_s: float | None = Field(default=None, gt=0, description="live calls: the patient cuts in when "
-                                                                           "the agent talks this long without a pause "
-                                                                           "(None: never, or "
-                                                                           "RED_FLAG_BARGE_IN_AFTER_S with "
-                                                                           "barge_in_red_flag)")
-    barge_in_red_flag: bool = Field(default=False, description="live calls (--mode call, encsim live): the first "
-                                                               "time the patient cuts in, it says its most "
-                                                               "important red-flag fact not told yet, in the "
-                                                               "fact's own words ('Sorry, but ...'), revealed on "
-                                                               "that turn; with no barge_in_after_s it cuts in "
-                                                               "after RED_FLAG_BARGE_IN_AFTER_S of agent speech. "
-                                                               "The persona preset red-flag-barge-in turns it on")
+                                           "the agent talks this long without a pause (None: never, or 3 s with "
+                                           "barge_in_red_flag)")
+    barge_in_red_flag: bool = Field(default=False, description="live calls: the first time the patient cuts in, it "
+                                    "says its most important red-flag fact not told yet, in the fact's own words "
+                                    "('Sorry, but ...'), revealed on that turn (persona preset red-flag-barge-in)")
 
     def barge_in_after(self) -> float | None:
-        """Seconds of agent speech before the patient cuts in; None: it never does.
-
-        ``barge_in_after_s`` when given, else ``RED_FLAG_BARGE_IN_AFTER_S`` with ``barge_in_red_flag``.
-        """
-        if self.barge_in_after_s is not None:
-            return self.barge_in_after_s
-        return RED_FLAG_BARGE_IN_AFTER_S if self.barge_in_red_flag else None
+        """Seconds of agent speech before the patient cuts in (None: never); 3 s with only ``barge_in_red_flag``."""
+        return self.barge_in_after_s or (RED_FLAG_BARGE_IN_AFTER_S if self.barge_in_red_flag else None)  # gt=0
 
 
 class ReplayMessage(_Strict):
