@@ -1,7 +1,8 @@
 """Named persona presets: the same scenario told by a harder patient (``encsim run --personas``).
 
-A preset overlays some fields of the scenario's own ``profile.persona`` (``scenarios.schema.Persona``) and
-leaves the rest, and the facts, as written. ``default`` is the scenario as written. What each field does to
+A preset overlays some fields of the scenario's own ``profile.persona`` (``scenarios.schema.Persona``), or of its
+``voice`` block (``scenarios.schema.VoiceBlock``: how the patient takes turns on a live call), and leaves the rest,
+and the facts, as written. ``default`` is the scenario as written. What each field does to
 the patient's words is ``sim.patient.persona``'s business; scenarios/README.md has a worked example per behaviour.
 """
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scenarios.errors import UserError
-from scenarios.schema import Persona, Scenario
+from scenarios.schema import Persona, Scenario, VoiceBlock
 
 __all__ = ["DEFAULT_PERSONA", "PERSONA_PRESETS", "RELAY_MIN_AGE", "PersonaError", "PersonaPreset", "parse_personas",
            "with_persona"]
@@ -29,15 +30,22 @@ class PersonaError(UserError):
 
 @dataclass(frozen=True)
 class PersonaPreset:
-    """A named overlay of ``Persona`` fields, and one line saying what it does."""
+    """A named overlay of ``Persona`` fields and ``VoiceBlock`` fields, and one line saying what it does."""
 
     name: str
     description: str
     fields: dict[str, Any] = field(default_factory=dict)
+    voice: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, persona: Persona) -> Persona:
         """``persona`` with this preset's fields put over it (validated like a scenario's own persona)."""
         return Persona.model_validate({**persona.model_dump(), **self.fields}) if self.fields else persona
+
+    def apply_voice(self, voice: VoiceBlock | None) -> VoiceBlock | None:
+        """The scenario's ``voice`` block with this preset's voice fields put over it (None stays None without)."""
+        if not self.voice:
+            return voice
+        return VoiceBlock.model_validate({**(voice or VoiceBlock()).model_dump(), **self.voice})
 
 
 PERSONA_PRESETS: dict[str, PersonaPreset] = {p.name: p for p in (
@@ -54,6 +62,9 @@ PERSONA_PRESETS: dict[str, PersonaPreset] = {p.name: p for p in (
                   {"relay": True}),
     PersonaPreset("limited-english", "short, simple answers; long clinical words not understood until rephrased",
                   {"language": "limited"}),
+    PersonaPreset("red-flag-barge-in", "live calls: cuts in while the agent talks with its most important untold "
+                                       "red flag ('Sorry, but ...'); the same words as default otherwise",
+                  voice={"barge_in_red_flag": True}),
 )}
 
 
@@ -66,11 +77,15 @@ def with_persona(scenario: Scenario, name: str) -> Scenario:
     preset = PERSONA_PRESETS.get(name)
     if preset is None:
         raise PersonaError(_unknown(name))
-    if not preset.fields:
+    if not preset.fields and not preset.voice:
         return scenario
-    profile = scenario.patient_profile.model_copy(
-        update={"persona": preset.apply(scenario.patient_profile.persona)})
-    return scenario.model_copy(update={"patient_profile": profile})
+    update: dict[str, Any] = {}
+    if preset.fields:
+        update["patient_profile"] = scenario.patient_profile.model_copy(
+            update={"persona": preset.apply(scenario.patient_profile.persona)})
+    if preset.voice:
+        update["voice"] = preset.apply_voice(scenario.voice)
+    return scenario.model_copy(update=update)
 
 
 def parse_personas(text: str | Iterable[str], *, flag: str = "--personas") -> list[str]:

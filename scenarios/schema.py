@@ -460,6 +460,9 @@ class TrustCriterion(_Strict):
         return v
 
 
+RED_FLAG_BARGE_IN_AFTER_S = 3.0  # seconds: barge_in_after_s's default with barge_in_red_flag
+
+
 class VoiceBlock(_Strict):
     """Voice-mode settings of a scenario; ``--voice-preset`` overrides them."""
 
@@ -467,7 +470,15 @@ class VoiceBlock(_Strict):
     yield_on_overlap: bool = Field(default=True, description="live calls: the patient stops talking when the "
                                                              "agent talks over it")
     barge_in_after_s: float | None = Field(default=None, gt=0, description="live calls: the patient cuts in when "
-                                                                           "the agent talks this long without a pause")
+                                           "the agent talks this long without a pause (None: never, or 3 s with "
+                                           "barge_in_red_flag)")
+    barge_in_red_flag: bool = Field(default=False, description="live calls: the first time the patient cuts in, it "
+                                    "says its most important red-flag fact not told yet, in the fact's own words "
+                                    "('Sorry, but ...'), revealed on that turn (persona preset red-flag-barge-in)")
+
+    def barge_in_after(self) -> float | None:
+        """Seconds of agent speech before the patient cuts in (None: never); 3 s with only ``barge_in_red_flag``."""
+        return self.barge_in_after_s or (RED_FLAG_BARGE_IN_AFTER_S if self.barge_in_red_flag else None)  # gt=0
 
 
 class ReplayMessage(_Strict):

@@ -33,7 +33,7 @@ from scorers import load_profile, record_for
 from sim.agents.base import Agent, AgentRequest, ChatMessage
 from sim.encounter import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATURE
 from sim.encounter.assessment import from_speech, is_spoken_assessment, parse_assessment
-from sim.patient import PatientSimulator
+from sim.patient import PatientReply, PatientSimulator
 from sim.records import (
     ConfigError,
     ConversationResult,
@@ -56,6 +56,20 @@ VOICE_NOTE = ("\n\nThis is a phone call: your words are spoken aloud by a voice.
               "'Assessment: triage level ESI <n>. Escalation: <category>. Diagnoses: ...'.")
 LIVE_TERMINATIONS: dict[str, Termination] = {"assessment": "assessment", "max_turns": "max_turns",
                                               "hangup": "hangup", "time_limit": "time_limit"}
+
+
+def red_flag_line(scenario: Scenario, patient: PatientSimulator) -> Callable[[], PatientReply | None] | None:
+    """What ``patient`` cuts in with on a call of ``scenario`` with ``voice: {barge_in_red_flag: true}``; else None.
+
+    Its most important red flag not told yet (``PatientSimulator.barge_in_red_flag``), never one whose answer denies
+    it (the red-flag evaluator's reading, ``scorers.evaluators.is_denial``, handed in: the patient imports no
+    grader). ``audio.live.run_patient_call`` takes it as ``red_flag``.
+    """
+    if scenario.voice is None or not scenario.voice.barge_in_red_flag:
+        return None
+    from scorers.evaluators import is_denial
+
+    return lambda: patient.barge_in_red_flag(denied=is_denial)
 
 
 def door_options(allow_origin: Sequence[str], join_window_s: float) -> tuple[str, ...]:
@@ -168,12 +182,14 @@ class LiveRunSettings(BaseModel):
     def side_settings(self, scenario: Scenario) -> LiveSettings:
         """The patient's ``LiveSettings``: each flag given overrides the scenario's ``voice`` block.
 
-        Without the flag and the block, the patient does not barge in and yields when both talk at once.
+        Without the flag and the block, the patient does not barge in and yields when both talk at once; with
+        ``barge_in_red_flag`` and neither ``--barge-in-after`` nor ``barge_in_after_s`` it cuts in after
+        ``scenarios.schema.RED_FLAG_BARGE_IN_AFTER_S``.
         """
         from audio.live import LiveSettings
 
         voice = scenario.voice
-        barge_in = self.barge_in_after_s if self.barge_in_after_s is not None else (voice.barge_in_after_s if voice
+        barge_in = self.barge_in_after_s if self.barge_in_after_s is not None else (voice.barge_in_after() if voice
                                                                                      else None)
         yields = self.yield_on_overlap if self.yield_on_overlap is not None else (voice.yield_on_overlap if voice
                                                                                   else True)
@@ -276,7 +292,8 @@ async def run_live(
         try:
             call = settings.call_settings(scenario, k=k, recording=store.layout.live_call)
             outcome = await run_patient_call(call, patient=patient, is_assessment=is_spoken_assessment,
-                                             hooks=CallHooks(sink=session.events, on_ready=ready, log=announce))
+                                             hooks=CallHooks(sink=session.events, on_ready=ready, log=announce),
+                                             red_flag=red_flag_line(scenario, patient))
         finally:
             if page_server is not None:
                 await page_server.close()

@@ -49,7 +49,16 @@ wires it to the store, the scorers and the agents.
 from __future__ import annotations
 
 from audio._pcm import RATE_16K
-from audio.live._brains import GOODBYE_LINE, NUDGE_LINE, AgentBrain, LivePatient, PatientBrain, Respond
+from audio.live._brains import (
+    GOODBYE_LINE,
+    NUDGE_LINE,
+    AgentBrain,
+    LiveAnswer,
+    LivePatient,
+    PatientBrain,
+    RedFlagLine,
+    Respond,
+)
 from audio.live._bridge import AgentLink, BridgeTransport
 from audio.live._call import (
     AgentCallSettings,
@@ -130,6 +139,7 @@ __all__ = [
     "EventSink",
     "InputTap",
     "InteractionMetrics",
+    "LiveAnswer",
     "LiveError",
     "LivePatient",
     "LiveSettings",
@@ -139,6 +149,7 @@ __all__ = [
     "PatientCallSettings",
     "PiperSpeaker",
     "RealtimePacer",
+    "RedFlagLine",
     "Respond",
     "Side",
     "SpeakFrame",

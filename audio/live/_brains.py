@@ -1,7 +1,8 @@
 """The two brains of a live call: the simulated patient and the built-in voice agent.
 
 ``PatientBrain`` answers through the information-tree simulator it is handed (the same code as batch
-runs) and ends the call on the agent's assessment; ``AgentBrain`` asks the agent under test, one
+runs), cuts in with a red flag when the caller hands it one (``RedFlagLine``) and ends the call on the agent's
+assessment; ``AgentBrain`` asks the agent under test, one
 stateless call per turn. Both take turns through ``TurnTaker``.
 """
 
@@ -19,6 +20,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from audio.live._speaking import speakable
 from audio.live._turns import TurnTaker
+from sim.records import Turn
 
 
 class LiveAnswer(Protocol):
@@ -51,18 +53,28 @@ class LivePatient(Protocol):
     def respond(self, message: str) -> LiveAnswer: ...
 
 
+RedFlagLine = Callable[[], LiveAnswer | None]
+"""What the patient cuts in with to tell a red flag (``sim.patient.PatientSimulator.barge_in_red_flag``): it
+reveals and records the fact, and returns the line and the fact's id; None when there is no red flag left."""
+
 NUDGE_LINE = "Sorry, I have to go soon. What do you think I should do?"
 GOODBYE_LINE = "Okay, I need to go now. Thank you."
 ASSESSMENT_POLL_S = 0.05  # after the grace, how often to look whether the assessment's rest has arrived
 
 
 class PatientBrain(TurnTaker):
-    """The simulated patient: opens the call, answers from the information tree, ends on the assessment."""
+    """The simulated patient: opens the call, answers from the information tree, ends on the assessment.
+
+    With ``red_flag`` its first barge-in that has a red flag to tell says it (``barge_in``); any other is
+    ``barge_in_line``, which reveals nothing.
+    """
 
     def __init__(self, *, patient: LivePatient, turn_limit: int,
-                 is_assessment: Callable[[str], bool], **kwargs: Any) -> None:
+                 is_assessment: Callable[[str], bool], red_flag: RedFlagLine | None = None, **kwargs: Any) -> None:
         super().__init__(own="patient", **kwargs)
         self.patient = patient
+        self.red_flag = red_flag
+        self.red_flag_told = False
         self.turn_limit = turn_limit
         self.is_assessment = is_assessment
         self.agent_turns = 0
@@ -77,7 +89,19 @@ class PatientBrain(TurnTaker):
         await self.notify({"type": "transcript", "speaker": "patient", "text": self.patient.opening_line})
 
     def barge_in_line(self) -> str:
+        """The interjection that reveals nothing."""
         return "Sorry to cut in, but it's really bad. What should I do?"
+
+    async def barge_in(self) -> Turn:
+        """Cut in: with a red flag still to tell (once a call), say it and reveal it; else ``barge_in_line``."""
+        reply = self.red_flag() if self.red_flag is not None and not self.red_flag_told else None
+        if reply is None:
+            return await super().barge_in()
+        self.red_flag_told = True
+        turn = await self.say(reply.text, revealed=list(reply.revealed), interjection=True)
+        turn.answer_kind = reply.kind
+        await self.notify({"type": "transcript", "speaker": "patient", "text": reply.text})
+        return turn
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if isinstance(frame, TranscriptionFrame) and self.final_assessment is not None:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from audio import stt as _stt
 from audio._pcm import RATE_16K
-from audio.live._brains import AgentBrain, LivePatient, PatientBrain, Respond
+from audio.live._brains import AgentBrain, LivePatient, PatientBrain, RedFlagLine, Respond
 from audio.live._bridge import BridgeTransport
 from audio.live._door import (
     DEFAULT_JOIN_WINDOW_S,
@@ -420,6 +420,7 @@ async def run_patient_call(
     is_assessment: Callable[[str], bool],
     hooks: CallHooks = CallHooks(),
     tts: PiperTTS | None = None,
+    red_flag: RedFlagLine | None = None,
 ) -> CallOutcome:
     """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
 
@@ -438,6 +439,8 @@ async def run_patient_call(
         is_assessment: whether what the agent said is its spoken assessment (it ends the call).
         hooks: where the call's events, its URL and its log lines go.
         tts: the Piper voice; None loads the default.
+        red_flag: what the patient cuts in with to tell a red flag (``PatientBrain``); None: its barge-ins reveal
+            nothing. It cuts in only with ``settings.side.barge_in_after_s``.
 
     Returns:
         The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
@@ -457,7 +460,8 @@ async def run_patient_call(
     clock = CallClock()
     recorder = CallRecorder(clock, started=False)
     brain = PatientBrain(patient=patient, turn_limit=settings.turn_limit, is_assessment=is_assessment, clock=clock,
-                         settings=settings.side, sink=hooks.sink, scenario_id=settings.scenario_id, k=settings.k)
+                         settings=settings.side, sink=hooks.sink, scenario_id=settings.scenario_id, k=settings.k,
+                         red_flag=red_flag)
     connected = asyncio.Event()
     started = time.time()
     begin = _CallStart(clock, recorder, connected, then=brain.open)

@@ -7,7 +7,8 @@ transcript (``Turn`` records) and the events for the event log.
 
 Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
 speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
-with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause.
+with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause (``barge_in``:
+an interjection that reveals nothing, or the patient brain's red flag).
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ class TurnTaker(FrameProcessor):
     """Shared turn-taking: collect what the far end said, reply once it has stopped, yield on overlap.
 
     Subclasses implement ``decide_and_say(heard)`` (say something with ``say``, or nothing) and may override
-    ``barge_in_line``. Frames from the transport pass through untouched. The bookkeeping (timeline,
+    ``barge_in_line`` or ``barge_in``. Frames from the transport pass through untouched. The bookkeeping (timeline,
     transcript, events) is the ``log``'s.
     """
 
@@ -334,7 +335,11 @@ class TurnTaker(FrameProcessor):
         if self._far_speaking and voiced_now and not self.ended.is_set() and self._barge_ins < self.MAX_BARGE_INS:
             self._barge_ins += 1
             self._barged_this_turn = True
-            await self.say(self.barge_in_line(), revealed=[], interjection=True)
+            await self.barge_in()
+
+    async def barge_in(self) -> Turn:
+        """Cut in now: say ``barge_in_line`` as an interjection that reveals nothing; returns its message."""
+        return await self.say(self.barge_in_line(), revealed=[], interjection=True)
 
     def barge_in_line(self) -> str:
         """What this side says when it cuts in."""

@@ -4,7 +4,9 @@ The simulated patient (the same information-tree simulator as every run) dials t
 (``--agent-url``: ``audio.live.run_patient_call``) in the agent's protocol (``--agent-protocol``: pipecat's protobuf
 frames, or Twilio Media Streams with the patient as Twilio; ``audio.live.VoiceAgentTransport``), speaks with the
 Piper voice and hears the agent's own speech through Whisper, turn by turn by voice activity, until an assessment,
-the patient's turn limit, a hang-up or the call's time limit. The call becomes a ``ConversationResult`` exactly as
+the patient's turn limit, a hang-up or the call's time limit. With ``voice: {barge_in_red_flag: true}`` (or the
+persona preset ``red-flag-barge-in``) the patient cuts in once with its most important untold red flag
+(``sim.live.red_flag_line``). The call becomes a ``ConversationResult`` exactly as
 a live call does (``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction
 metrics), and the runner scores and records it like any other encounter; the recording is the encounter's
 ``call.wav``.
@@ -107,7 +109,7 @@ class CallEncounters:
         from audio.live import AgentLinkSettings, CallHooks, LiveSettings, PatientCallSettings, run_patient_call
         from audio.tts import style_for_profile
         from sim.encounter.assessment import is_spoken_assessment
-        from sim.live import VOICE_NOTE, to_result
+        from sim.live import VOICE_NOTE, red_flag_line, to_result
         from sim.patient import PatientSimulator
 
         scenario = item.scenario
@@ -120,7 +122,7 @@ class CallEncounters:
         turn_limit = self.meta.turn_limit or scenario.max_turns
         voice = scenario.voice
         side = LiveSettings(time_limit_s=self.time_limit_s,
-                            barge_in_after_s=voice.barge_in_after_s if voice else None,
+                            barge_in_after_s=voice.barge_in_after() if voice else None,
                             yield_on_overlap=voice.yield_on_overlap if voice else True)
         recording = RunLayout.encounter_call(self.audio_dir, scenario.id, k)
         recording.parent.mkdir(parents=True, exist_ok=True)
@@ -137,7 +139,8 @@ class CallEncounters:
         patient = PatientSimulator(scenario, seed=seed)
         started = time.time()
         outcome = await run_patient_call(settings, patient=patient, is_assessment=is_spoken_assessment,
-                                         hooks=CallHooks(sink=sink, log=lambda _line: None))
+                                         hooks=CallHooks(sink=sink, log=lambda _line: None),
+                                         red_flag=red_flag_line(scenario, patient))
         if outcome.termination == "no_connection":
             reason = "; ".join(outcome.errors) or f"could not connect to {self.agent_url}"
             refused = re.search(r"\bHTTP (401|403) from ", reason)  # a bridge's link: the key was refused

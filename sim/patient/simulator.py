@@ -33,6 +33,9 @@ filter, the scenario's triggers, the shared intent lexicon) and, optionally, by 
    something of those kinds is untold, a line of ``NOTHING_MORE_LINES``, never a "no". A persona decides
    what it would not volunteer (``sim.patient.persona.PersonaBehaviour.may_volunteer``).
 
+   On a live call with ``voice: {barge_in_red_flag: true}`` the patient also cuts in once with its most important
+   red flag not told yet (``barge_in_red_flag``): recorded with the layer ``barge_in``.
+
    Each line is picked by a seeded RNG (never the same line twice in a row), so that a given seed
    always gives the same conversation.
 5. A persona whose values change the text (``sim.patient.persona.changes_text``: poor recall, a minimiser, a
@@ -46,10 +49,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scenarios.facts import is_red_flag_fact
 from scenarios.lexicon import normalise, stem
 from scenarios.schema import Fact, FactCategory, Scenario
 from sim.patient.persona import PersonaBehaviour, changes_text
@@ -89,6 +93,7 @@ UNANSWERABLE_BY_NO = frozenset({
 VOLUNTEER_INTENTS = frozenset({"other_symptoms", "presenting_complaint"})
 VOLUNTEER_CATEGORIES = frozenset({FactCategory.symptoms, FactCategory.red_flag, FactCategory.history})
 VOLUNTEER_MAX = 3
+_ASIDE = re.compile(r"^(?:(?:oh|well|um|erm|actually|now you mention it|now that you mention it)[,.!]?\s+)+", re.I)
 _YES = re.compile(r"^(?:yes|yeah|yep|yes,? i have|yes,? there is)\b[,.!]?\s*", re.I)
 
 
@@ -181,6 +186,31 @@ class PatientSimulator:
         if not asked and (offered := self._volunteer(message)) is not None:
             return PatientReply(volunteered_answer(offered), [offered.id], {offered.id: "volunteered"})
         return self._plain_reply(message, asked)
+
+    def barge_in_red_flag(self, *, denied: Callable[[str], bool] = lambda _answer: False) -> PatientReply | None:
+        """The line a patient cuts in with to tell its most important red flag not told yet; None when none is left.
+
+        The red flags are the scenario's red-flag facts (``scenarios.facts.is_red_flag_fact``) whose answer is not
+        ``denied`` (a pertinent negative, "No, my breathing's fine", is nothing to cut in with; the caller passes
+        the graders' reading, which the patient does not import), unlocked (``requires`` told), critical first,
+        then in ``expected.red_flags`` order, then the tree's. The fact is revealed now, with the layer
+        ``barge_in``; the line is its answer as said unasked, without a leading "oh," or "now you mention it,",
+        after "Sorry, but".
+        """
+        flags = self.scenario.expected.red_flags
+        candidates = [f for f in self.scenario.information_tree
+                      if is_red_flag_fact(f, self.scenario) and f.id not in self.gathered_info
+                      and (f.requires is None or f.requires in self.gathered_info) and not denied(f.answer)]
+        if not candidates:
+            return None
+        fact = min(candidates, key=lambda f: (not f.critical, flags.index(f.id) if f.id in flags else len(flags),
+                                              self._order[f.id]))
+        self.gathered_info.append(fact.id)
+        self.revealed_by[fact.id] = "barge_in"
+        said = _ASIDE.sub("", volunteered_answer(fact), count=1)
+        if not re.match(r"I\b|[A-Z]{2}", said):  # "I ...", "ECG ..." keep their capital
+            said = said[:1].lower() + said[1:]
+        return PatientReply(f"Sorry, but {said}", [fact.id], {fact.id: "barge_in"})
 
     def _open_question(self, message: str) -> bool:
         """Whether ``message`` asks only the open question about symptoms (``VOLUNTEER_INTENTS``)."""

@@ -41,7 +41,7 @@ from scenarios.lexicon import (
 )
 from scenarios.schema import Fact, Scenario
 
-Layer = Literal["trigger", "intent", "model", "volunteered"]
+Layer = Literal["trigger", "intent", "model", "volunteered", "barge_in"]
 SpeechAct = Literal["question", "request", "statement"]
 
 # ------------------------------------------------------------------------------------------ sentences

@@ -71,7 +71,8 @@ class Turn(BaseModel):
     agent_turn: int | None = None
     revealed: list[str] = Field(default_factory=list, description="fact ids this patient message revealed")
     revealed_by: dict[str, str] = Field(default_factory=dict, description="patient messages: fact id -> the layer that "
-                                                                "revealed it (trigger, intent or model)")
+                                                                "revealed it (trigger, intent, model, volunteered, or "
+                                                                "barge_in: a red-flag cut-in on a call)")
     answer_kind: str | None = Field(default=None, description="patient messages: facts, unsure (neither reveals "
                                                               "nor denies), negative (closed-world 'no' to a "
                                                               "recognised question the scenario has no fact for), "

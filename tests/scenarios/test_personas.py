@@ -5,16 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from scenarios import Scenario
 from scenarios.lay import LayTableError, lay_words, to_lay
 from scenarios.lexicon import broad_intents, load_lexicon
 from scenarios.personas import DEFAULT_PERSONA, PERSONA_PRESETS, PersonaError, parse_personas, with_persona
+from scenarios.schema import RED_FLAG_BARGE_IN_AFTER_S, VoiceBlock
 
 
 def test_the_presets_the_sweep_names() -> None:
     assert list(PERSONA_PRESETS) == ["default", "poor-recall", "minimiser", "catastrophiser", "rambling", "lay",
-                                     "carer", "limited-english"]
+                                     "carer", "limited-english", "red-flag-barge-in"]
     assert all(p.description for p in PERSONA_PRESETS.values())
 
 
@@ -30,6 +32,34 @@ def test_with_persona_overlays_only_its_fields(by_id: dict[str, Scenario]) -> No
     minimiser = with_persona(scenario, "minimiser").patient_profile.persona
     assert minimiser.speaking_style == "minimiser" and minimiser.recall == "poor"
     assert with_persona(by_id["acs_chest_pain"], "limited-english").patient_profile.persona.language == "limited"
+
+
+def test_the_voice_block_parses_the_red_flag_barge_in_and_its_default_delay(by_id: dict[str, Scenario]) -> None:
+    assert VoiceBlock().barge_in_red_flag is False and VoiceBlock().barge_in_after() is None
+    on = VoiceBlock.model_validate({"barge_in_red_flag": True})
+    assert on.barge_in_after() == RED_FLAG_BARGE_IN_AFTER_S == 3.0
+    assert VoiceBlock.model_validate({"barge_in_red_flag": True, "barge_in_after_s": 1.5}).barge_in_after() == 1.5
+    assert VoiceBlock.model_validate({"barge_in_after_s": 2.0}).barge_in_after() == 2.0
+    with pytest.raises(ValidationError, match="barge_in_red_flag"):
+        VoiceBlock.model_validate({"barge_in_red_flag": "sometimes"})
+    data = by_id["acs_chest_pain"].model_dump(mode="json", exclude_none=True)
+    data["voice"] = {"preset": "phone", "barge_in_red_flag": True}
+    assert Scenario.model_validate(data).voice == VoiceBlock(preset="phone", barge_in_red_flag=True)
+    data["voice"] = {"barge_in_red_flags": True}
+    with pytest.raises(ValidationError, match="barge_in_red_flags"):  # a misspelt option is an error, not ignored
+        Scenario.model_validate(data)
+
+
+def test_the_red_flag_barge_in_preset_turns_it_on_and_keeps_the_rest(by_id: dict[str, Scenario]) -> None:
+    scenario = by_id["acs_chest_pain"]  # no voice block
+    told = with_persona(scenario, "red-flag-barge-in")
+    assert told.voice == VoiceBlock(barge_in_red_flag=True) and scenario.voice is None
+    assert told.patient_profile == scenario.patient_profile and told.information_tree == scenario.information_tree
+    own = scenario.model_copy(update={"voice": VoiceBlock(preset="bad-line", yield_on_overlap=False,
+                                                          barge_in_after_s=2.0)})
+    assert with_persona(own, "red-flag-barge-in").voice == VoiceBlock(preset="bad-line", yield_on_overlap=False,
+                                                                      barge_in_after_s=2.0, barge_in_red_flag=True)
+    assert with_persona(own, "carer").voice == own.voice  # a text preset leaves the voice block alone
 
 
 def test_parse_personas_keeps_order_and_drops_repeats() -> None:

@@ -260,6 +260,29 @@ def test_a_red_flag_barge_in_with_nothing_after_it_is_unanswered_and_untimed_sto
     assert red[0].agent_stopped is None and red[0].addressed is None
 
 
+def test_a_cut_in_with_a_reply_queued_behind_it_has_no_end_time_and_still_counts() -> None:
+    """The patient's red-flag cut-in (voice.barge_in_red_flag), then its reply to the agent's cut-off words queued
+    behind it: one stretch of speech, so the cut-in has only a start (the overlap's instant) and the reply only an
+    end. The agent that stopped and advised, and the one that talked on and asked something else."""
+    def cut_in(*agent: tuple[str, str, float, float]) -> ConversationResult:
+        c = call(("patient", "My chest hurts.", 0.0, 2.0),
+                 ("patient", "Sorry, but I'm sweating a lot.", 5.0, None, ["sweating"]),
+                 *agent, overlaps=[{"at": 5.0, "by": "patient", "yielded": False, "duration_s": 0.0}])
+        c.turns[1].channel = {"speech_start_s": 5.0}
+        return c
+
+    stopped = cut_in(("agent", "Let me ask you about your history and", 3.0, 5.5),
+                     ("patient", "Sorry, what do you mean?", None, None),
+                     ("agent", "Sweating with chest pain: call 911 now.", 9.0, 11.0))
+    stopped.turns[3].channel = {"speech_end_s": 8.0}
+    (b,) = red_flag_barge_ins(stopped, scenario())[1]
+    assert b.facts == ["sweating"] and b.agent_stopped is True and b.addressed is True and b.how == "advice: call 911"
+    talked_on = cut_in(("agent", "Let me ask you about your history, your medicines and your allergies.", 3.0, 10.0),
+                       ("agent", "Do you smoke?", 11.0, 12.0))
+    (b,) = red_flag_barge_ins(talked_on, scenario())[1]
+    assert b.agent_stopped is False and b.addressed is False
+
+
 # --- one call, and pooled -------------------------------------------------------------------------------------------
 
 
