@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -129,8 +130,9 @@ def _argv(command: str, ws: dict[str, object], extra: list[str]) -> list[str]:
     assert isinstance(runs, dict)
     words = shlex.split(command)[1:]
     swapped = []
-    for word in words:
-        if re.fullmatch(r"https?://[^\s]+/v1", word):
+    for i, word in enumerate(words):
+        # an endpoint is a loopback chat model; a voice agent (--agent-url) is not one
+        if re.fullmatch(r"https?://[^\s]+/v1", word) and words[i - 1] != "--agent-url":
             word = server.base_url  # the endpoint: a loopback chat model
         m = re.fullmatch(r"runs/<(\w+)>", word)
         if m:
@@ -252,9 +254,12 @@ def test_readme_calls_to_an_absent_voice_agent_stop_in_one_paragraph(command: st
                                                                      tmp_path: Path) -> None:
     """The README's voice agent is not running here: the run of calls is refused at once, exit 2, nothing made."""
     words = shlex.split(command)
-    words[words.index("--agent-url") + 1] = re.sub(r":\d+", f":{_free_port()}", words[words.index("--agent-url") + 1])
+    url = urlsplit(words[words.index("--agent-url") + 1])  # nothing listens on loopback at a free port
+    words[words.index("--agent-url") + 1] = urlunsplit(url._replace(netloc=f"127.0.0.1:{_free_port()}"))
     env = workspace["env"]
     assert isinstance(env, dict)
+    if "--api-key-env" in words:  # the README's key variable, set: the agent's absence is what is tested
+        env = {**env, words[words.index("--api-key-env") + 1]: "sk-readme-test"}
     done = subprocess.run(_argv(shlex.join(words), workspace, ["--out", str(tmp_path / "calls")]),
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     output = done.stdout + done.stderr

@@ -503,7 +503,8 @@ async def run_patient_call(
     finally:
         if agent is not None:
             await agent.closing()  # stops what the transport started, however the call ended
-    if isinstance(transport, BridgeTransport) and transport.error is not None and not refused:
+    link_failed = isinstance(transport, BridgeTransport) and transport.error is not None and not refused
+    if link_failed:
         errors = [*errors, f"the agent's connection failed mid-call: {transport.error}"]
 
     def no_call() -> str:
@@ -513,6 +514,8 @@ async def run_patient_call(
 
     outcome = await _outcome(brain, errors=errors, no_call=no_call, recorder=recorder,
                              recording=settings.recording, connected=connected, started=started, door=door)
+    if link_failed and outcome.termination not in ("assessment", "no_connection"):
+        outcome.termination = "error"  # a failed call, as a failed agent call is in a text run: kept, not scored
     if isinstance(transport, BridgeTransport) and transport.link.transcript and outcome.recording is not None:
         outcome.agent_transcript = outcome.recording.with_name(AGENT_TRANSCRIPT)
         outcome.agent_transcript.write_text(json.dumps(transport.link.transcript, indent=1) + "\n")

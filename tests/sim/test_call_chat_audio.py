@@ -138,8 +138,9 @@ async def test_a_failed_turn_and_a_silent_agent_are_recorded_calls_not_lost(tmp_
     records = {r["k"]: r for r in map(json.loads, RunLayout(root).results.read_text().splitlines())}
     assert sorted(records) == [0, 1, 2] and summary.completed + summary.errors == 3
     failed, malformed, silent = (records[k]["result"] for k in range(3))
-    assert failed["termination"] == "hangup" and any("chat-audio: HTTP 500 from POST" in e for e in failed["errors"])
-    assert malformed["termination"] == "hangup"
+    assert failed["termination"] == "error" and any("chat-audio: HTTP 500 from POST" in e for e in failed["errors"])
+    assert malformed["termination"] == "error"
+    assert [records[k]["status"] for k in range(2)] == ["error", "error"] and summary.errors >= 2  # not scored
     assert any("chat-audio: a malformed reply to POST" in e for e in malformed["errors"])
     assert silent["termination"] == "time_limit" and not [t for t in silent["turns"] if t["speaker"] == "agent"]
     for result in (failed, malformed, silent):

@@ -147,10 +147,10 @@ async def test_a_realtime_agent_that_errs_hangs_up_or_never_speaks_is_a_recorded
     assert sorted(by_k) == [0, 1, 2] and summary.completed + summary.errors == 3 and len(calls) == 3
     shown = f"ws://127.0.0.1:{server.port}/v1/realtime"
     erred, closed, silent = by_k[0], by_k[1], by_k[2]
-    assert erred["termination"] == "hangup" and erred["errors"] == [
+    assert erred["termination"] == "error" and erred["errors"] == [
         f"the agent's connection failed mid-call: an error event from {shown}: server_error/overloaded: The server "
         "is overloaded."]
-    assert closed["termination"] == "hangup" and closed["errors"] == [
+    assert closed["termination"] == "error" and closed["errors"] == [
         f"the agent's connection failed mid-call: {shown} closed the connection mid-call (code 1011)"]
     assert silent["termination"] == "time_limit" and not silent["errors"]
     # the agent's own transcript is kept beside the recording (not in the turns: they are what the patient heard)
