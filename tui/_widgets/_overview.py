@@ -1,6 +1,7 @@
 """The run overview: its text and the pane that shows it above a progress bar.
 
-The text: the run's identity and state, counts, throughput/ETA, aggregate, gate badge, suites, warnings.
+The text: the run's identity and state, counts, throughput/ETA, aggregate, gate badge, the calls' voice measures,
+suites, warnings.
 """
 
 from __future__ import annotations
@@ -31,6 +32,37 @@ def gate_badge(status: str) -> Text:
         The status, padded, on its colour.
     """
     return Text(f" {status} ", style=GATE_STYLE.get(status, "bold"))
+
+
+def voice_text(state: RunView) -> Text | None:
+    """The calls' clinical voice measures from summary.json (a call or live run's ``voice_measures``), or None.
+
+    Args:
+        state: The followed run.
+
+    Returns:
+        One line: calls, the agent's latency, safety advice after a red flag, speakability and red-flag barge-ins.
+    """
+    vm = state.summary.voice_measures if state.summary is not None else None
+    if vm is None:
+        return None
+    text = Text("voice ")
+    text.append(f"{vm.calls} call{'s' if vm.calls != 1 else ''}", style="bold")
+    if vm.agent_latency_p50_s is not None:
+        p95 = f" p95 {vm.agent_latency_p95_s:.2f} s" if vm.agent_latency_p95_s is not None else ""
+        text.append(f" · agent latency p50 {vm.agent_latency_p50_s:.2f} s{p95}")
+    if vm.red_flag_calls:
+        text.append(" · safety advice ")
+        text.append(f"{vm.advice_given}/{vm.red_flag_calls}", style="bold" if vm.advice_given == vm.red_flag_calls
+                    else "bold red")
+        text.append(" red-flag calls" + (f" (p50 {vm.advice_p50_s:.1f} s after the red flag)"
+                                         if vm.advice_p50_s is not None else ""))
+    if vm.speakability is not None:
+        text.append(f" · speakable {score(vm.speakability, 2)} ({vm.flagged_turns}/{vm.agent_turns} turns flagged)")
+    if vm.red_flag_barge_ins:
+        text.append(f" · red-flag barge-ins {vm.red_flag_barge_ins}: agent stopped {vm.barge_in_agent_stopped}, "
+                    f"addressed {vm.barge_in_addressed}")
+    return text
 
 
 def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_error: str | None = None,  # noqa: C901
@@ -95,6 +127,9 @@ def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_
             agg.append(f" {n} encounter{'s' if n != 1 else ''} with safety failures so far", style="yellow")
     lines.append(agg)
 
+    voice = voice_text(state)
+    if voice is not None:
+        lines.append(voice)
     suites = state.suite_means(suite_of)
     if suites:
         st = Text("suites ")
