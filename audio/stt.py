@@ -74,8 +74,10 @@ Threads
     for one clip alone (a 2.7 s clip: 0.33 s with the default, 0.22 s with one thread; an 11 s clip:
     0.71 s and 0.43 s; ``/tmp`` timing of ``transcribe``, 10 runs each), and several encounters
     transcribing at once (a batch, a live call's two sides, Ray actors) then oversubscribe the cores.
-    Scale across clips, not within one. A Ray voice actor (one CPU) gets one thread too, so local and Ray
-    runs decode with the same threading.
+    Scale across clips, not within one: a model has ``stt_workers()`` workers (the CPU count, at most 4;
+    ``ENCSIM_STT_WORKERS``), so that that many clips decode at once; with faster-whisper's default of one,
+    concurrent transcriptions queued on one core. A Ray voice actor (one CPU) gets one thread too, so local and
+    Ray runs decode with the same threading.
 
 Cost
     tiny.en, int8, beam 5, 10 s window, one thread: about 0.2 s per 3 s clip on an idle core. Beam search (default
@@ -120,6 +122,7 @@ __all__ = [
     "load_audio",
     "load_model",
     "stt_threads",
+    "stt_workers",
     "normalize_words",
     "transcribe",
     "transcribe_async",
@@ -255,6 +258,25 @@ def stt_threads() -> int:
     return int(raw)
 
 
+def stt_workers() -> int:
+    """Transcriptions one process runs at once: ``ENCSIM_STT_WORKERS`` when set, else the CPU count (1 to 4).
+
+    faster-whisper's ``num_workers`` (CTranslate2's ``inter_threads``): with one worker, concurrent calls to a model
+    queue behind each other, so a process serving several calls (``encsim serve-agent --concurrency``, a batch of
+    calls) transcribed on one core however many it had. Each worker keeps its own replica of the (tiny) model.
+
+    Raises:
+        ConfigError: ``ENCSIM_STT_WORKERS`` is set but not a positive whole number.
+    """
+    raw = os.environ.get("ENCSIM_STT_WORKERS", "").strip()
+    if not raw:
+        return max(1, min(4, os.cpu_count() or 1))
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"ENCSIM_STT_WORKERS={raw!r}: give how many transcriptions may run at once as a whole "
+                          "number of 1 or more (default: the CPU count, at most 4), or unset it.")
+    return int(raw)
+
+
 def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType = "int8",
                cpu_threads: int | None = None) -> WhisperModel:
     """Return the process-wide ``WhisperModel`` for ``(model_dir, compute_type)``, loading it once.
@@ -278,7 +300,7 @@ def load_model(*, model_dir: str | Path | None = None, compute_type: ComputeType
             try:
                 model = WhisperModel(str(path), device="cpu", compute_type=compute_type,
                                      cpu_threads=stt_threads() if cpu_threads is None else cpu_threads,
-                                     local_files_only=True)
+                                     num_workers=stt_workers(), local_files_only=True)
             except (RuntimeError, ValueError, OSError) as exc:
                 raise ModelDirError(f"Speech model directory {path} could not be loaded by CTranslate2 "
                                     f"({exc}). Pass a CTranslate2 Whisper model directory, or omit "

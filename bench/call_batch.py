@@ -40,10 +40,11 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _serve(protocol: str, control: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+def _serve(protocol: str, control: str, port: int, log: Path,
+           env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([*ENCSIM, "serve-agent", "--protocol", protocol, "--model", f"scripted:{control}",
                              "--port", str(port), "--concurrency", "8"], cwd=ROOT, stdout=log.open("wb"),
-                            stderr=subprocess.STDOUT)
+                            stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + 180
     while not _listening(port):
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -7,17 +7,21 @@ on one scenario. Both sides (the patient and the agent: VAD, Whisper, Piper each
 are 2 x C real-time voice pipelines on its cores.
 
 Printed per level: calls, wall time, calls per minute, the patient-side latency (end of the agent's speech to the
-patient's first audio, pooled over every reply of every call) p50 and p95, and the agent-side p50. Concurrency 1 is
-the old path: before issue 34, ``encsim serve-agent`` took one call at a time. The goal (issue 34): p95 at
-concurrency 4 within 1.5 x p95 at concurrency 1.
+patient's first audio, pooled over every reply of every call) p50 and p95, and the agent-side p50. Two paths, one
+beside the other: ``old`` is each process with one Whisper worker (``ENCSIM_STT_WORKERS=1``, faster-whisper's
+default until 2026-11-27: concurrent transcriptions queued on one core), at ``--old-levels``; ``new`` is the
+default (a worker per core), at ``--levels``. Before issue 34, ``encsim serve-agent`` took one call at a time, so
+concurrency 1 is all the old code could do at all. The goal (issue 34): p95 at concurrency 4 within 1.5 x p95 at
+concurrency 1.
 
-    .venv/bin/python bench/calls.py [--levels 1,4,8] [--protocol pipecat] [--max-turns 3]
+    .venv/bin/python bench/calls.py [--levels 1,4,8] [--old-levels 1,4] [--protocol pipecat] [--max-turns 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -32,14 +36,15 @@ from bench.call_batch import ENCSIM, _free_port, _serve, _url  # noqa: E402
 from sim.records import percentile  # noqa: E402
 
 
-def _level(concurrency: int, calls: int, args: argparse.Namespace, url: str, out: Path) -> dict:
+def _level(concurrency: int, calls: int, args: argparse.Namespace, url: str, out: Path,
+           env: dict[str, str]) -> dict:
     k = calls
     argv = [*ENCSIM, "run", "--mode", "call", "--agent-protocol", args.protocol, "--agent-url", url,
             "--agent-scenario-hint", "--model", "scripted:reference", "--scenarios", args.scenario, "--k", str(k),
             "--concurrency", str(concurrency), "--max-turns", str(args.max_turns), "--call-time-limit", "300",
             "--fail-fast", "0", "--out", str(out), "--quiet"]
     started = time.monotonic()
-    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.monotonic() - started
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     ok = [r for r in rows if r.get("status") == "ok"]
@@ -52,42 +57,55 @@ def _level(concurrency: int, calls: int, args: argparse.Namespace, url: str, out
 
 
 def main() -> int:
-    """Serve the agent, run each level, print the table."""
+    """Serve the agent, run each level on each path, print the table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--levels", default="1,4,8")
+    parser.add_argument("--old-levels", default="1,4", help="levels also run on the old path ('' for none)")
     parser.add_argument("--protocol", default="pipecat")
     parser.add_argument("--scenario", default="viral_uri")
     parser.add_argument("--max-turns", type=int, default=3)
     parser.add_argument("--calls-per-level", type=int, help="default: 2 x the concurrency, at least 4")
     args = parser.parse_args()
+    paths = [("old", {**os.environ, "ENCSIM_STT_WORKERS": "1"}, [int(x) for x in args.old_levels.split(",") if x]),
+             ("new", {k: v for k, v in os.environ.items() if k != "ENCSIM_STT_WORKERS"},
+              [int(x) for x in args.levels.split(",")])]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        port = _free_port()
-        server = _serve(args.protocol, "reference", port, Path(tmp) / "serve.log")
-        rows = []
-        try:
-            for c in (int(x) for x in args.levels.split(",")):
-                calls = args.calls_per_level or max(4, 2 * c)
-                row = _level(c, calls, args, _url(args.protocol, port), Path(tmp) / f"c{c}")
-                rows.append(row)
-                print(f"concurrency {c}: {row['ok']}/{row['calls']} calls in {row['wall_s']:.0f} s, "
-                      f"{row['per_min']:.2f}/min, patient p50 {row['p50']} p95 {row['p95']} "
-                      f"({row['replies']} replies), agent p50 {row['agent_p50']}, exit {row['exit']}", flush=True)
-        finally:
-            server.send_signal(signal.SIGINT)
+        for path, env, levels in paths:
+            if not levels:
+                continue
+            port = _free_port()
+            server = _serve(args.protocol, "reference", port, Path(tmp) / f"serve-{path}.log", env=env)
             try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-    print("\n| concurrency | calls ok | wall s | calls/min | patient p50 s | patient p95 s | agent p50 s |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['concurrency']} | {r['ok']}/{r['calls']} | {r['wall_s']:.0f} | {r['per_min']:.2f} | "
-              f"{r['p50']} | {r['p95']} | {r['agent_p50']} |")
-    base = next((r for r in rows if r["concurrency"] == 1), None)
-    four = next((r for r in rows if r["concurrency"] == 4), None)
-    if base and four and base["p95"] and four["p95"]:
-        print(f"\np95 at 4 / p95 at 1 = {four['p95'] / base['p95']:.2f} (goal: at most 1.5)")
+                for c in levels:
+                    calls = args.calls_per_level or max(4, 2 * c)
+                    row = _level(c, calls, args, _url(args.protocol, port), Path(tmp) / f"{path}-c{c}", env)
+                    row["path"] = path
+                    rows.append(row)
+                    print(f"{path} concurrency {c}: {row['ok']}/{row['calls']} calls in {row['wall_s']:.0f} s, "
+                          f"{row['per_min']:.2f}/min, patient p50 {row['p50']} p95 {row['p95']} "
+                          f"({row['replies']} replies), agent p50 {row['agent_p50']}, exit {row['exit']}", flush=True)
+            finally:
+                server.send_signal(signal.SIGINT)
+                try:
+                    server.wait(30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+    print("\n| path | concurrency | calls ok | wall s | calls/min | patient p50 s | patient p95 s | agent p50 s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["concurrency"], r["path"])):
+        print(f"| {r['path']} | {r['concurrency']} | {r['ok']}/{r['calls']} | {r['wall_s']:.0f} | {r['per_min']:.2f} | "
+              f"{_s(r['p50'])} | {_s(r['p95'])} | {_s(r['agent_p50'])} |")
+    for path in ("old", "new"):
+        base = next((r for r in rows if r["concurrency"] == 1 and r["path"] == path), None)
+        four = next((r for r in rows if r["concurrency"] == 4 and r["path"] == path), None)
+        if base and four and base["p95"] and four["p95"]:
+            print(f"{path}: p95 at 4 / p95 at 1 = {four['p95'] / base['p95']:.2f} (goal: at most 1.5)")
     return 0
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 if __name__ == "__main__":

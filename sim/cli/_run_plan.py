@@ -133,10 +133,11 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
         raise ConfigError("--gguf only applies with --model local; drop it or use --model local.")
     if options.gguf is not None and not options.gguf.is_file():
         raise ConfigError(f"--gguf {options.gguf}: no such model file. Give the path of a .gguf file.")
-    if options.mode == "voice":  # a bad ENCSIM_STT_THREADS is the user's to fix before anything runs
-        from audio.stt import stt_threads
+    if options.mode in ("voice", "call"):  # a bad ENCSIM_STT_THREADS / _WORKERS is the user's to fix first
+        from audio.stt import stt_threads, stt_workers
 
         stt_threads()
+        stt_workers()
     out = options.out or Path("runs") / new_run_id(options.model)
     if RunLayout(out).run.exists():
         raise ConfigError(f"--out {out}: a run already exists there. Resume it with "
