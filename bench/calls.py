@@ -15,6 +15,20 @@ concurrency 1 is all the old code could do at all. The goal (issue 34): p95 at c
 concurrency 1.
 
     .venv/bin/python bench/calls.py [--levels 1,4,8] [--old-levels 1,4] [--protocol pipecat] [--max-turns 3]
+
+Figures (2026-11-27 22:21-22:43, this 2-core machine, nothing else running, ``.venv/bin/python bench/calls.py``;
+viral_uri, 3 agent turns per call, pipecat protocol):
+
+    | path | concurrency | calls ok | wall s | calls/min | patient p50 s | patient p95 s | agent p50 s |
+    | old  | 1 | 4/4   | 234 | 1.03 | 0.464 | 0.544 | 1.126 |
+    | new  | 1 | 4/4   | 232 | 1.04 | 0.472 | 0.576 | 1.124 |
+    | old  | 4 | 8/8   | 161 | 2.98 | 0.851 | 1.528 | 7.864 |
+    | new  | 4 | 8/8   | 147 | 3.26 | 0.665 | 1.020 | 6.539 |
+    | new  | 8 | 15/16 | 352 | 2.56 | 3.280 | 6.628 | 38.92 |
+
+p95 at 4 over p95 at 1: 2.81 on the old path, 1.77 on the new; the goal of 1.5 is not met. At 8 the machine is
+saturated (16 real-time pipelines on 2 cores): throughput falls and one call of 16 failed. The agent-side latency
+is the built-in agent's (Whisper with beam 5 and Piper for 4 to 8 calls in one process), not the patient's.
 """
 
 from __future__ import annotations
