@@ -129,7 +129,7 @@ async def test_a_failed_turn_and_a_silent_agent_are_recorded_calls_not_lost(tmp_
     try:
         summary, root = await asyncio.wait_for(run_plan(_options(
             ["--mode", "call", "--agent-url", url, "--agent-protocol", "chat-audio", "--scenarios", SCENARIO,
-             "--k", "3", "--concurrency", "1", "--call-time-limit", "20", "--out", str(tmp_path / "run"),
+             "--k", "3", "--concurrency", "1", "--call-time-limit", "15", "--out", str(tmp_path / "run"),
              "--quiet"])), 400)
     finally:
         never.set()

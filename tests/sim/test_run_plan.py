@@ -43,7 +43,8 @@ def test_every_field_is_a_flag_and_every_flag_reaches_its_field() -> None:
     options, defaults = _options(argv), _options([])
     unchanged = [f.name for f in dataclasses.fields(RunOptions)
                  if f.name not in {"resume", "retry_errors", "tui", "ray_address", "ray_actors", "agent_url",
-                                   "agent_protocol", "call_time_limit"}
+                                   "agent_protocol", "call_time_limit", "agent_turns", "agent_reply",
+                                   "agent_scenario_hint"}
                  and getattr(options, f.name) == getattr(defaults, f.name) and f.name != "executor"]
     assert unchanged == []
     assert options.processes == 1 and options.personas == ["minimiser"] and options.evaluator_modules == ["my.mod"]
@@ -53,6 +54,12 @@ def test_every_field_is_a_flag_and_every_flag_reaches_its_field() -> None:
                       "--call-time-limit", "60"])
     assert (calls.mode, calls.agent_url, calls.agent_protocol, calls.call_time_limit) == (
         "call", "ws://127.0.0.1:9", "twilio", 60.0)
+    realtime = _options(["--mode", "call", "--agent-url", "ws://127.0.0.1:9/v1", "--agent-protocol",
+                         "openai-realtime", "--agent-turns", "commit", "--agent-scenario-hint"])
+    assert (realtime.agent_turns, realtime.agent_scenario_hint, defaults.agent_scenario_hint) == ("commit", True, False)
+    chat = _options(["--mode", "call", "--agent-url", "http://127.0.0.1:9/v1", "--agent-protocol", "chat-audio",
+                     "--agent-reply", "text"])
+    assert (chat.agent_reply, defaults.agent_reply, defaults.agent_turns) == ("text", None, None)
 
 
 def test_a_field_default_is_the_parsed_default() -> None:

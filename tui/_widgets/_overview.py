@@ -65,6 +65,20 @@ def voice_text(state: RunView) -> Text | None:
     return text
 
 
+def _suites_text(state: RunView, suite_of: Callable[[str], str | None]) -> Text | None:
+    """The per-suite means so far, on one line (None before any)."""
+    suites = state.suite_means(suite_of)
+    if not suites:
+        return None
+    st = Text("suites ")
+    for i, (suite, mean) in enumerate(suites):
+        if i:
+            st.append(" · ")
+        st.append(f"{suite} ")
+        st.append(score(mean, 2), style="bold")
+    return st
+
+
 def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_error: str | None = None,  # noqa: C901
                   job_running: bool = False, waiting: bool = False) -> tuple[Text, Group]:
     """The run overview: its head line and its body.
@@ -127,18 +141,7 @@ def overview_text(state: RunView, *, suite_of: Callable[[str], str | None], job_
             agg.append(f" {n} encounter{'s' if n != 1 else ''} with safety failures so far", style="yellow")
     lines.append(agg)
 
-    voice = voice_text(state)
-    if voice is not None:
-        lines.append(voice)
-    suites = state.suite_means(suite_of)
-    if suites:
-        st = Text("suites ")
-        for i, (suite, mean) in enumerate(suites):
-            if i:
-                st.append(" · ")
-            st.append(f"{suite} ")
-            st.append(score(mean, 2), style="bold")
-        lines.append(st)
+    lines += [line for line in (voice_text(state), _suites_text(state, suite_of)) if line is not None]
     if waiting:
         lines.append(Text(f"waiting for {state.run_dir.name}/run.json to appear…", style="yellow"))
     if job_running and not waiting:
