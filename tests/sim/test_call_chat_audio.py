@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,23 +19,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from sim.cli._main import build_parser
 from sim.cli._run_command import run_plan
-from sim.cli._run_options import RunOptions
 from sim.records import ConfigError, RunLayout, read_events
+from tests.sim.test_call_run import _free_port, _options
 
 SCENARIO = "viral_uri"
 KEY = "sk-chat-audio-secret-5f1e9a"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _options(argv: list[str]) -> RunOptions:
-    return RunOptions.from_namespace(build_parser().parse_args(["run", *argv]))
 
 
 def test_serve_agent_refuses_calls_for_chat_audio() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import socket
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -19,24 +18,13 @@ from typing import Any
 import pytest
 from openai.types.realtime import RealtimeError, RealtimeErrorEvent, ResponseAudioTranscriptDoneEvent
 
-from sim.cli._main import build_parser
 from sim.cli._run_command import run_plan
-from sim.cli._run_options import RunOptions
 from sim.records import RunLayout
 from tests.audio.test_realtime import FakeRealtime, _dump
+from tests.sim.test_call_run import _free_port, _options
 
 SCENARIO = "viral_uri"
 KEY = "sk-realtime-test-NEVER-WRITTEN-7c1e"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _options(argv: list[str]) -> RunOptions:
-    return RunOptions.from_namespace(build_parser().parse_args(["run", *argv]))
 
 
 def _records(root: Path) -> list[dict[str, Any]]:
