@@ -51,7 +51,6 @@ import binascii
 import hashlib
 import io
 import json
-import math
 import time
 import uuid
 import wave
@@ -69,7 +68,7 @@ from pipecat.transports.base_transport import BaseTransport
 from audio._pcm import RATE_16K, float_to_int16, int16_samples, resample_int16
 from audio.live._bridge import AgentLink, BridgeTransport, HangUp, Hear
 from audio.live._settings import LiveError
-from audio.live._speaking import _SENTENCE, FRAME_BYTES, FRAME_S, SENTENCE_GAP_S, _to_wire_pcm, speakable
+from audio.live._speaking import _SENTENCE, FRAME_BYTES, SENTENCE_GAP_S, _to_wire_pcm, every_frame, speakable
 from audio.live._transport import SCENARIO_HINT_PARAM, AgentLinkSettings, AgentProtocol, VoiceAgentTransport
 
 if TYPE_CHECKING:
@@ -348,19 +347,18 @@ class ChatAudioLink(AgentLink):
         await self._hang_up(reason)
 
     async def _play(self) -> None:
-        """The playout clock: one frame every 20 ms on absolute deadlines, silence when nothing is to play."""
-        start = time.monotonic()
-        n = 0
+        """The playout clock (``every_frame``): one frame every 20 ms, silence when nothing is to play."""
         silence = bytes(FRAME_BYTES)
-        while not self._closed:
-            n = max(n + 1, math.floor((time.monotonic() - start) / FRAME_S))
-            await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
+
+        async def tick() -> None:
             frame = silence
             if self._playout:
                 frame = bytes(self._playout[:FRAME_BYTES]).ljust(FRAME_BYTES, b"\0")
                 del self._playout[:FRAME_BYTES]
             if self._hear is not None:
                 await self._hear(InputAudioRawFrame(audio=frame, sample_rate=RATE_16K, num_channels=1))
+
+        await every_frame(tick, running=lambda: not self._closed)
 
     @property
     def playing(self) -> bool:

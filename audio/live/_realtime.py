@@ -112,7 +112,7 @@ from audio._pcm import RATE_16K, int16_samples, resample_int16
 from audio.live._bridge import AgentLink, BridgeTransport, HangUp, Hear
 from audio.live._door import _Door
 from audio.live._settings import LiveError
-from audio.live._speaking import FRAME_S
+from audio.live._speaking import every_frame
 from audio.live._transport import SCENARIO_HINT_PARAM, AgentLinkSettings, AgentProtocol, VoiceAgentTransport
 from audio.live._twilio import JITTER_S, TwilioPlayout
 
@@ -361,15 +361,14 @@ class RealtimeLink(AgentLink):
         return self._transcript
 
     async def _play(self) -> None:
-        """The playout clock: one frame every 20 ms on absolute deadlines (as ``TwilioCaller._play``)."""
-        start = time.monotonic()
-        n = 0
-        while True:
-            n = max(n + 1, math.floor((time.monotonic() - start) / FRAME_S))
-            await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
+        """The playout clock (``every_frame``, as ``TwilioCaller._play``): one frame every 20 ms."""
+
+        async def tick() -> None:
             frame, _ = self.playout.take(time.monotonic())
             if self._hear is not None:
                 await self._hear(InputAudioRawFrame(audio=frame, sample_rate=RATE_16K, num_channels=1))
+
+        await every_frame(tick)
 
     async def speak(self, pcm: bytes) -> None:
         """Append the patient's 20 ms (at 24 kHz); with commit turns, commit its line once it has ended."""

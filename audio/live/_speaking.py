@@ -10,9 +10,10 @@ when this side's speech starts and ends, and writes this side's track of the cal
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +123,20 @@ class PiperSpeaker(FrameProcessor):
                 self._on_first_audio(turn)
                 first = False
             await self.push_frame(OutputAudioRawFrame(audio=pcm, sample_rate=RATE_16K, num_channels=1))
+
+
+async def every_frame(tick: Callable[[], Awaitable[None]], *, running: Callable[[], bool] = lambda: True) -> None:
+    """Call ``tick()`` once per 20 ms slot (``FRAME_S``) on absolute deadlines while ``running()``.
+
+    After a stall the slots that passed are skipped, not caught up back to back: the playout clock of audio a far
+    end sent (a phone line's, a Realtime server's, a chat reply's), which plays one frame per tick.
+    """
+    start = time.monotonic()
+    n = 0
+    while running():
+        n = max(n + 1, math.floor((time.monotonic() - start) / FRAME_S))
+        await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
+        await tick()
 
 
 class RealtimePacer(FrameProcessor):

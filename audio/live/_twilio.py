@@ -41,7 +41,6 @@ import asyncio
 import base64
 import binascii
 import json
-import math
 import time
 import uuid
 from collections.abc import Callable
@@ -58,7 +57,7 @@ from websockets.exceptions import ConnectionClosed
 
 from audio._pcm import RATE_16K, int16_samples, round_to_int16
 from audio.live._door import _Door
-from audio.live._speaking import FRAME_BYTES, FRAME_S
+from audio.live._speaking import FRAME_BYTES, FRAME_S, every_frame
 from audio.live._transport import AgentProtocol, PushAudio, VoiceAgentTransport
 
 if TYPE_CHECKING:
@@ -352,17 +351,16 @@ class TwilioCaller(VoiceAgentTransport):
                 await self._send(self._mark_message(name))
 
     async def _play(self) -> None:
-        """The playout clock: one frame every 20 ms on absolute deadlines (slots a stall took are skipped)."""
-        start = time.monotonic()
-        n = 0
-        while True:
-            n = max(n + 1, math.floor((time.monotonic() - start) / FRAME_S))
-            await asyncio.sleep(max(0.0, start + n * FRAME_S - time.monotonic()))
+        """The playout clock (``every_frame``): one frame every 20 ms, and the marks it played past."""
+
+        async def tick() -> None:
             frame, passed = self.playout.take(time.monotonic())
             if self._push is not None:
                 await self._push(InputAudioRawFrame(audio=frame, sample_rate=RATE_16K, num_channels=1))
             for name in passed:
                 await self._send(self._mark_message(name))
+
+        await every_frame(tick)
 
 
 def _start_sids(message: dict[str, Any]) -> tuple[str, str | None, str | None] | None:
