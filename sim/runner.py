@@ -57,6 +57,7 @@ from scenarios import LoadedScenario
 from scenarios.personas import DEFAULT_PERSONA, with_persona
 from scorers import FailureJudgeSpec, Judge, Profile, load_profile, record_for
 from sim.agents.base import Agent
+from sim.encounter.assessment import AssessmentJudge
 from sim.executors import EncounterLost, EncounterRunner, LocalEncounters
 from sim.fail_fast import (
     CALL_ERRORS,
@@ -199,6 +200,7 @@ async def run_batch(
     extra_evaluators: list[str] | None = None,
     progress: Progress | None = text_progress,
     patient_model: PatientModel | None = None,
+    assessment_judge: AssessmentJudge | None = None,
     fail_fast: int = DEFAULT_FAIL_FAST,
     failure_judges: Sequence[FailureJudgeSpec] = (),
     remote: EncounterRunner | None = None,
@@ -215,7 +217,8 @@ async def run_batch(
     batch = _Batch(store, scenarios, agent, channel, meta, retry_errors=retry_errors, judges=judges, profile=profile,
                    evaluator_names=[*profile.evaluators,
                                     *(n for n in extra_evaluators or [] if n not in profile.evaluators)],
-                   progress=progress, patient_model=patient_model, fail_fast=fail_fast,
+                   progress=progress, patient_model=patient_model, assessment_judge=assessment_judge,
+                   fail_fast=fail_fast,
                    failure_judges=failure_judges, remote=remote, unusable=unusable or {})
     return await batch.run(concurrency)
 
@@ -230,7 +233,8 @@ class _Batch:
     def __init__(self, store: RunStore, scenarios: list[LoadedScenario], agent: Agent | None, channel: Channel,
                  meta: RunMeta, *, retry_errors: bool, judges: Sequence[Judge] | None, profile: Profile,
                  evaluator_names: list[str], progress: Progress | None, patient_model: PatientModel | None,
-                 fail_fast: int, failure_judges: Sequence[FailureJudgeSpec], remote: EncounterRunner | None,
+                 assessment_judge: AssessmentJudge | None, fail_fast: int,
+                 failure_judges: Sequence[FailureJudgeSpec], remote: EncounterRunner | None,
                  unusable: Mapping[str, str]) -> None:
         self.store, self.scenarios, self.meta = store, scenarios, meta
         self.judges, self.profile, self.evaluator_names = judges, profile, evaluator_names
@@ -255,7 +259,7 @@ class _Batch:
         if remote is not None:
             self.executor = remote
         elif agent is not None:
-            self.executor = LocalEncounters(agent, channel, meta, patient_model)
+            self.executor = LocalEncounters(agent, channel, meta, patient_model, assessment_judge)
         else:
             raise ValueError("run_batch needs the agent, or an executor (remote) that reaches it")
         self.held: list[EncounterRecord] = []  # errored by the candidate fatal cause while the check is undecided

@@ -139,7 +139,8 @@ async def run_plan(options: RunOptions, *,
                                   concurrency=res.concurrency, unusable=plan.unusable,
                                   retry_errors=options.retry_errors, judges=res.judges, profile=plan.profile,
                                   extra_evaluators=plan.extra_evaluators, progress=progress,
-                                  patient_model=res.patient_model, fail_fast=options.fail_fast,
+                                  patient_model=res.patient_model, assessment_judge=res.assessment_judge,
+                                  fail_fast=options.fail_fast,
                                   failure_judges=plan.failure_judges, remote=res.remote)
         return summary, res.store.root
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scenarios import LoadedScenario
     from scorers import FailureJudgeSpec, Judge, Profile
     from sim.agents import Agent
+    from sim.encounter.assessment import AssessmentJudge
     from sim.executors import EncounterRunner
     from sim.patient import PatientModel
     from sim.records import Channel, JudgeRef, RunMeta, ScenarioRef
@@ -63,6 +64,7 @@ class RunResources:
     patient_model: PatientModel | None
     remote: EncounterRunner | None  # None: the encounters run in this process
     concurrency: int
+    assessment_judge: AssessmentJudge | None = None  # the first --judge reads assessments the parser cannot
 
 
 async def plan_run(options: RunOptions) -> RunPlan:
@@ -267,8 +269,23 @@ async def run_resources(plan: RunPlan, *,
             remote = ray
             if ray.voice:
                 concurrency = ray.slots  # one encounter per voice actor
+        assessment_judge = _assessment_judge(judges, remote, quiet=options.quiet)
         yield RunResources(store=store, agent=agent, channel=channel, judges=judges, patient_model=patient_model,
-                           remote=remote, concurrency=concurrency)
+                           remote=remote, concurrency=concurrency, assessment_judge=assessment_judge)
+
+
+def _assessment_judge(judges: list[Judge], remote: EncounterRunner | None, *, quiet: bool) -> AssessmentJudge | None:
+    """The judge fallback of the assessment reader: the first --judge, for encounters run in this process."""
+    from sim.encounter.assessment import AssessmentJudge
+
+    if not judges:
+        return None
+    if remote is not None:
+        if not quiet:
+            print("note: the judge reads unlabelled assessments only for encounters run in this process; with "
+                  "--processes, --executor ray or --mode call the deterministic reader alone decides", file=sys.stderr)
+        return None
+    return AssessmentJudge(judges[0])
 
 
 def _store(plan: RunPlan) -> RunStore:

@@ -14,13 +14,13 @@ import time
 
 from scenarios.schema import Scenario
 from sim.agents.base import Agent, ChatMessage
-from sim.encounter.assessment import assessment_form
+from sim.encounter.assessment import AssessmentJudge, assessment_form
 from sim.encounter.protocol import NUDGE, ImageLoader
 from sim.encounter.replay import run_replay
 from sim.encounter.state import EncounterState, _noop
 from sim.patient import PatientSimulator
 from sim.patient.model import PatientModel
-from sim.records import Channel, ConversationResult, EventSink, Termination, Turn
+from sim.records import Channel, ConversationResult, EventSink, ParsedAssessment, Termination, Turn
 
 
 async def run_encounter(
@@ -35,27 +35,30 @@ async def run_encounter(
     model_name: str | None = None,
     images: ImageLoader | None = None,
     patient_model: PatientModel | None = None,
+    assessment_judge: AssessmentJudge | None = None,
 ) -> ConversationResult:
     """Run one encounter to its end and return everything that happened.
 
     ``images`` prepares a fact's image for sending (``imaging.prepare_image_async`` bound to the
     scenario's folder); without it a scenario with images cannot be run. ``patient_model`` adds the
-    optional model layer to the patient's understanding (``--patient-model``).
+    optional model layer to the patient's understanding (``--patient-model``); ``assessment_judge`` reads a final
+    assessment the deterministic reader cannot (``--judge``; ``sim.encounter.assessment._judge``).
     """
     state = EncounterState(scenario, agent, channel, sink, k=k, seed=seed, images=images)
     if scenario.replay is not None:
         return await run_replay(state, model_name=model_name)
-    return await _interview(state, turn_limit or scenario.max_turns, patient_model, model_name)
+    return await _interview(state, turn_limit or scenario.max_turns, patient_model, model_name, assessment_judge)
 
 
 async def _interview(state: EncounterState, limit: int, patient_model: PatientModel | None,
-                     model_name: str | None) -> ConversationResult:
+                     model_name: str | None, assessment_judge: AssessmentJudge | None = None) -> ConversationResult:
     """The patient simulator and the agent, turn by turn (module docstring)."""
     scenario, channel, k = state.scenario, state.channel, state.k
     patient = PatientSimulator(scenario, seed=state.seed)
     await state.patient_says(patient.opening_line, [], time.time(), 0)
     termination: Termination = "max_turns"
     final_text: str | None = None
+    judged: ParsedAssessment | None = None
     last_reply: str | None = None
     agent_turns = 0
     for agent_turn in range(1, limit + 1):
@@ -68,6 +71,9 @@ async def _interview(state: EncounterState, limit: int, patient_model: PatientMo
             break
         agent_turns = agent_turn
         form = assessment_form(reply.text)
+        judged = None if assessment_judge is None else \
+            await assessment_judge.fallback(reply.text, form, last_turn=agent_turn == limit)
+        form = "judge" if judged is not None else form
         done = form is not None
         last_reply = reply.text
         heard = None
@@ -103,4 +109,4 @@ async def _interview(state: EncounterState, limit: int, patient_model: PatientMo
                                  model_warnings, answer.kind, answer.held, answer.persona_note)
     return state.result(termination=termination, final_text=final_text, last_reply=last_reply,
                         gathered_info=list(patient.gathered_info), agent_turns=agent_turns, turn_limit=limit,
-                        model_name=model_name)
+                        model_name=model_name, assessment=judged)

@@ -11,8 +11,12 @@ HARNESS_VERSION is recorded in every result; change it whenever any rule here ch
   channel to the patient simulator, whose answer goes through the channel back to the agent.
 - The encounter ends when a reply is the assessment (``sim.encounter.assessment.assessment_form``): a line
   that, once markdown emphasis, heading and list marks are stripped, begins ``assessment:`` /
-  ``my assessment -`` (any case), or an "Assessment" heading followed by the fields; a reply that
-  only mentions an assessment is not one. Termination ``assessment``; the turn records the form.
+  ``my assessment -`` (any case), or an "Assessment" heading followed by the fields, or, without any
+  marker, a block of labelled fields that decides the triage (a triage level and an escalation, or an
+  escalation and a differential, each with a decided value; also as a JSON object); a reply that only
+  mentions an assessment is not one. With ``--judge``, a judge reads what the deterministic reader finds
+  incomplete, or a reply that may decide without fields (form ``judge``; ``sim.encounter.assessment._judge``).
+  Termination ``assessment``; the turn records the form.
 - The patient understands the agent through ``sim.patient.understanding`` (only questions and requests
   reveal; scenario triggers and the shared intent lexicon) and, with ``patient_model``, a model;
   each revealed fact records its layer in the patient turn's ``revealed_by``. A message that reveals

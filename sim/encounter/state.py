@@ -29,6 +29,7 @@ from sim.records import (
     ConversationResult,
     Event,
     EventSink,
+    ParsedAssessment,
     Termination,
     TokenUsage,
     Turn,
@@ -122,14 +123,18 @@ class EncounterState:
 
     def result(self, *, termination: Termination, final_text: str | None, last_reply: str | None,
                gathered_info: list[str], agent_turns: int, turn_limit: int,
-               model_name: str | None) -> ConversationResult:
-        """Everything that happened; the assessment read from the final text (or a single-turn item's reply)."""
-        if final_text is not None:
-            assessment = parse_assessment(final_text)
-        elif termination == "reply" and last_reply is not None and is_single_turn(self.scenario):
-            assessment = read_unmarked(last_reply)
-        else:
-            assessment = parse_assessment("")
+               model_name: str | None, assessment: ParsedAssessment | None = None) -> ConversationResult:
+        """Everything that happened; the assessment read from the final text (or a single-turn item's reply).
+
+        ``assessment``: the final text's assessment as already read (by the judge fallback), used as given.
+        """
+        if assessment is None:
+            if final_text is not None:
+                assessment = parse_assessment(final_text)
+            elif termination == "reply" and last_reply is not None and is_single_turn(self.scenario):
+                assessment = read_unmarked(last_reply)
+            else:
+                assessment = parse_assessment("")
         return ConversationResult(
             scenario_id=self.scenario.id, k=self.k, seed=self.seed, harness_version=HARNESS_VERSION,
             model=model_name if model_name else getattr(self.agent, "name", "agent"), turns=self.turns,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from scenarios import LoadedScenario
 from sim.agents.base import Agent
+from sim.encounter.assessment import AssessmentJudge
 from sim.encounter.item import run_item
 from sim.fail_fast import CallObserver, WatchedAgent
 from sim.patient.model import PatientModel
@@ -19,12 +20,16 @@ from sim.records import Channel, ConversationResult, EventSink, RecordingChannel
 
 @dataclass(frozen=True)
 class LocalEncounters:
-    """``EncounterRunner`` in this process: the run's agent, channel, turn limit, model name and patient model."""
+    """``EncounterRunner`` in this process: the run's agent, channel, meta, patient model and assessment judge.
+
+    ``assessment_judge``: the judge fallback of the assessment reader (``--judge``).
+    """
 
     agent: Agent
     channel: Channel
     meta: RunMeta
     patient_model: PatientModel | None = None
+    assessment_judge: AssessmentJudge | None = None
 
     async def run(self, item: LoadedScenario, k: int, *, seed: int, sink: EventSink,
                   observe: CallObserver) -> ConversationResult:
@@ -32,7 +37,8 @@ class LocalEncounters:
         meta = self.meta
         result = await run_item(item, WatchedAgent(self.agent, observe), self.channel, sink, k=k, seed=seed,
                                 turn_limit=meta.turn_limit, model_name=meta.model,
-                                allow_outside_images=meta.allow_outside_images, patient_model=self.patient_model)
+                                allow_outside_images=meta.allow_outside_images, patient_model=self.patient_model,
+                                assessment_judge=self.assessment_judge)
         if isinstance(self.channel, RecordingChannel):
             result.artifacts.update(await self.channel.finish_encounter(item.scenario.id, k))
         return result

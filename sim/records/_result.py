@@ -85,7 +85,7 @@ class Turn(BaseModel):
                                                                "('withheld: x; vague: y'), None when nothing")
     assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "
                                                                   "that matched (plain, markdown_label, heading, "
-                                                                  "table)")
+                                                                  "table, fields, json, judge)")
     heard_text: str | None = Field(default=None, description="what the other side received, when a channel changed it")
     channel: dict[str, float] = Field(default_factory=dict,
                                       description="channel metrics of this message (voice: wer, times)")
@@ -113,7 +113,10 @@ class ParsedAssessment(BaseModel):
                                                        "protocol's 'ASSESSMENT:' line), 'markdown_label' (that line "
                                                        "in markdown, e.g. '**ASSESSMENT:**'), 'heading' (an "
                                                        "'Assessment' heading or bold line followed by fields), "
-                                                       "'table' (fields in a markdown table); None: no assessment")
+                                                       "'table' (fields in a markdown table), 'fields' (no marker: "
+                                                       "a block of labelled fields that decides the triage), "
+                                                       "'json' (a JSON object with the fields), 'judge' (read or "
+                                                       "completed by the --judge fallback); None: no assessment")
 
 
 class ConversationResult(BaseModel):

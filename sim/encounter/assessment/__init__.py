@@ -1,8 +1,8 @@
 """Find and parse the agent's final assessment (the rules below; one module per part of them).
 
-The modules: ``_layout`` (lines, markdown, tables, labelled fields), ``_marker`` (where the assessment starts),
-``_triage`` (triage level, escalation, disposition), ``_diagnoses``, ``_parse`` (``parse_assessment``) and
-``_speech`` (the spoken form).
+The modules: ``_layout`` (lines, markdown, tables, JSON objects, labelled fields), ``_marker`` (where the
+assessment starts), ``_triage`` (triage level, escalation, disposition), ``_diagnoses``, ``_parse``
+(``parse_assessment``), ``_speech`` (the spoken form) and ``_judge`` (the ``--judge`` fallback).
 
 The harness protocol asks the agent to finish with a block such as::
 
@@ -19,6 +19,16 @@ and leading emoji. A markdown table is read row by row as ``first cell: other ce
 whose header names two fields or more (``| Triage level | Escalation | Diagnosis |``) is read column
 by column, and one with a diagnosis column (``| # | Diagnosis | Likelihood |``) as a diagnosis list.
 
+Other dress is read the same way: full-width forms as ASCII (NFKC; circled numbers as "1."), HTML emphasis, list
+items, table cells and breaks, XML-style fields (``<triage_level>3</triage_level>``, a tag with attributes, an item
+tag inside a list tag), ``key=value`` and tool-call arguments, and several fields on one line (split at ``|``,
+``;``, `` / ``, an em dash or middle dot, or a sentence or dash break before the next ``Label:``; several inline
+bold labels; bracketed tags ``[ESI 4] [URGENT]``; the protocol's fields in order without labels, ``ESI 5 |
+self_care | ...``; combined labels ``ESI / escalation: 4 / routine``). Labels may be the protocol's or their common
+variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Triage System``), ``Urgency``,
+``How urgent``, ``Where to go``, ``Who to see``, ``Impression``, ``Dx``, ``Likely causes``, ``What I think it is``,
+``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three") are numbers.
+
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
 
@@ -33,6 +43,19 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   ``**My assessment**``, ``**Assessment and Plan:**``) followed, within the next twenty lines, by a
   field: a triage level, escalation or diagnoses label.
 - ``"table"``: any of the above whose first field sits in a markdown table.
+- ``"json"``: any of the above (or the fields below) read from a JSON object: a fenced code block holding one
+  object, or an unfenced object; keys are read as labels (``triage_level``, ``esiLevel``, ``differential``), a
+  nested object as its own block, a list of names (or of objects with a ``name``/``diagnosis``) as a list.
+- ``"fields"``: no marker at all, but a block of labelled fields (at most six lines apart) that decides the
+  triage: a triage level and an escalation (or a disposition), each with a decided value, or an escalation and a
+  differential. The heading above them may say anything ("Triage decision", "Summary & recommendation") or
+  nothing, and "here is my assessment" may sit inside a sentence. A value that defers the decision (a question,
+  "so far", "pending", "once I ...", "tbd") is not decided, so a provisional level in the middle of an interview
+  is not a final.
+- ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
+  escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
+  a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these
+  same rules and fill only what the reader missed.
 
 A reply that only mentions an assessment is not one: "Before I give my assessment, ...", "I'll assess
 your breathing:", "To complete my assessment: ...", "Assessment of your breathing: ...",
@@ -58,9 +81,9 @@ marker is a question (``Assessment: any allergies?``) is one only when a field f
   no category falls back the same way, taking the first category named when there are several.
 - diagnoses: every ``Diagnoses`` / ``Differential`` / ``Most likely diagnosis`` / ``Impression``
   field in order, each once ("Most likely diagnosis: X" then "Differential: Y, Z" is X, Y, Z):
-  inline (``1. X; 2. Y``, ``X; Y``, ``X, Y``) or as the list under the label, nested detail bullets
-  skipped, up to the next field, heading, or paragraph after a blank line. Names lose markdown,
-  numbering, hedges ("Likely ...", "Most likely: ..."), trailing qualifiers ("(most likely)",
+  inline (``1. X; 2. Y``, ``X; Y``, ``X, Y``, ``X | Y``, ``X -> Y``, ``X \u2192 Y``) or as the list under the
+  label, nested detail bullets skipped, up to the next field, heading, or paragraph after a blank line.
+  Names lose markdown, numbering, hedges ("Likely ...", "Most likely: ..."), trailing qualifiers ("(most likely)",
   "- less likely", ", likely") and an explanation after a colon; other parentheticals ("(STEMI)")
   are kept. An inline value is split at commas as well (outside parentheses), as the protocol's
   own form always was: "Lyme disease, early localized" gives two names.
@@ -71,6 +94,7 @@ component and records the reason.
 
 from __future__ import annotations
 
+from sim.encounter.assessment._judge import AssessmentJudge, looks_final, needs_judge
 from sim.encounter.assessment._layout import ASSESSMENT_RE
 from sim.encounter.assessment._marker import assessment_form, is_assessment
 from sim.encounter.assessment._parse import parse_assessment
@@ -83,6 +107,7 @@ from sim.encounter.assessment._triage import (
 )
 
 __all__ = [
-    "ASSESSMENT_RE", "DISPOSITION_KEYWORDS", "ESCALATION_KEYWORDS", "assessment_form", "disposition_from",
-    "from_speech", "is_assessment", "is_spoken_assessment", "parse_assessment", "parse_escalation_line",
+    "ASSESSMENT_RE", "DISPOSITION_KEYWORDS", "ESCALATION_KEYWORDS", "AssessmentJudge", "assessment_form",
+    "disposition_from", "from_speech", "is_assessment", "is_spoken_assessment", "looks_final", "needs_judge",
+    "parse_assessment", "parse_escalation_line",
 ]

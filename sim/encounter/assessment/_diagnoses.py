@@ -6,6 +6,7 @@ import re
 
 from sim.encounter.assessment._layout import _LABEL, _QUALIFIER_LABEL, _block, _Field, _has_value, _Line
 
+_LIST_SEPARATOR = re.compile(r"\s*(?:\||-->|->|=>|[\u2192\u21d2\u2794\u279c\u27a1\u27f6\u2022])\s*|\s+[>/]\s+")
 _ITEM_NUMBER = re.compile(r"^\s*(?:\d{1,2}[.)]|\(\d{1,2}\)|#\d{1,2})\s*")
 _INLINE_NUMBER = re.compile(r"\s(?=\(?\d{1,2}[.)]\s)")  # "1. X 2. Y": split before "2."
 _HEDGE = re.compile(r"^(?:(?:most|more|less|very)\s+)?(?:likely|probably|probable|possible|possibly|suspected"
@@ -69,12 +70,13 @@ def _clean_diagnosis(text: str) -> str:
 
 
 def _split_inline(value: str) -> list[str]:
-    """``1. X; 2. Y``, ``X, Y`` or ``X; Y`` (commas inside parentheses do not split).
+    """``1. X; 2. Y``, ``X, Y``, ``X; Y`` or ``X | Y`` / ``X -> Y`` (commas inside parentheses do not split).
 
     Where semicolons or numbers separate the names, a comma is part of a name ("Hand, foot and mouth disease;
     Herpangina"); in a list of commas only, a one-word piece before "<word> and <word> disease|syndrome|..." is
     rejoined with it ("Hand, foot and mouth disease, herpangina" names two conditions, not three).
     """
+    value = _LIST_SEPARATOR.sub(";", value)  # "X | Y", "X -> Y", "X \u2192 Y" separate like semicolons
     chunks = [p for c in _split_outside_parens(value, ";") for p in _INLINE_NUMBER.split(c) if p.strip(" .,")]
     if len(chunks) > 1 or any(re.match(r"\s*\(?\d{1,2}[.)]\s", c) for c in chunks):  # "1. Hand, foot and ..."
         return [d for d in map(_clean_diagnosis, chunks) if d]

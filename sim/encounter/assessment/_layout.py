@@ -14,7 +14,8 @@ ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | 
 
 _QUOTE = re.compile(r"^(?:>\s?)+")
 _HEADING = re.compile(r"^#{1,6}\s+")
-_LIST_MARKER = re.compile(r"^(?:[-*+•◦▪‣]|\d{1,2}[.)]|\(\d{1,2}\))\s+")
+_LIST_MARKER = re.compile(r"^(?:(?:[-*+•◦▪‣]|\d{1,2}[.)]|\(\d{1,2}\))\s+|\d{1,2}\)(?=[A-Za-z]))")
+_CIRCLED = re.compile("[\u2460-\u2473]")
 _STRONG = re.compile(r"\*\*|__|`+|~~")
 # a lone '_' only around words, so that "self_care" keeps its underscore
 _EMPHASIS = re.compile(r"\*|(?<!\w)_+|_+(?!\w)")
@@ -22,6 +23,15 @@ _LEADING_SYMBOLS = re.compile(r"^[^\w(\[\"'?]+")  # emoji and arrows models put 
 _TABLE_ROW = re.compile(r"^\s*(?:>\s*)*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*(?:>\s*)*\|?(?:\s*:?-{2,}:?\s*\|?)+\s*$")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:b|strong|i|em|u|p|span|div|font|mark|small|big|h[1-6]|ul|ol|li|table|tbody|thead|tr|td"
+                       r"|th|speak|prosody|emphasis|break|say-as|s)(?:\s[^>]*)?/?>|<br\s*/?>", re.IGNORECASE)
+_HTML_CELL_BREAK = re.compile(r"</t[dh]>\s*<t[dh](?:\s[^>]*)?>", re.IGNORECASE)
+_HTML_ITEM = re.compile(r"^\s*<li(?:\s[^>]*)?>", re.IGNORECASE)
+_ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&rarr;": "\u2192"}
+# XML-style fields: "<triage_level>3</triage_level>" is "triage level: 3", "<diagnoses>" alone a label line
+_XML_FIELD = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>(?P<value>[^<]*)</(?P=tag)>$")
+_XML_OPEN = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>$")
+_XML_CLOSE = re.compile(r"^</[A-Za-z][\w-]{0,40}>$")
 
 
 @dataclass(frozen=True)
@@ -32,17 +42,43 @@ class _Line:
     listed: bool = False  # a bullet or numbered list item
     heading: bool = False  # a '#' heading
     table: bool = False  # read from a markdown table
+    json: bool = False  # read from a JSON object (a code block or the whole reply)
+
+
+def _html(text: str) -> str:
+    """Text with HTML emphasis and breaks removed, list items and table cells kept, and common entities decoded."""
+    if "<" not in text and "&" not in text:
+        return text
+    text = _HTML_CELL_BREAK.sub(": ", text)
+    text = _HTML_ITEM.sub("- ", text)
+    text = _HTML_TAG.sub(" ", text)
+    for entity, char in _ENTITIES.items():
+        text = text.replace(entity, char)
+    return text
+
+
+def _xml(text: str) -> str:
+    """An XML-style field line as ``label: value`` (``<escalation>urgent</escalation>``); a closing tag as blank."""
+    if not text.startswith("<"):
+        return text
+    if m := _XML_FIELD.match(text):
+        label = _json_label(m["tag"])
+        # "<item>X</item>" inside "<diagnoses>": an item of the list, not a field of its own
+        return f"- {m['value']}" if _label_kind(label) in (None, "label") else f"{label}: {m['value']}"
+    if m := _XML_OPEN.match(text):
+        return f"{_json_label(m['tag'])}:"
+    return "" if _XML_CLOSE.match(text) else text
 
 
 def _plain(text: str) -> str:
-    text = _EMPHASIS.sub("", _STRONG.sub("", text))
+    text = _EMPHASIS.sub("", _STRONG.sub("", _html(text)))
     return " ".join(_LEADING_SYMBOLS.sub("", text).split())
 
 
 def _line(raw: str) -> _Line:
     text = raw.expandtabs(4)
     indent = len(text) - len(text.lstrip())
-    s = _QUOTE.sub("", text.strip())
+    s = _xml(_html(_QUOTE.sub("", text.strip())).strip())
     heading = _HEADING.match(s) is not None
     s = _HEADING.sub("", s)
     listed = _LIST_MARKER.match(s) is not None
@@ -77,17 +113,224 @@ def _table_lines(rows: list[str]) -> list[_Line]:
     return lines
 
 
+_JSON_DEPTH = 6  # levels of nesting read; deeper values are ignored
+_JSON_LINES = 200  # an unfenced object longer than this is not read as the assessment
+_NAME_KEYS = ("name", "diagnosis", "condition", "dx", "label", "title", "value")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _json_label(key: str) -> str:
+    """``triage_level``, ``esiLevel``, ``most-likely`` as the words of a label."""
+    return " ".join(_CAMEL.sub(" ", key).replace("_", " ").replace("-", " ").split())
+
+
+def _json_scalar(value: object) -> str:
+    if isinstance(value, dict):  # a differential entry: {"name": "Anaphylaxis", "likelihood": "high"}
+        named = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), (str, int, float))), None)
+        named = named if named is not None else next((v for v in value.values() if isinstance(v, str)), "")
+        return str(named)
+    return "" if value is None else str(value)
+
+
+_NOT_FINAL = re.compile(r"^(?:in[ _-]?progress|pending|interim|draft|provisional|partial|incomplete|ongoing|open)$",
+                        re.IGNORECASE)
+
+
+def _says_not_final(data: dict[object, object], depth: int = 0) -> bool:
+    """An object (or one nested in it) that marks itself unfinished: ``"final": false``, ``"status": "in_progress"``."""
+    if depth > _JSON_DEPTH:
+        return False
+    for key, value in data.items():
+        if isinstance(value, dict) and _says_not_final(value, depth + 1):
+            return True
+        name = _json_label(str(key)).lower()
+        if name in ("final", "is final", "complete", "is complete", "done") and value is False:
+            return True
+        if name in ("status", "state", "stage") and isinstance(value, str) and _NOT_FINAL.match(value.strip()):
+            return True
+    return False
+
+
+def _json_lines(data: object, depth: int = 0) -> list[_Line]:
+    """A JSON object as ``Label: value`` lines; a nested object as its label's line, then its own lines.
+
+    An object that says it is not final (``_says_not_final``) gives no lines: it is interim notes.
+    """
+    if not isinstance(data, dict) or depth > _JSON_DEPTH or _says_not_final(data):
+        return []
+    out: list[_Line] = []
+    for key, value in data.items():
+        label = _json_label(str(key))
+        if not label:
+            continue
+        if isinstance(value, dict) and not any(k in value for k in _NAME_KEYS):
+            out.append(_Line(body=f"{label}:", json=True))
+            out.extend(_json_lines(value, depth + 1))
+        elif isinstance(value, list):
+            items = [s for s in map(_json_scalar, value) if s.strip()]
+            out.append(_Line(body=f"{label}: {'; '.join(items)}", json=True))
+        else:
+            out.append(_Line(body=f"{label}: {_plain(_json_scalar(value))}", json=True))
+    return out
+
+
+_FENCE = re.compile(r"^\s*(?:>\s*)*```")
+
+
+def _json_object(text: str) -> dict[str, object] | None:
+    """The JSON object ``text`` holds (nothing else but blanks), or None."""
+    import json
+
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
+    """Where JSON objects sit among the raw lines: start index -> (end index, object).
+
+    A fenced code block that holds one object, or an unfenced object from a line starting ``{`` to the line where
+    it closes.
+    """
+    spans: dict[int, tuple[int, dict[str, object]]] = {}
+    i = 0
+    while i < len(raws):
+        end = None
+        if _FENCE.match(raws[i]):
+            end = next((k for k in range(i + 1, len(raws)) if _FENCE.match(raws[k])), None)
+            body = "\n".join(raws[i + 1:end]) if end is not None else ""
+        elif raws[i].lstrip().startswith("{"):  # the object closes on one of the next few lines ending "}"
+            closing = [k for k in range(i, min(len(raws), i + _JSON_LINES)) if raws[k].rstrip().endswith("}")][:3]
+            end = next((k for k in closing if _json_object("\n".join(raws[i:k + 1])) is not None), None)
+            body = "\n".join(raws[i:end + 1]) if end is not None else ""
+        data = _json_object(body) if end is not None else None
+        if end is not None and data is not None:
+            spans[i] = (end, data)
+            i = end + 1
+        else:
+            i += 1
+    return spans
+
+
+# separators of several fields on one line: "Triage: ESI 5; Escalation: self-care", "Level: 2 / Escalation: ...",
+# "ESI 4 | Urgent | Dx: sinusitis", "**Triage level:** 3 — **Escalation:** urgent", "ESI=4; escalation=routine"
+_NEXT_LABEL = r"(?=[A-Za-z][A-Za-z _/&]{0,30}:)"
+# a sentence or dash break before the next "Label:" ("ESI 2. ESCALATION: EMERGENCY", "TRIAGE: 3 -- URGENCY: ...")
+_ANCHORED_SEPARATOR = re.compile(rf"(?:\.|\s+(?:--|[-\u2013\u2014]))\s+{_NEXT_LABEL}")
+_FIELD_SEPARATORS = (re.compile(r"\s*\|\s*"), re.compile(r"\s*;\s*"), re.compile(r"\s+/\s+"),
+                     re.compile(r"\s+[\u2014\u00b7]\s+"), _ANCHORED_SEPARATOR)
+# the protocol's fields in order without labels: "ESI 5 | self_care | self_care | Mouth ulcers; Impetigo"
+_POSITIONAL_LABELS = ("Triage level", "Escalation", "Disposition", "Diagnoses")
+_EQUALS_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w /-]{0,30}?)\s*=\s*(?P<value>.+)$")
+_LEVEL_PIECE = re.compile(r"^(?:esi|ctas|level|triage|acuity|priority|category)\b", re.IGNORECASE)
+
+
+def _piece_kind(piece: str) -> str | None:
+    m = _LABEL.match(piece)
+    kind = _label_kind(m["label"]) if m else None
+    return kind if kind in _KNOWN_KINDS else None
+
+
+_COMBINED_LABELS = re.compile(r"^(?P<labels>[A-Za-z][\w ]{0,20}(?:\s*/\s*[A-Za-z][\w ]{0,20})+)\s*:\s*(?P<values>.+)$")
+_ESCALATION_WORD = re.compile(r"^(?:emergency|urgent|routine|self[ _-]?care)$", re.IGNORECASE)
+_DISPOSITION_WORD = re.compile(r"^(?:ambulance|self_present_ed|same_day_urgent_care|crisis_team|same_day_gp|routine_gp"
+                               r"|pharmacist|self_care)$", re.IGNORECASE)
+
+
+def _positional(pieces: list[str]) -> list[str] | None:
+    """Pieces that are the protocol's fields in order, unlabelled: a level, then an escalation word, then the rest."""
+    if len(pieces) < 3 or not _LEVEL_PIECE.match(pieces[0]) or not _ESCALATION_WORD.match(pieces[1]):
+        return None
+    out = [f"{_POSITIONAL_LABELS[0]}: {pieces[0]}", f"{_POSITIONAL_LABELS[1]}: {pieces[1]}"]
+    rest = pieces[2:]
+    if _DISPOSITION_WORD.match(rest[0]):  # the disposition's own value, then the diagnoses unless labelled
+        out.append(f"{_POSITIONAL_LABELS[2]}: {rest.pop(0)}")
+        if rest and _piece_kind(rest[0]) is None:
+            out.append(f"{_POSITIONAL_LABELS[3]}: {rest.pop(0)}")
+    return out + rest
+
+
+def _split_fields(line: _Line) -> list[_Line]:
+    """One line holding several fields as one line per piece (``_FIELD_SEPARATORS``, first that applies).
+
+    It applies when two pieces or more are labelled fields, or one is and another starts with a triage level
+    ("ESI 4 | Urgent | Dx: sinusitis"); ``label=value`` pieces are read as ``label: value``.
+    """
+    if line.table:
+        return [line]
+    body = re.sub(r"\]\s*\[|^\[|\]\s*", " | ", line.body) if line.body.startswith("[") else line.body
+    if (combined := _COMBINED_LABELS.match(body)) is not None:  # "ESI / escalation: 4 / routine"
+        labels, values = combined["labels"].split("/"), combined["values"].split("/")
+        if len(labels) == len(values) and all(_label_kind(x) in _FIELD_KINDS for x in labels):
+            return [_Line(body=f"{k.strip()}: {v.strip()}", raw=line.raw, indent=line.indent)
+                    for k, v in zip(labels, values, strict=True)]
+    for separator in _FIELD_SEPARATORS:
+        raw = [p.strip() for p in separator.split(body) if p.strip()]
+        if len(raw) < 2:
+            continue
+        if separator.pattern.startswith(r"\s*\|") and (positional := _positional(raw)):
+            return [_Line(body=p, raw=line.raw, indent=line.indent) for p in positional]
+        pieces = [f"{m['label']}: {m['value']}" if (m := _EQUALS_LABEL.match(p)) and ":" not in p
+                  and _label_kind(m["label"]) in _KNOWN_KINDS else p for p in raw]
+        fields = sum(_piece_kind(p) is not None for p in pieces)
+        levels = sum(_piece_kind(p) is None and _LEVEL_PIECE.match(p) is not None for p in pieces)
+        if fields >= 2 or (fields and levels) or (fields and separator is _ANCHORED_SEPARATOR):
+            return [_Line(body=p, raw=line.raw, indent=line.indent, listed=line.listed) for p in pieces]
+    return [line]
+
+
+# several bold labels on one line, no separator: "**Triage Level:**4 **Escalation:**urgent"
+_INLINE_BOLD_LABEL = re.compile(r"(?<=\S)\s*(?=(?:\*\*|__)[A-Za-z][^*_:\n]{0,40}(?::(?:\*\*|__)|(?:\*\*|__):))")
+
+
+def _raw_lines(text: str) -> list[str]:
+    """The reply's lines; an HTML break outside a table, and a run of inline bold labels, each start a new one.
+
+    Full-width forms are read as their ASCII equivalents (NFKC: "\uff1a" is ":", "\u2460" is "1"), and the
+    lenticular brackets of a CJK heading ("\u3010ASSESSMENT\u3011") are dropped.
+    """
+    import unicodedata
+
+    text = _CIRCLED.sub(lambda m: f" {ord(m[0]) - 0x245F}. ", text)  # "\u2460 X" is "1. X"
+    text = unicodedata.normalize("NFKC", text).replace("\u3010", "").replace("\u3011", "")
+    out: list[str] = []
+    for raw in text.splitlines():
+        if not _TABLE_ROW.match(raw) and _BREAK_TAG.search(raw):
+            out.extend(_BREAK_TAG.split(raw))
+        elif len(_INLINE_BOLD_LABEL.findall(raw)) >= 2:
+            out.extend(p for p in _INLINE_BOLD_LABEL.split(raw) if p.strip())
+        else:
+            out.append(raw)
+    return out
+
+
 def _lines(text: str) -> list[_Line]:
     out: list[_Line] = []
     rows: list[str] = []
-    for raw in text.splitlines():
+    raws = _raw_lines(text)
+    spans = _json_spans(raws) if "{" in text else {}
+    i = 0
+    while i < len(raws):
+        raw = raws[i]
         if _TABLE_ROW.match(raw):
             rows.append(raw)
+            i += 1
             continue
         if rows:
             out.extend(_table_lines(rows))
             rows = []
-        out.append(_line(raw))
+        if i in spans:
+            end, data = spans[i]
+            out.extend(_json_lines(data))
+            i = end + 1
+            continue
+        out.extend(_split_fields(_line(raw)))
+        i += 1
     if rows:
         out.extend(_table_lines(rows))
     return out
@@ -96,28 +339,36 @@ def _lines(text: str) -> list[_Line]:
 _FIELD_KINDS = ("level", "escalation", "disposition", "diagnoses")
 _KNOWN_KINDS = (*_FIELD_KINDS, "other")
 _LABEL = re.compile(r"^(?P<label>[^\W\d_][^:]{0,60}?)\s*:\s*(?P<value>.*)$")
-_DASH_LABEL = re.compile(r"^(?P<label>[^\W\d_][^:\u2013\u2014]{0,40}?)\s+[-\u2013\u2014]\s+(?P<value>.*)$")
+_ARROWS = "\u2192\u21d2\u2794\u279c\u27a1\u27f6"
+_DASH_LABEL = re.compile(rf"^(?P<label>[^\W\d_][^:\u2013\u2014{_ARROWS}|]{{0,40}}?)"
+                         rf"\s*(?:\s[-\u2013\u2014]|-->|->|=>|[{_ARROWS}])\s+(?P<value>.*)$")
 _LABEL_KINDS = (
-    ("level", re.compile(r"^(?:esi |ctas )?(?:triage|acuity|esi|ctas|emergency severity index)"
+    ("level", re.compile(r"^(?:final |overall |my )?(?:esi |ctas |urgency )?(?:triage|acuity|esi|ctas|level|priority"
+                         r"|emergency severity index|(?:[a-z]+ ){0,4}(?:triage|acuity)(?: and acuity)? (?:scale|system)"
+                         r"|triage category|category)"
                          r"(?: (?:level|category|score|priority|acuity|esi|ctas))*$")),
     ("escalation", re.compile(r"^(?:recommended |suggested |triage )?(?:escalation|recommendation"
-                              r"|level of care|care level|urgency|where to go|action|care setting)"
+                              r"|level of care|care level|urgency|where to go|action|care setting|how urgent"
+                              r"(?: is (?:it|this))?|what kind of care|type of care|what to do next)"
                               r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level)?$")),
     ("disposition", re.compile(r"^(?:recommended |suggested |triage )?(?:disposition|means of care|how to get there"
-                               r"|mode of transport|transport|route to care|care pathway|pathway)$")),
+                               r"|mode of transport|transport|route to care|care pathway|pathway|who to see)$")),
     ("diagnoses", re.compile(r"^(?:(?:most|more|less) )?(?:likely |working |differential |provisional |possible "
                              r"|leading |top |primary |suspected |main |clinical |key |ranked |probable )?"
-                             r"(?:diagnos[ie]s|differentials?|ddx|impression|causes?|conditions?)"
+                             r"(?:diagnos[ie]s|differentials?|ddx|dx|impression|causes?|conditions?)"
                              r"(?: ?(?:/|and|&) ?(?:differentials?|diagnos[ie]s))?"
-                             r"(?: (?:to consider|to rule out|considered))?$|^(?:most likely|likely cause)$")),
+                             r"(?: (?:to consider|to rule out|considered))?(?: in order(?: of likelihood)?| ranked)?$"
+                             r"|^(?:most likely|likely|likely (?:cause|source))$"
+                             r"|^what (?:i think|it (?:might|could|probably) be|this (?:is|might be|could be))"
+                             r"(?: (?:it is|is going on|is happening|this is))?$")),
 )
 # Labels that end a field's list: what follows the diagnoses in the protocol and in models' habits.
 _OTHER_LABEL = re.compile(
     r"^(?:advice|plan|recommendations|red flags?|warning signs|safety[ -]?net\w*|next steps?|what to do|reasoning"
     r"|rationale|why|follow[ -]?up|treatment|management|instructions|home care|self[ -]?care|summary|key findings"
-    r"|notes?|important|watch for|when to|return precautions|in the meantime|immediate|precautions|seek|other"
+    r"|notes?|important|watch for|when to|return precautions|in the meantime|immediate|precautions|seek|other|p$"
     r"|also consider|tips|supporting|explanation|disclaimer)\b")
-_ADVICE_LABEL = re.compile(r"^(?:advice|plan|recommendations|next steps?|what to do(?: now)?|action plan)$")
+_ADVICE_LABEL = re.compile(r"^(?:advice|plan|p|recommendations|next steps?|what to do(?: now)?|action plan)$")
 
 
 @dataclass(frozen=True)
@@ -128,12 +379,13 @@ class _Field:
 
 
 def _norm_label(label: str) -> str:
-    label = re.sub(r"\([^)]*\)", " ", label.lower())
-    return " ".join(re.sub(r"[^\w/&' -]", " ", label).split())
+    label = re.sub(r"\([^)]*\)", " ", label.lower()).replace("_", " ")
+    return " ".join(re.sub(r"[^\w/&' -]", " ", label).split()).strip(" -")
 
 
 def _label_kind(label: str) -> str | None:
-    name = _norm_label(label)
+    # "Diagnosis 1", "Differential #2" (not "ESI 1": a level is a value)
+    name = re.sub(r"^(diagnos[ie]s|differential|ddx|dx)\s+#?\d{1,2}$", r"\1", _norm_label(label))
     if not name:
         return None
     for kind, pattern in _LABEL_KINDS:
@@ -144,14 +396,28 @@ def _label_kind(label: str) -> str | None:
     return "label" if len(name.split()) <= 5 else None
 
 
+_VERB_LABEL = re.compile(r"^(?P<label>(?:(?:my|the|working|likely|main) )?(?:differential(?: diagnosis)?|diagnos[ie]s"
+                         r"|impression|triage level|escalation|disposition))\s+(?:includes?|is|are|would be|=)\s+"
+                         r"(?P<value>.+)$", re.IGNORECASE)
+
+
+def _argument(value: str) -> str:
+    """A ``key=value`` value as text: ``"self_care",`` is self_care, ``["A", "B"]`` is ``A; B``."""
+    value = value.strip().rstrip(",").strip()
+    if value.startswith("[") and value.endswith("]"):
+        return "; ".join(v.strip().strip("\"'") for v in value[1:-1].split(",") if v.strip())
+    return value.strip("\"'")
+
+
 def _field(line: _Line) -> _Field | None:
-    """The field a line starts, if any: ``Label: value``, ``Label - value``, or a known label alone."""
+    """The field a line starts, if any: ``Label: value``, ``Label - value``, ``Label includes value``, a label alone."""
     m = _LABEL.match(line.body)
     if m and (kind := _label_kind(m["label"])):
         return _Field(kind, m["label"], m["value"].strip())
-    m = _DASH_LABEL.match(line.body)
-    if m and (kind := _label_kind(m["label"])) in _FIELD_KINDS:
-        return _Field(kind, m["label"], m["value"].strip())
+    for pattern in (_DASH_LABEL, _VERB_LABEL, _EQUALS_LABEL):
+        m = pattern.match(line.body)
+        if m and (kind := _label_kind(m["label"])) in _FIELD_KINDS:
+            return _Field(kind, m["label"], _argument(m["value"]) if pattern is _EQUALS_LABEL else m["value"].strip())
     kind = _label_kind(line.body)  # "### Escalation": the value is on the next lines
     if kind is not None and (kind in _FIELD_KINDS or (kind == "other" and len(line.body.split()) <= 4)):
         return _Field(kind, line.body, "")

@@ -1,17 +1,38 @@
-"""Where an assessment starts: the marker forms ``plain``, ``markdown_label``, ``heading`` and ``table``."""
+"""Where an assessment starts: a marker (``plain``, ``markdown_label``, ``heading``, ``table``), else its fields.
+
+Without a marker, a block of labelled fields that decides the triage starts it (``fields``, ``json``).
+"""
 
 from __future__ import annotations
 
 import re
 
-from sim.encounter.assessment._layout import _FIELD_KINDS, ASSESSMENT_RE, _field, _fields, _Line, _lines
+from sim.encounter.assessment._diagnoses import _field_diagnoses
+from sim.encounter.assessment._layout import (
+    _FIELD_KINDS,
+    ASSESSMENT_RE,
+    _block,
+    _Field,
+    _field,
+    _field_text,
+    _fields,
+    _Line,
+    _lines,
+)
+from sim.encounter.assessment._triage import (
+    _escalation_from,
+    _field_levels,
+    _levels,
+    decision_escalation,
+    disposition_from,
+)
 
 _LABEL_MARKER = re.compile(
     r"^(?:(?P<qualifier>my|final|clinical|overall|triage)\s+)?assessment\s*[:\-\u2013\u2014]\s*(?P<rest>.*)$",
     re.IGNORECASE)
 _HEADING_MARKER = re.compile(
     r"^(?:(?:my|final|clinical|overall|triage)\s+)?assessment"
-    r"(?:\s+(?:summary|(?:and|&)\s+(?:plan|recommendations?|advice|next steps)))?\s*:?$", re.IGNORECASE)
+    r"(?:\s+(?:summary|(?:and|&|/)\s+(?:plan|recommendations?|advice|next steps)))?\s*:?$", re.IGNORECASE)
 _FIELDS_WINDOW = 20  # lines after a heading in which its fields must start
 
 
@@ -39,16 +60,130 @@ def _marker_form(lines: list[_Line], i: int) -> str | None:
     return None
 
 
+_CLUSTER_GAP = 6  # at most this many lines between two fields of one block
+# a value that defers the decision is not one: "ESI 3 so far", "urgent, pending your answers"
+_TENTATIVE = re.compile(r"\?|\b(?:so far|pending|not yet|yet|until|once i|before i|tentative(?:ly)?|preliminary"
+                        r"|provisional(?:ly)?"
+                        r"|interim|in[ _]progress|draft|not final"
+                        r"|for the moment|at this stage|to be (?:decided|determined|confirmed)|tbd|tbc)\b",
+                        re.IGNORECASE)
+_BARE_WORDS = 14  # an unlabelled decision line is short: "ESI 5", "Urgent - go to urgent care today"
+_LOOK_BACK = 8  # lines above a block in which its triage level may stand ("Triage category 4 (green).")
+
+
+def _readable(lines: list[_Line], j: int, f: _Field) -> str | None:
+    """The field's kind when its value is readable and decided ("escalation" for a disposition), else None."""
+    text = _field_text(lines, j, f)
+    if f.kind == "diagnoses":
+        return "diagnoses" if _field_diagnoses(f, _block(lines, j)[0]) else None
+    if _TENTATIVE.search(text):
+        return None
+    if f.kind == "level" and _field_levels(f.label, text):
+        return "level"
+    if f.kind in ("escalation", "disposition") and (_escalation_from(text) or disposition_from(text)):
+        return "escalation"
+    return None
+
+
+def _bare(line: _Line) -> set[str]:
+    """What a short line without a label decides: a level ("ESI 5", "🔴 ESI 1 - IMMEDIATE"), an escalation, both."""
+    if not line.body or len(line.body.split()) > _BARE_WORDS or _TENTATIVE.search(line.body):
+        return set()
+    kinds = {"level"} if _levels(line.body) else set()
+    return kinds | ({"escalation"} if decision_escalation(line.body) else set())
+
+
+def _decides(kinds: set[str]) -> bool:
+    labelled = kinds & {"level", "escalation", "diagnoses"}
+    return len(labelled) >= 2 and ("escalation" in labelled or "diagnoses" in labelled)
+
+
+def _by_fields(lines: list[_Line]) -> int | None:
+    """Without a marker: the first line of the first block of fields that decides the triage.
+
+    A block is lines no more than ``_CLUSTER_GAP`` apart, each a labelled field with a decided value or a short
+    unlabelled decision line (``_bare``), with at least one labelled field. It decides when it gives two of a
+    triage level, an escalation (or a disposition) and a differential, one of them the escalation or the
+    differential. It starts at its first line, or at a line naming the triage level up to ``_LOOK_BACK`` lines
+    above it.
+    """
+    start: int | None = None
+    last = -_CLUSTER_GAP - 1
+    kinds: set[str] = set()
+    labelled = False
+    fields = dict(_fields(lines))
+    for j, line in enumerate(lines):
+        f = fields.get(j)
+        if f is not None and f.kind in _FIELD_KINDS:
+            found = {kind} if (kind := _readable(lines, j, f)) else set()
+        else:
+            found = _bare(line) if f is None or f.kind == "label" or (f.kind == "other" and not f.value) else set()
+        if not found:
+            continue
+        if j - last > _CLUSTER_GAP:
+            start, kinds, labelled = j, set(), False
+        last = j
+        kinds |= found
+        labelled = labelled or (f is not None and f.kind in _FIELD_KINDS)
+        if labelled and start is not None and _decides(kinds):
+            above = [k for k in range(max(0, start - _LOOK_BACK), start)
+                     if _levels(lines[k].body) and not _TENTATIVE.search(lines[k].body)]
+            return above[0] if above and "level" not in kinds else start
+    return None
+
+
+# a block that calls itself unfinished ("ASSESSMENT (provisional)", "Draft triage", "Working assessment so far")
+_DRAFT = re.compile(r"\b(?:provisional(?:ly)?|draft|interim|preliminary|tentative(?:ly)?|working|so far|in[ _]progress"
+                    r"|pending|not (?:yet )?final|tbd|tbc|to be (?:confirmed|decided|determined)|for now)\b",
+                    re.IGNORECASE)
+# a level or escalation value that defers: "TBD", "pending", "ESI 3?", "urgent (provisional)", "?"
+_DEFERRED = re.compile(rf"{_DRAFT.pattern}|(?:^|\s)\?+\s*$|[1-5]\s*\?", re.IGNORECASE)
+# the reply says it has not decided yet ("Before I finalise this, ...", "once I know ..., I'll confirm")
+_UNDECIDED = re.compile(r"\b(?:before i (?:finali[sz]e|confirm|decide|commit|settle|give you my)|(?:once|when) i (?:know|have"
+                        r"|hear)\b[^.?!]*\b(?:i'?ll|i will|i can)|(?:isn'?t|is not|not) (?:yet )?final|i(?:'ll| will) "
+                        r"(?:finali[sz]e|confirm) (?:my|the|this|your) (?:assessment|triage|decision|level|advice))",
+                        re.IGNORECASE)
+
+
+def _provisional(lines: list[_Line], start: int) -> bool:
+    """Whether the block found at ``start`` is a draft, not the final assessment.
+
+    Its marker or heading (or the line introducing it) calls it provisional, a draft, interim ... (``_DRAFT``); or a
+    triage level or escalation field in it defers its value (``_DEFERRED``: "TBD", "pending", "3?"); or the reply
+    says it has not decided yet (``_UNDECIDED``).
+    """
+    intro = [lines[start]] + ([lines[start - 1]] if start and (lines[start - 1].body.endswith(":")
+                                                               or lines[start - 1].heading) else [])
+    if any(_DRAFT.search(line.body) for line in intro
+           if (f := _field(line)) is None or f.kind not in _FIELD_KINDS):
+        return True
+    section = lines[start:]
+    for j, f in _fields(section):
+        if f.kind in ("level", "escalation") and _DEFERRED.search(_field_text(section, j, f)):
+            return True
+    return any(_UNDECIDED.search(line.body) for line in lines)
+
+
 def _find(lines: list[_Line]) -> tuple[int, str] | None:
-    """The index of the line that starts the assessment and its form."""
+    """The index of the line that starts the assessment and its form; None for none, or for a draft."""
+    found = _found(lines)
+    return None if found is None or _provisional(lines, found[0]) else found
+
+
+def _found(lines: list[_Line]) -> tuple[int, str] | None:
     for i in range(len(lines)):
         form = _marker_form(lines, i)
         if form is not None:
             section = lines[i:]
             first = next((section[j] for j, f in _fields(section) if f.kind in _FIELD_KINDS), None)
+            if first is not None and first.json:
+                return i, "json"
             table = section[0].table or (first is not None and first.table)
             return i, "table" if table else form
-    return None
+    start = _by_fields(lines)
+    if start is None:
+        return None
+    return start, "json" if lines[start].json else "table" if lines[start].table else "fields"
 
 
 def assessment_form(text: str) -> str | None:

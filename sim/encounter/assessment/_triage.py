@@ -18,20 +18,39 @@ from sim.encounter.assessment._layout import (
 _LEVEL_RE = re.compile(
     # not "pain level 3" and the like: only triage scales count
     r"(?<![a-z])(?<!pain )(?<!pain-)(?<!sugar )(?<!oxygen )(?<!energy )(?<!stress )(?<!activity )"
-    r"(?:esi|ctas|triage|acuity|level)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
+    r"(?:esi|ctas|triage|acuity|level|priority|category)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
     r"\s*(?:\((?:esi|ctas)\))?\s*(?:is|of|=|:|-|\u2013|\u2014|#)?\s*\(?\s*(?:(?:esi|ctas|level)[\s\-]*)?"
     r"([1-5])(?![.,]?\d)(?!\s*(?:/|out of)\s*10)",
     re.IGNORECASE,
 )
 
 
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+_SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)(\s+)(one|two|three|four|five)\b",
+                           re.IGNORECASE)
+
+
 def _levels(text: str) -> list[int]:
+    text = _SPOKEN_LEVEL.sub(lambda m: f"{m[1]}{m[2]}{_NUMBER_WORDS[m[3].lower()]}", text.replace("_", " "))
     return [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
 
 
+# a level field's own value: "5 (lowest)", "Category 3", "P2", "ESI=4"
+_FIELD_LEVEL = re.compile(r"^\s*(?:(?:esi|ctas|ats|mts|level|category|cat|priority|p)\s*[-:=#]?\s*)?([1-5])(?![.,]?\d)"
+                          r"(?!\s*(?:/|out of)\s*10)\b", re.IGNORECASE)
+
+
+def _field_levels(label: str, value: str) -> list[int]:
+    """The levels a level field gives: its label and value read together, else a bare number opening the value."""
+    levels = _levels(f"{label}: {value}")
+    if not levels and (m := _FIELD_LEVEL.match(value)):
+        levels = [int(m.group(1))]
+    return levels
+
+
 def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> int | None:
-    labelled = "\n".join(f"{f.label}: {_field_text(section, j, f)}" for j, f in fields if f.kind == "level")
-    levels = _levels(labelled) or _levels("\n".join(line.body for line in section))
+    levels = [n for j, f in fields if f.kind == "level" for n in _field_levels(f.label, _field_text(section, j, f))]
+    levels = levels or _levels("\n".join(line.body for line in section))
     if not levels:
         problems.append("no triage level (expected e.g. 'Triage level: ESI 2')")
         return None
@@ -97,6 +116,26 @@ def _outside_fields(section: list[_Line], fields: list[tuple[int, _Field]]) -> s
     return "\n".join(line.body for k, line in enumerate(section) if k not in skip)
 
 
+def _decided_line(section: list[_Line], fields: list[tuple[int, _Field]]) -> str | None:
+    """The escalation of the first short unlabelled line, or level field, that decides one (``decision_escalation``).
+
+    "ESI 5 - self-care", "Final triage: ESI 3 -> emergency", the marker line's own "Assessment: ESI 4, urgent".
+    """
+    labelled = dict(fields)
+    for j, line in enumerate(section):
+        f = labelled.get(j)
+        bare = f is None or (f.kind == "other" and not f.value)  # "Self-care" alone on its line
+        if not bare and f is not None and f.kind not in ("level", "label") and j > 0:
+            continue
+        if bare or f is None or (j == 0 and f.kind == "label"):
+            text = line.body
+        else:
+            text = f"{f.label}: {f.value}"
+        if len(text.split()) <= 24 and (decided := decision_escalation(text)) is not None:
+            return decided
+    return None
+
+
 def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
     field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
     if field is None:  # a Disposition field names the category too ("Disposition: emergency")
@@ -107,6 +146,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
             return Disposition(named_means).escalation.value
     if field is not None and (named := _escalation_from(_field_text(section, *field))):
         return named[0]  # the field's value wins over every other mention
+    if field is None and (decided := _decided_line(section, fields)) is not None:
+        return decided
     advice = next(((j, f) for j, f in fields if f.kind == "other" and _ADVICE_LABEL.match(_norm_label(f.label))),
                   None)
     if advice is not None and len(named := _escalation_from(_first_sentence(_field_text(section, *advice)))) == 1:
@@ -209,6 +250,42 @@ def _read_disposition(section: list[_Line], fields: list[tuple[int, _Field]], es
         if named and escalation is not None and Disposition(named).escalation.value == escalation:
             return named
     return None
+
+
+# the scale's own name for a level is not an escalation: "ESI 3 - urgent", "Level 2 (Emergent)", "Category 4: green"
+_DESCRIPTORS = {1: r"resuscitation|immediate", 2: r"emergent|very urgent", 3: r"urgent",
+                4: r"less[\s-]+urgent|semi[\s-]+urgent", 5: r"non[\s-]+urgent|not\s+urgent"}
+_LEVEL_DESCRIPTOR = {level: re.compile(
+    rf"\s*[-\u2013\u2014:,(]?\s*\(?(?:{words}|standard|red|orange|yellow|green|blue|high|moderate|low|lowest)\b\)?",
+    re.IGNORECASE) for level, words in _DESCRIPTORS.items()}
+_QUESTION = re.compile(r"\?\s*$")
+_CONDITION_WORD = re.compile(r"\b(?:if|unless|in case|whenever|should (?:it|he|she|they|you|things)|otherwise)\b",
+                             re.IGNORECASE)
+
+
+def decision_escalation(text: str) -> str | None:
+    """The escalation a line without a label decides ("ESI 5 - self-care at home", "Urgent: go today"), or None.
+
+    Conditional clauses ("if it gets worse, call 999"), a question, and a level's own descriptor are not one; a line
+    naming several categories decides only when the means it names belongs to the first.
+    """
+    from scenarios.schema import Disposition
+
+    if _QUESTION.search(text):
+        return None
+    # a sentence or clause with a condition is safety-netting as a whole ("Call 999 if he turns blue")
+    text = " ".join(c for c in re.split(r"[.;!\n]+", text) if not _CONDITION_WORD.search(c))
+    kept, pos = [], 0
+    for m in _LEVEL_RE.finditer(text):
+        kept.append(text[pos:m.start()])
+        descriptor = _LEVEL_DESCRIPTOR[int(m.group(1))].match(text, m.end())
+        pos = descriptor.end() if descriptor else m.end()
+    text = " ".join([*kept, text[pos:]])
+    named = _escalation_from(text)
+    if len(named) > 1:  # "Urgent | Same-day GP" names urgent (and "GP", routine): the means settles it
+        means = disposition_from(text)
+        return named[0] if means is not None and Disposition(means).escalation.value == named[0] else None
+    return named[0] if named else None
 
 
 def parse_escalation_line(reply: str) -> str | None:
