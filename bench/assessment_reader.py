@@ -3,9 +3,9 @@
     .venv/bin/python bench/assessment_reader.py [--data FILE ...] [--by-format] [--misses]
         [--judge MODEL --judge-base-url URL [--judge-api-key-env VAR] | --judge local]
 
-Data (YAML; default: bench/data/assessment_dev.yaml, written blind to the parser by someone who read no code and
-then tuned on, and bench/data/assessment_check.yaml, written blind the same way by another author and never tuned
-on)::
+Data (YAML; default: every ``bench/data/assessment_*.yaml``). Each set was written blind to the parser by a different
+author who read no code and saw no other set: the ``assessment_dev*`` sets were then tuned on (each file's header
+says what it scored before), ``assessment_check.yaml`` never was::
 
     finals:                          # each must be read as the final assessment, with these fields
       - {format: json_code_block, text: "...", triage_level: 2, escalation: emergency,
@@ -47,7 +47,7 @@ from sim.encounter.assessment import AssessmentJudge, assessment_form, parse_ass
 from sim.records import ParsedAssessment
 
 DATA = Path(__file__).resolve().parent / "data"
-DEFAULT_DATA = [DATA / "assessment_dev.yaml", DATA / "assessment_check.yaml"]
+DEFAULT_DATA = sorted(DATA.glob("assessment_*.yaml"))
 
 
 def _norm(text: str) -> str:

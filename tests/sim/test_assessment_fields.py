@@ -134,6 +134,11 @@ Does that plan sound okay to you?""", 4, "routine", ["benign paroxysmal position
                   "<Urgency>emergency</Urgency>\n<Diagnoses>\n<entry>Pulmonary embolism</entry>\n"
                   "<entry>Pneumothorax</entry>\n</Diagnoses>\n</Result>",
                   2, "emergency", ["pulmonary embolism", "pneumothorax"]),
+    "final-with-draft-words-elsewhere": ("Based on what you've told me so far, here is where I land.\n\n"
+                                         "Acuity: ESI 2\nUrgency: emergency - call 999\n"
+                                         "Provisional diagnosis: testicular torsion\n\nWhile you're waiting for the "
+                                         "ambulance, don't let him eat or drink anything for now.", 2, "emergency",
+                                         ["testicular torsion"]),
 }
 
 MENTIONS = {
@@ -164,6 +169,22 @@ MENTIONS = {
                           "this, does the pain wake you at night?",
     "nested-json-not-final": '```json\n{"assessment": {"final": false, "acuity": 2, "urgency": "emergency", '
                              '"impression": ["Sepsis"]}, "next_question": "Is she passing urine?"}\n```',
+    "status-footer": "Triage level: ESI 3\nEscalation: urgent\nDiagnoses: gout\nStatus: draft - one more question\n"
+                     "Have you had any kidney problems?",
+    "final-flag-no": "**Acuity:** 2\n**Urgency:** emergency\n**Impression:** sepsis\n**Final:** not yet\n\n"
+                     "Is she passing urine?",
+    "yaml-final-no": "acuity: 4\nurgency: routine\nimpression:\n  - plantar fasciitis\nfinal: no\n"
+                     "Does the heel hurt first thing in the morning?",
+    "xml-attribute": '<triage final="false">\n<acuity>1</acuity>\n<urgency>emergency</urgency>\n'
+                     '<impression>anaphylaxis</impression>\n</triage>\nIs his tongue swelling?',
+    "two-levels": "Triage level: ESI 2 or 3\nEscalation: emergency\nDiagnoses: pre-eclampsia\n"
+                  "What was your blood pressure this morning?",
+    "template-echo": "At the end I'll give you my view like this:\nTriage level: ESI <1-5>\n"
+                     "Escalation: <emergency | urgent | routine | self_care>\nDiagnoses: <list>\n\n"
+                     "What's the problem today?",
+    "hypothetical": "If I had to decide now it would look like this:\nAcuity: ESI 3\nUrgency: urgent\n"
+                    "Impression: biliary colic\nBut I'd like to ask more first. Any yellow in your eyes?",
+    "bracket-working-tag": "[Working] ESI 4 | routine | Dx: carpal tunnel | still need to know about neck pain",
     "escalation-word-in-a-question": "**Escalation check:** has he had any trouble breathing, or gone blue around "
                                      "the lips?",
 }

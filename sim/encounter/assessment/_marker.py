@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from sim.encounter.assessment._diagnoses import _field_diagnoses
+from sim.encounter.assessment._draft import is_draft
 from sim.encounter.assessment._layout import (
     _FIELD_KINDS,
     ASSESSMENT_RE,
@@ -132,42 +133,10 @@ def _by_fields(lines: list[_Line]) -> int | None:
     return None
 
 
-# a block that calls itself unfinished ("ASSESSMENT (provisional)", "Draft triage", "Working assessment so far")
-_DRAFT = re.compile(r"\b(?:provisional(?:ly)?|draft|interim|preliminary|tentative(?:ly)?|working|so far|in[ _]progress"
-                    r"|pending|not (?:yet )?final|tbd|tbc|to be (?:confirmed|decided|determined)|for now)\b",
-                    re.IGNORECASE)
-# a level or escalation value that defers: "TBD", "pending", "ESI 3?", "urgent (provisional)", "?"
-_DEFERRED = re.compile(rf"{_DRAFT.pattern}|(?:^|\s)\?+\s*$|[1-5]\s*\?", re.IGNORECASE)
-# the reply says it has not decided yet ("Before I finalise this, ...", "once I know ..., I'll confirm")
-_UNDECIDED = re.compile(r"\b(?:before i (?:finali[sz]e|confirm|decide|commit|settle|give you my)|(?:once|when) i (?:know|have"
-                        r"|hear)\b[^.?!]*\b(?:i'?ll|i will|i can)|(?:isn'?t|is not|not) (?:yet )?final|i(?:'ll| will) "
-                        r"(?:finali[sz]e|confirm) (?:my|the|this|your) (?:assessment|triage|decision|level|advice))",
-                        re.IGNORECASE)
-
-
-def _provisional(lines: list[_Line], start: int) -> bool:
-    """Whether the block found at ``start`` is a draft, not the final assessment.
-
-    Its marker or heading (or the line introducing it) calls it provisional, a draft, interim ... (``_DRAFT``); or a
-    triage level or escalation field in it defers its value (``_DEFERRED``: "TBD", "pending", "3?"); or the reply
-    says it has not decided yet (``_UNDECIDED``).
-    """
-    intro = [lines[start]] + ([lines[start - 1]] if start and (lines[start - 1].body.endswith(":")
-                                                               or lines[start - 1].heading) else [])
-    if any(_DRAFT.search(line.body) for line in intro
-           if (f := _field(line)) is None or f.kind not in _FIELD_KINDS):
-        return True
-    section = lines[start:]
-    for j, f in _fields(section):
-        if f.kind in ("level", "escalation") and _DEFERRED.search(_field_text(section, j, f)):
-            return True
-    return any(_UNDECIDED.search(line.body) for line in lines)
-
-
 def _find(lines: list[_Line]) -> tuple[int, str] | None:
     """The index of the line that starts the assessment and its form; None for none, or for a draft."""
     found = _found(lines)
-    return None if found is None or _provisional(lines, found[0]) else found
+    return None if found is None or is_draft(lines, found[0]) else found
 
 
 def _found(lines: list[_Line]) -> tuple[int, str] | None:
