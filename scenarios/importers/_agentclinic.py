@@ -99,8 +99,9 @@ from typing import Any
 from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
 from scenarios.importers._demographics import parse_demographics
 from scenarios.importers._osce_findings import _exam_facts, _test_facts
-from scenarios.importers._osce_history import _actor_facts, _content_stems, _Voice, _voice
+from scenarios.importers._osce_history import _CLAUSE_ITEM, _actor_facts, _content_stems, _in_voice
 from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, _split_name, not_provided
+from scenarios.importers._osce_voice import CARER_BELOW_AGE, _Voice, _voice
 from scenarios.importers._text import (
     STOPWORDS,
     WEAK_WORDS,
@@ -230,10 +231,15 @@ def _complaint_from(sentence: str) -> str:
 
 
 def _opening(primary: str, voice: _Voice) -> str:
+    """What the teller says first: why they came, in their own words (the complaint goes through the voice)."""
+    if _CLAUSE_ITEM.match(primary):  # "Her right knee has been swollen for 3 days": a sentence of its own
+        said = _sentence_end(voice.say(primary))
+        return f"I've brought my {voice.child} in. {said}" if voice.carer else said
+    primary = _in_voice(primary, voice)
     if voice.carer:
         if re.match(r"^(?:a|an|the|some|no|\d)", primary, re.I):
             return f"I've brought my {voice.child} in because of {lower_first(primary)}"
-        pronoun = "his" if voice.child == "son" else "her" if voice.child == "daughter" else "their"
+        pronoun = {"he": "his", "she": "her"}.get(voice.pronoun, "their")
         return f"I've brought my {voice.child} in because of {pronoun} {lower_first(primary)}"
     if re.match(r"^(?:I|I'm|I've|My)\b", primary):
         return primary
@@ -262,7 +268,9 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
     profile, warnings, profile_tags = parse_demographics(actor.get("Demographics"), actor.get("History"))
     if complaint_warning:
         warnings.append(complaint_warning)
-    voice = _voice(profile)
+    voice = _voice(profile, osce)
+    if voice.carer:
+        profile["speaker"] = voice.speaker
     facts = _actor_facts(actor, voice)
     facts += _exam_facts(osce.get("Physical_Examination_Findings") or {})
     facts += _test_facts(osce.get("Test_Results") or {})
@@ -277,7 +285,8 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
         "id": scenario_id,
         "title": title,
         "suite": "ddx",
-        "tags": ["source:agentclinic", "osce", *profile_tags, *(["voice:carer"] if voice.carer else [])],
+        "tags": ["source:agentclinic", "osce", *profile_tags, *(["voice:carer"] if voice.carer else []),
+                 *(["voice:cannot_tell"] if voice.carer and profile["age"] >= CARER_BELOW_AGE else [])],
         "tier": "A",
         "canary": f"encsim-canary-{sha_hex(scenario_id)}-{scenario_id.replace('_', '-')}",
         "patient_profile": profile,

@@ -97,6 +97,8 @@ _GENERIC_LEAVES = {"findings", "finding", "result", "results", "value", "values"
                    "report", "description", "details", "other", "notes", "note", "comment", "comments", "summary",
                    "general findings", "observations", "status", "general"}
 _MANOEUVRES = {"inspection", "palpation", "percussion", "auscultation"}
+# What a result is like, not what test it is ("Stool_Test": {"Appearance": "Watery"} is the stool test).
+_DESCRIPTORS = {"appearance", "color", "colour", "consistency", "odor", "odour", "clarity", "volume", "quality"}
 _SECTION_SUFFIX = re.compile(r"\s+(?:examination|exam|findings|tests|test|results)$")
 
 # Examination: words of a section or finding name -> the system examination intent that reveals it.
@@ -383,7 +385,8 @@ def _collect_tests(section: Any, context: str = "") -> list[_Test]:
                 continue
             if _GENERIC_PANELS.match(name) and len(parts) > 1:
                 tests.extend(_group_analytes(parts, name))
-            elif len(parts) == 1 and parts[0][0]:  # "Imaging": {"Chest_CT": {"Findings": ...}}: the chest CT
+            elif len(parts) == 1 and parts[0][0] and parts[0][0] not in _DESCRIPTORS:
+                # "Imaging": {"Chest_CT": {"Findings": ...}}: the chest CT
                 tests.append(_Test(parts[0][0], name, [("", parts[0][1])]))
             else:
                 tests.append(_Test(name, context, parts))
