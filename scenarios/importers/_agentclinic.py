@@ -98,6 +98,7 @@ from typing import Any
 
 from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
 from scenarios.importers._demographics import parse_demographics
+from scenarios.importers._osce_abnormal import affirmed
 from scenarios.importers._osce_findings import _exam_facts, _test_facts
 from scenarios.importers._osce_history import _CLAUSE_ITEM, _actor_facts, _content_stems, _in_voice
 from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, _split_name, not_provided
@@ -128,7 +129,8 @@ def _mark_critical(facts: list[_Fact], primary: str, diagnosis: str) -> None:
     """Mark the critical facts.
 
     The history of the presenting complaint, the symptoms that come with it, abnormal findings and results (set
-    where the facts are made), and anything that names the diagnosis.
+    where the facts are made), and anything that names the diagnosis (a finding or result only where it does not
+    negate it: "no evidence of pneumonia" is a normal result).
     """
     primary_stems = _content_stems(primary, STOPWORDS | WEAK_WORDS)
     diagnosis_stems = _content_stems(diagnosis, _DIAGNOSIS_FILLER)
@@ -136,7 +138,10 @@ def _mark_critical(facts: list[_Fact], primary: str, diagnosis: str) -> None:
         stems = _content_stems(f.text, set())
         if f.origin == "history" and primary_stems & stems:
             f.critical = True
-        if diagnosis_stems & (stems | _content_stems(f.answer, set())) and f.category != "family_history":
+        if f.category in ("exam", "test", "vitals"):  # a finding that names the diagnosis only to rule it out is not
+            if any(diagnosis_stems & _content_stems(part, set()) for part in affirmed(f.answer)):
+                f.critical = True
+        elif diagnosis_stems & (stems | _content_stems(f.answer, set())) and f.category != "family_history":
             f.critical = True
     if not any(f.critical for f in facts):
         first = next((f for f in facts if f.origin == "history"), facts[0])
@@ -272,8 +277,9 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
     if voice.carer:
         profile["speaker"] = voice.speaker
     facts = _actor_facts(actor, voice)
-    facts += _exam_facts(osce.get("Physical_Examination_Findings") or {})
-    facts += _test_facts(osce.get("Test_Results") or {})
+    adult = profile["age"] >= CARER_BELOW_AGE  # adult limits for the heart and breathing rates
+    facts += _exam_facts(osce.get("Physical_Examination_Findings") or {}, adult)
+    facts += _test_facts(osce.get("Test_Results") or {}, adult)
     if not facts:
         raise RowError("the case has no history, examination findings or test results to reveal")
     _mark_critical(facts, primary, diagnosis)
