@@ -74,9 +74,12 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
   findings and test results (an abnormal word not negated in its clause: "elevated", "mass",
   "crackles"; not "Normal", "no masses"), and every fact whose text names a content word of the
   diagnosis. If that marks nothing, the first history fact.
-- ``expected``: ``diagnoses: [{name: Correct_Diagnosis}]`` (a parenthesised part, as in
-  "Myocardial infarction (STEMI)", also becomes a synonym with the rest); no triage level or
-  escalation: the scorers then score information, efficiency and the diagnosis.
+- ``expected``: ``diagnoses: [{name: Correct_Diagnosis, synonyms}]``: the synonyms are the diagnosis's other
+  names (``_diagnosis_names``): a parenthesised part and the rest ("Myocardial infarction (STEMI)"), the standard
+  abbreviation or its expansion ("Chronic obstructive pulmonary disease" <-> "COPD", "PTSD"), and the name
+  without qualifiers ("Acute appendicitis" -> "Appendicitis"). No triage level or escalation, unless a
+  clinician's labels file gives them (``encsim import agentclinic --labels``, ``_labels.py``); without one the
+  scorers score information, efficiency and the diagnosis.
 - ``turn_limit: 20``: AgentClinic's default number of doctor turns; its trees are larger than the
   library's, so the adaptive 8-15 would cut most encounters short.
 - ``suite: ddx``, ``tier: A``, ``tags: [source:agentclinic, osce]``,
@@ -98,10 +101,11 @@ from typing import Any
 
 from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
 from scenarios.importers._demographics import parse_demographics
+from scenarios.importers._diagnosis_names import diagnosis_entry
 from scenarios.importers._osce_abnormal import affirmed
 from scenarios.importers._osce_findings import _exam_facts, _test_facts
 from scenarios.importers._osce_history import _CLAUSE_ITEM, _actor_facts, _content_stems, _in_voice
-from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, _split_name, not_provided
+from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, not_provided
 from scenarios.importers._osce_voice import CARER_BELOW_AGE, _Voice, _voice
 from scenarios.importers._text import (
     STOPWORDS,
@@ -183,12 +187,6 @@ def _to_tree(facts: list[_Fact]) -> list[dict[str, Any]]:
             entry["critical"] = True
         tree.append(entry)
     return tree
-
-
-def _diagnosis(name: str) -> dict[str, Any]:
-    base, alt = _split_name(name)
-    synonyms = [s for s in dict.fromkeys([base, *alt]) if s and s != name]
-    return {"name": name, "synonyms": synonyms} if synonyms else {"name": name}
 
 
 def agentclinic_id(row: dict[str, Any], diagnosis: str) -> str:
@@ -300,7 +298,7 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
         "opening_line": _sentence_end(_opening(primary, voice)),
         "fallback_lines": list(FALLBACK_LINES),
         "information_tree": _to_tree(facts),
-        "expected": {"diagnoses": [_diagnosis(diagnosis)]},
+        "expected": {"diagnoses": [diagnosis_entry(diagnosis)]},
         "turn_limit": TURN_LIMIT,
         "source": f"agentclinic:{ctx.file_name}#{ctx.line}",
     }
