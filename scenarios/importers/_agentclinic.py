@@ -117,6 +117,7 @@ from scenarios.importers._text import (
     snippet,
     words,
 )
+from scenarios.lexicon import intents_in
 
 TURN_LIMIT = 20
 
@@ -159,14 +160,30 @@ _LOOSE_WORDS = frozenset({"heart", "blood", "drink", "drinking", "chest", "famil
                           "colour", "appearance", "protein", "glucose", "value", "level", "general"})
 
 
+# What a question about an examination finding or a test result is about: a one-word trigger of a finding or result
+# that the lexicon reads as a question about anything else ("cocaine" of a drug screen, "syphilis" of a serology,
+# "speech" of a mental-state finding) would let a history question reveal the finding.
+_FINDING_INTENTS = frozenset({"investigations", "physical_exam", "vital_signs", "other_measurements", "blood_pressure",
+                              "fever", "palpitations_pulse"})
+
+
+def _history_word(trigger: str) -> bool:
+    """A one-word trigger the lexicon reads only as a history question, never as one about a finding or a test."""
+    found = intents_in(trigger)
+    return len(words(trigger)) == 1 and bool(found) and not any(
+        i.startswith(("exam_", "test_")) or i in _FINDING_INTENTS for i in found)
+
+
 def _to_tree(facts: list[_Fact]) -> list[dict[str, Any]]:
     tree: list[dict[str, Any]] = []
     used: set[str] = set()
     for f in facts:
         triggers: list[str] = []
-        for t in [*f.triggers, *lay_synonyms(f.text)]:
+        finding = f.category in ("exam", "test", "vitals")
+        # a finding's own words are not the patient's: no lay words of its text, no one-word history topic
+        for t in [*f.triggers, *([] if finding else lay_synonyms(f.text))]:
             t = " ".join(t.split()).lower()
-            if t in _LOOSE_WORDS and f.intents:
+            if (t in _LOOSE_WORDS and f.intents) or (finding and _history_word(t)):
                 continue
             if t and t not in triggers and is_usable_trigger(t):
                 triggers.append(t)

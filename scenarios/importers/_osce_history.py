@@ -13,6 +13,7 @@ from typing import Any
 
 from scenarios.importers._common import slug
 from scenarios.importers._osce_sections import _Fact, _items, _leaves, _sentence_end, author_field, not_provided
+from scenarios.importers._osce_topics import topic_intents
 from scenarios.importers._osce_voice import _Voice
 from scenarios.importers._text import (
     STOPWORDS,
@@ -24,7 +25,6 @@ from scenarios.importers._text import (
     sentences,
     words,
 )
-from scenarios.lexicon import intents_in as lexicon_intents_in
 
 # Patient_Actor field (humanised, matched by substring) -> fact id prefix, category, the intents every fact
 # of the field answers, and the field's own trigger phrases.
@@ -66,10 +66,16 @@ _CONTENT_INTENTS: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), i) 
      r"military|construction|office)", "occupation"),
     (r"\b(?:lives?\b|living|married|single|divorced|widow|partner|husband|wife|children|alone|home|"
      r"nursing home|care home|hospice|homeless)", "social_living"),
-    (r"\b(?:travel|trip|abroad|camping|hiking|vacation|holiday)", "travel"),
-    (r"\b(?:sexual|sexually|intercourse|condom|partners)\b", "sexual_history"),
+    (r"\b(?:travel|trip|abroad|camping|hiking|vacation|holiday|flight|flew|flown|overseas|cruise|emigrated|"
+     r"immigrated|returned from)", "travel"),
+    (r"\b(?:sexual|sexually|intercourse|condoms?|partners|syphilis|gonorrho?ea|chlamydia|sti|std|stis|stds)\b",
+     "sexual_history"),
     (r"\b(?:tak(?:es|ing)|medications?|medicines?|treated with|therapy|prescribed|tablets?|inhaler|insulin|"
-     r"\d+\s*mg|contracepti|pills?)\b", "medications"),
+     r"\d+\s*mg|contracepti|pills?|antibiotics?|antihypertensives?|antidepressants?|steroids?|"
+     # drug names by their stems: penicillins, cephalosporins, macrolides, quinolones, ACE inhibitors, sartans,
+     # beta blockers, statins, proton-pump inhibitors, calcium-channel blockers, H2 blockers, azoles
+     r"\w+cillin|cef\w+|ceph\w+|\w+mycin|\w+floxacin|\w+cycline|\w+pril|\w+sartan|\w+olol|\w+statin|"
+     r"\w+prazole|\w+dipine|\w+tidine|\w+conazole)\b", "medications"),
     (r"\ballerg", "allergies"),
     (r"\b(?:history of|diagnosed|known|underlying|chronic|previous|prior)\b", "medical_history"),
     (r"\b(?:surgery|operation|operated|resection|appendectomy|cholecystectomy|hysterectomy|transplant)",
@@ -78,6 +84,23 @@ _CONTENT_INTENTS: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), i) 
     (r"\b(?:born|delivery|delivered|gestation|apgar|birth weight)\b", "birth_history"),
     (r"\b(?:last menstrual|periods?|menstrua|menses|pregnan|gravida|g\dp\d)\b", "pregnancy_lmp"),
     (r"\b(?:fatigue|tired|energy|malaise|lethargy|weak(?:ness)?)\b", "other_symptoms"),
+    # clinical words of one sense: a statement that uses one is about its topic, however long the sentence
+    (r"\b(?:accident|collision|crash|trauma|traumatic|injur(?:y|ies|ed)|assault(?:ed)?|struck by|hit by|"
+     r"fell (?!asleep)|fall(?:s|en)? (?:from|down|off|onto|on)\b)", "injury_mechanism"),
+    (r"\b(?:dysuria|nocturia|urinary|urination|urinating|micturition|voiding|bladder|ha?ematuria|incontinen\w*)",
+     "urinary"),
+    (r"\b(?:respiratory (?:distress|support|failure|symptoms)|dyspno?ea|short(?:ness)? of breath|breathless\w*|"
+     r"wheez\w*|stridor|tachypno?ea|apno?eic|apno?ea|grunting)", "breathing"),
+    (r"\b(?:seizures?|convulsions?|convulsed|tonic-clonic|syncope|syncopal|fainted|fainting|passed out|blackouts?|"
+     r"lost consciousness|loss of consciousness|unconscious)\b", "loss_of_consciousness"),
+    (r"\b(?:sudden(?:ly)?|abrupt(?:ly)?|gradual(?:ly)?|insidious(?:ly)?)\b", "onset_speed"),
+    (r"\b(?:rash(?:es)?|blisters?|itch\w*|prurit\w*|jaundice\w*|cyano\w*|bruis\w*|petechia\w*|purpura|hives|"
+     r"urticaria|wounds?|skin lesions?)\b", "skin"),
+    (r"\b(?:depress(?:ed|ion|ive)|anxiety|anxious|low mood|sad|sadness|hopeless\w*|worthless\w*|emptiness|"
+     r"tearful|suicidal|irritab\w*|anhedoni\w*|(?:lost|loss of) interest|previously enjoyed|no longer enjoys?)\b",
+     "mood"),
+    (r"\b(?:ibuprofen|paracetamol|acetaminophen|aspirin|naproxen|nsaids?|antacids?|vitamins?|supplements?|herbal|"
+     r"herbs|over[- ]the[- ]counter|otc)\b", "over_the_counter"),
     (r"\b(?:appetite|eating|feeding)\b", "eating_drinking"),
 ]]
 # Intents that only say what kind of statement it is: they never make a fact about something else.
@@ -85,8 +108,8 @@ _NOT_FROM_HISTORY_PMH = {"onset_timing", "course"}
 
 
 def _content_intents(text: str) -> list[str]:
-    """The lexicon intents a statement is about (its cues in the text), then the write-up words above."""
-    found = sorted(lexicon_intents_in(text))
+    """The lexicon intents a statement is about (``_osce_topics``: its cues and its topic), then the write-up words."""
+    found = sorted(topic_intents(text))
     if "allergies" in found and not re.search(r"allerg|anaphyla", text, re.I):  # "heat intolerance" is no allergy
         found.remove("allergies")
     for pattern, iid in _CONTENT_INTENTS:

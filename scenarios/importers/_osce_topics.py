@@ -1,0 +1,106 @@
+"""What a statement of a case is about: the lexicon's intents whose topic the statement names.
+
+The shared lexicon's cues (``scenarios/intents.yaml``) are written for *questions*: a one-word cue there stands for
+its topic because the question is asked within it ("Have you made any attempts?" after questions about suicide). In
+a statement of a case the same word is often incidental: "attempting to conceive" is not about suicide attempts,
+"high-risk sexual behaviours" not about confusion, "a mass in her left breast" not about how a baby feeds, "bloody
+stools" not about blood tests. ``topic_intents(text)`` therefore keeps an intent whose cue the statement matches only
+when the statement is about the intent's topic:
+
+- a cue of two or more words matched (a phrase, or a cue of several parts: "short of breath", [tried, to, kill]); or
+- the statement names a topic of the intent: all the content words of its id ("previous_attempts": previous and
+  attempts; "fever") or of one item of its description (``description``, split at commas, semicolons, colons,
+  brackets, dashes and "or", an alternative after "X:" keeping X: "previous suicide attempts, overdoses, past
+  self-harm" -> [suicide, attempts], [overdoses], [self, harm]; "a baby's feeding: bottle or breast" -> [baby,
+  feeding, bottle], [baby, feeding, breast]); or
+- two different words of the intent's topic occur (its one-word cues, and the content words of its description and
+  of its phrasings): "drinks two to three beers", "respiratory distress with grunting"; or
+- the cue is what a short item of the statement names: an item of a list, or the whole statement, of at most two
+  content words ("Denies fever, nausea or dysuria": dysuria; "Peripheral cyanosis"; "Easy bruising").
+
+One incidental word in a longer statement is never enough. Words are compared after the lexicon's own normalisation
+(``normalise``: lower case, the ``words`` table, stemming), as cues are.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from scenarios.importers._text import STOPWORDS, WEAK_WORDS
+from scenarios.lexicon import compiled_intents, load_lexicon, normalise, padded
+
+# Words that say nothing of a topic: function words, time words (``STOPWORDS``), and these.
+_FILLER = {normalise(w)[0] for w in STOPWORDS | {"kind", "any", "anything", "everything", "someone", "well", "able",
+                                                 "whether", "get", "got", "thing", "things", "way", "else", "often"}
+           if normalise(w)}
+
+
+_WEAK = {normalise(w)[0] for w in WEAK_WORDS if normalise(w)}
+# Words of a write-up around the thing it names ("a history of easy bruising", "episodes of ...").
+_WRITE_UP = {normalise(w)[0] for w in ("history", "episodes", "signs", "symptoms", "complaints", "reports", "known")}
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(w for w in normalise(text) if w not in _FILLER and not w.isdigit() and len(w) > 1)
+
+
+@lru_cache(maxsize=1)
+def _topics() -> dict[str, tuple[tuple[frozenset[str], ...], frozenset[str]]]:
+    """Each intent's topic phrases (its id, the items of its description) and its topic words."""
+    out = {}
+    for iid, intent in load_lexicon().intents.items():
+        own = frozenset(normalise(iid.replace("_", " ")))  # every word of the id, "previous" too
+        phrases = tuple(p for p in (own, *_description_items(intent.description)) if p)
+        single = {c.phrases[0].strip() for c in compiled_intents()[iid][0]
+                  if len(c.phrases) == 1 and len(c.phrases[0].split()) == 1}
+        vocabulary = (single | _content(intent.description) | {w for q in intent.phrasings for w in _content(q)}) \
+            - _WEAK
+        out[iid] = (phrases, frozenset(vocabulary))
+    return out
+
+
+def _items(p: str) -> list[set[str]]:
+    """The content words of each short item of a normalised statement (a list item, or the whole of it)."""
+    parts = re.split(r" (?:and|or|nor|but|with|without|no|not|deni|except) ", p)
+    return [c for c in ({w for w in part.split() if not w.isdigit()} - _FILLER - _WRITE_UP for part in parts)
+            if c and len(c) <= 2]
+
+
+def _description_items(description: str) -> list[frozenset[str]]:
+    """The content words of each item of a description.
+
+    Items are split at commas, semicolons, brackets, dashes and "or"; after "X:" each alternative keeps X ("a baby's
+    feeding: bottle or breast" -> [baby, feeding, bottle], [baby, feeding, breast]).
+    """
+    out = []
+    for part in re.split(r"[,;()\[\]]|\s[-–—]\s", description):
+        head, _, rest = part.rpartition(":") if ":" in part else ("", "", part)
+        for alternative in re.split(r"\bor\b|\band/or\b", rest):
+            out.append(_content(f"{head} {alternative}"))
+    return out
+
+
+def _specific(phrases: tuple[str, ...]) -> bool:
+    """A cue of two or more words."""
+    return len(phrases) > 1 or len(phrases[0].split()) > 1
+
+
+def topic_intents(text: str) -> set[str]:
+    """The intents a statement is about: matched by a cue, and about the intent's topic (see the module docstring)."""
+    p = padded(re.sub(r"[,;:()]", " and ", text))  # list items apart
+    if not p:
+        return set()
+    words = set(p.split())
+    items = _items(p)
+    found: set[str] = set()
+    for iid, (cues, vetoes) in compiled_intents().items():
+        hits = [c for c in cues if c.hit(p)]
+        if not hits or any(v.hit(p) for v in vetoes):
+            continue
+        phrases, vocabulary = _topics()[iid]
+        if any(_specific(c.phrases) for c in hits) or any(ph <= words for ph in phrases) \
+                or len(vocabulary & words) >= 2 \
+                or any(c.phrases[0].strip() in item for c in hits for item in items):
+            found.add(iid)
+    return found
