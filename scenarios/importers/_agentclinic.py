@@ -97,6 +97,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
@@ -117,7 +118,7 @@ from scenarios.importers._text import (
     snippet,
     words,
 )
-from scenarios.lexicon import intents_in
+from scenarios.lexicon import compiled_intents, intents_in, normalise
 
 TURN_LIMIT = 20
 
@@ -167,11 +168,24 @@ _FINDING_INTENTS = frozenset({"investigations", "physical_exam", "vital_signs", 
                               "fever", "palpitations_pulse"})
 
 
+@lru_cache(maxsize=1)
+def _one_word_cues() -> dict[str, set[str]]:
+    """The lexicon's one-word cues (normalised) -> the intents they ask for."""
+    out: dict[str, set[str]] = {}
+    for iid, (cues, _) in compiled_intents().items():
+        for c in cues:
+            if len(c.phrases) == 1 and len(c.phrases[0].split()) == 1:
+                out.setdefault(c.phrases[0].strip(), set()).add(iid)
+    return out
+
+
 def _history_word(trigger: str) -> bool:
     """A one-word trigger the lexicon reads only as a history question, never as one about a finding or a test."""
-    found = intents_in(trigger)
-    return len(words(trigger)) == 1 and bool(found) and not any(
-        i.startswith(("exam_", "test_")) or i in _FINDING_INTENTS for i in found)
+    if len(words(trigger)) != 1:
+        return False
+    norm = normalise(trigger)
+    found = _one_word_cues().get(norm[0], set()) if len(norm) == 1 else intents_in(trigger)
+    return bool(found) and not any(i.startswith(("exam_", "test_")) or i in _FINDING_INTENTS for i in found)
 
 
 def _to_tree(facts: list[_Fact]) -> list[dict[str, Any]]:

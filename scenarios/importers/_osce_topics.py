@@ -15,8 +15,9 @@ when the statement is about the intent's topic:
   feeding, bottle], [baby, feeding, breast]); or
 - two different words of the intent's topic occur (its one-word cues, and the content words of its description and
   of its phrasings): "drinks two to three beers", "respiratory distress with grunting"; or
-- the cue is what a short item of the statement names: an item of a list, or the whole statement, of at most two
-  content words ("Denies fever, nausea or dysuria": dysuria; "Peripheral cyanosis"; "Easy bruising").
+- the cue is what a short item of the statement names: an item of a list, or the whole statement, of one word or
+  of one word qualified by one modifier ("Denies fever, nausea or dysuria": dysuria; "Peripheral cyanosis"; "Easy
+  bruising"; not "Enjoys cycling", "Delivered vaginally" or "Recent weight loss attempt").
 
 One incidental word in a longer statement is never enough. Words are compared after the lexicon's own normalisation
 (``normalise``: lower case, the ``words`` table, stemming), as cues are.
@@ -28,7 +29,7 @@ import re
 from functools import lru_cache
 
 from scenarios.importers._text import STOPWORDS, WEAK_WORDS
-from scenarios.lexicon import compiled_intents, load_lexicon, normalise, padded
+from scenarios.lexicon import compiled_intents, intents_in, load_lexicon, normalise, padded
 
 # Words that say nothing of a topic: function words, time words (``STOPWORDS``), and these.
 _FILLER = {normalise(w)[0] for w in STOPWORDS | {"kind", "any", "anything", "everything", "someone", "well", "able",
@@ -60,11 +61,26 @@ def _topics() -> dict[str, tuple[tuple[frozenset[str], ...], frozenset[str]]]:
     return out
 
 
-def _items(p: str) -> list[set[str]]:
-    """The content words of each short item of a normalised statement (a list item, or the whole of it)."""
-    parts = re.split(r" (?:and|or|nor|but|with|without|no|not|deni|except) ", p)
-    return [c for c in ({w for w in part.split() if not w.isdigit()} - _FILLER - _WRITE_UP for part in parts)
-            if c and len(c) <= 2]
+_MODIFIER = re.compile(r"(?:al|ic|ous|ive|ful|less|ent|ant|ary|ory|ile|ar|y)$")
+
+
+def _modifier(word: str) -> bool:
+    """A word that can qualify a noun ("peripheral", "easy", "recent", "severe"); not a verb or an adverb."""
+    return word in WEAK_WORDS or (bool(_MODIFIER.search(word)) and not word.endswith("ly"))
+
+
+def _heads(text: str) -> set[str]:
+    """What the short items of a statement name.
+
+    Each item (of a list, or the whole statement) of one word, or of a word qualified by one modifier ("Peripheral
+    cyanosis", "easy bruising", "No fever"), gives its last word.
+    """
+    heads = set()
+    for part in re.split(r"[,;:()]|\b(?:and|or|nor|but|with|without|no|not|denies|denied|except)\b", text.lower()):
+        raw = [w for w in re.findall(r"[a-z]+", part) if (n := normalise(w)) and n[0] not in _FILLER | _WRITE_UP]
+        if len(raw) == 1 or (len(raw) == 2 and _modifier(raw[0])):
+            heads.add(normalise(raw[-1])[-1])
+    return heads
 
 
 def _description_items(description: str) -> list[frozenset[str]]:
@@ -92,15 +108,14 @@ def topic_intents(text: str) -> set[str]:
     if not p:
         return set()
     words = set(p.split())
-    items = _items(p)
+    heads = _heads(text)
     found: set[str] = set()
-    for iid, (cues, vetoes) in compiled_intents().items():
-        hits = [c for c in cues if c.hit(p)]
-        if not hits or any(v.hit(p) for v in vetoes):
-            continue
+    compiled = compiled_intents()
+    for iid in intents_in(text):  # matched and not vetoed; then which cues matched, and is it the topic
+        hits = [c for c in compiled[iid][0] if c.hit(p)]
         phrases, vocabulary = _topics()[iid]
         if any(_specific(c.phrases) for c in hits) or any(ph <= words for ph in phrases) \
                 or len(vocabulary & words) >= 2 \
-                or any(c.phrases[0].strip() in item for c in hits for item in items):
+                or any(c.phrases[0].strip() in heads for c in hits):
             found.add(iid)
     return found
