@@ -311,10 +311,7 @@ class Expected(_Strict):
                                                                     "to an acceptable escalation")
     label_rationale: str | None = Field(default=None, description="why these labels and sets: the guideline "
                                                                   "each rests on")
-    label_source: Literal["clinician", "judge_provisional"] | None = Field(
-        default=None, description="who set triage_level / escalation of an imported case: 'clinician' (a clinician's "
-                                  "labels file, encsim import --labels) or 'judge_provisional' (a model's provisional "
-                                  "label, never mixed with clinician labels); None: written with the scenario, or none")
+    label_source: Literal["clinician", "judge_provisional"] | None = None  # who labelled an imported case (--labels)
     diagnoses: list[Diagnosis] = Field(default=[], description="ranked, most likely first")
     red_flags: list[str] = Field(default=[], description="fact ids that must be elicited")
 
@@ -354,8 +351,6 @@ class Expected(_Strict):
             if self.dispositions[0].escalation is not self.escalation:
                 raise ValueError(f"@dispositions.0: the best disposition ({self.dispositions[0].value}) must belong to "
                                  f"the best escalation ({self.escalation.value}); list the best first")
-        if self.label_source is not None and self.triage_level is None and self.escalation is None:
-            raise ValueError("@label_source: says who labelled the case, but there is no triage_level or escalation")
         if (self.acceptable_levels or self.acceptable_escalations or self.dispositions) and not self.label_rationale:
             raise ValueError("@label_rationale: acceptable sets and dispositions need a label_rationale citing the "
                              "guideline they rest on")

@@ -27,21 +27,36 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
   ``profile:age_unknown`` / ``profile:sex_unknown``.
 - ``chief_complaint``: ``Primary_Symptom``; a row without one takes it from the history's first sentence
   ("presents with a 2-day history of <it>"), else the first secondary symptom, with a warning.
-  ``opening_line``: "I've come in because of <it>." A patient under 12 is brought by a carer: "I've
-  brought my son (daughter, baby) in because of ...", tag ``voice:carer``, and every answer is the
-  carer's ("My son has had ...", the child staying "he"/"she"; ``_voice.carer_voice``). Otherwise answers
-  are the patient's own first person (``_voice.patient_words``: "The patient reports a 2-day history of
-  fever" -> "I've had a 2-day history of fever"; "He denies chest pain" -> "I haven't had any chest pain").
+  ``opening_line``: "I've come in because of <it>." Who tells the case is ``_osce_voice``'s business: a
+  patient under 12 is brought by a parent ("I've brought my son (daughter, baby) in because of ...",
+  ``speaker: parent``, tag ``voice:carer``); a patient the case says cannot give a history now (confused,
+  disoriented, unresponsive, non-verbal, intubated, low GCS; not when the examination finds them alert and
+  oriented) is spoken for by the relative the case names, else a parent, partner or son or daughter by age
+  (``speaker: parent | partner | caregiver``, tags ``voice:carer`` and ``voice:cannot_tell``; "I've brought
+  my mother in because of her confusion"). Every answer is the teller's (``_voice.carer_voice``: "My son has
+  had ...", the patient staying "he"/"she"), or the patient's own first person (``_voice.patient_words``:
+  "The patient reports a 2-day history of fever" -> "I've had a 2-day history of fever"). Every field the
+  patient speaks goes through the voice: the opening line, history, symptoms (a secondary symptom's name
+  too: "swelling of her ankle" -> "swelling of my ankle"; one written as a sentence is said as one), and
+  each value of a field given as sub-fields ("Smoking: I smoke 10 a day").
 - ``information_tree``: one fact per sentence, list item or finding. A value that says nothing was given
   ("Information not provided.", "No additional symptoms mentioned.", "N/A", "Details are not provided in
-  this scenario but imagine ...") yields no fact. Triggers come from the OSCE structure and its clinical
+  this scenario but imagine ...", "To be determined", "Pending", "Unknown at this time"), a note to the
+  actor or examiner ("The patient should describe ...", "Actor instructions: ...", a field named
+  ``Actor_Instructions`` or ``Optional``) yields no fact, and a note in brackets or an unfilled template slot
+  is cut out of a sentence ("(actor instructions: ...)", "[insert duration]"; ``_osce_sections``). Triggers
+  come from the OSCE structure and its clinical
   meaning (field names, examination section and finding names, test and analyte names, the lay names
   clinicians use for them), never n-grams of the answer text (from the text come only a listed
   symptom's own name, up to four words, and the curated lay words of ``_text.LAY_SYNONYMS`` for clinical
-  terms in it); what a fact is about is given as
-  ``intents`` of the shared lexicon (``scenarios/intents.yaml``): the lexicon's cues found in the fact's
-  text (``scenarios.lexicon.intents_in``), write-up words for timing, course, habits and treatments, and
-  the field's own intent. Fields map to categories:
+  terms in it; none for an examination finding or a test result, whose one-word triggers that the lexicon
+  reads only as a history topic, like "cocaine" of a drug screen, are dropped too); what a fact is about is
+  given as ``intents`` of the shared lexicon (``scenarios/intents.yaml``): the lexicon's cues found in the
+  fact's text when the fact is about the intent's topic (``_osce_topics``: a cue of several words, the
+  intent's own topic named, two of its topic words, or a short item that is the cue: "attempting to
+  conceive" is no suicide attempt), write-up words for timing, course, habits, treatments and the clinical
+  words of one sense (dysuria, seizure, jaundice, drug-name stems), and the field's own intent. Fields map to
+  categories:
 
   - ``History``: ``history``; the story of the complaint (the first sentence, sentences about the primary
     symptom, and sentences about nothing else) also answers ``presenting_complaint`` ("What brings you
@@ -71,9 +86,13 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
     ``test_pathology``, ``test_other``), and its own name and panel names ("full blood count", "fbc").
 - ``critical`` (a heuristic, so that the information score weighs what points to the diagnosis): the
   history sentences about the primary symptom, the positive secondary symptoms, abnormal examination
-  findings and test results (an abnormal word not negated in its clause: "elevated", "mass",
-  "crackles"; not "Normal", "no masses"), and every fact whose text names a content word of the
-  diagnosis. If that marks nothing, the first history fact.
+  findings, vital signs and test results (``_osce_abnormal``: an abnormal word or sign not negated in its
+  clause, "elevated", "reduced", "positive", "free fluid", "obstruction", "count fingers", "absent bowel
+  sounds"; a value outside the reference range the text gives; a standard threshold: FEV1/FVC below 0.70,
+  ejection fraction below 50%, saturation below 94%, visual acuity worse than 20/40, fever, adult heart and
+  breathing rates; not "Normal", "no masses", "no murmurs, rubs or gallops", "bowel sounds present"), and
+  every fact whose text names a content word of the diagnosis (a finding or result only where it does not
+  negate it). If that marks nothing, the first history fact.
 - ``expected``: ``diagnoses: [{name: Correct_Diagnosis, synonyms}]``: the synonyms are the diagnosis's other
   names (``_diagnosis_names``): a parenthesised part and the rest ("Myocardial infarction (STEMI)"), the standard
   abbreviation or its expansion ("Chronic obstructive pulmonary disease" <-> "COPD", "PTSD"), and the name
@@ -88,7 +107,10 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
 
 Where the code lives: this module maps one row to a scenario (``convert_agentclinic_row``: the chief
 complaint, the opening line, ``critical``, the tree's ids and triggers, ``expected``); ``_demographics.py``
-reads ``Demographics``; ``_osce_sections.py`` reads nested sections into text and statements;
+reads ``Demographics``; ``_osce_sections.py`` reads nested sections into text and statements (and drops
+placeholders); ``_osce_voice.py`` decides who tells the case; ``_osce_topics.py`` which intents a statement is
+about; ``_osce_abnormal.py`` which findings and results are abnormal; ``_diagnosis_names.py`` the diagnosis's
+synonyms; ``_labels.py`` applies a clinician's labels file;
 ``_osce_history.py`` makes the facts of the ``Patient_Actor`` fields and ``_osce_findings.py`` those of
 the examination findings and test results.
 """

@@ -218,7 +218,8 @@ def labelled(convert: Converter, labels: Labels, rows: list[SourceRow]) -> tuple
     """
     lines = {line for line, _ in rows}
     ids: dict[str, int] = {}
-    for line, row in rows:
+    by_id = any(isinstance(label.case, str) for label in labels.file.labels)
+    for line, row in rows if by_id else []:  # the ids the rows convert to, when a label names one
         if isinstance(row, dict):
             try:
                 ids[str(convert(row, RowContext(line=line, file_name="")).data["id"])] = line
@@ -226,13 +227,13 @@ def labelled(convert: Converter, labels: Labels, rows: list[SourceRow]) -> tuple
                 continue
     by_line: dict[int, CaseLabel] = {}
     for i, label in enumerate(labels.file.labels):
-        line = label.case if isinstance(label.case, int) else ids.get(label.case)
-        if line is None or line not in lines:
+        found = label.case if isinstance(label.case, int) else ids.get(label.case)
+        if found is None or found not in lines:
             raise LabelsError(
                 f"{labels.path}: label {i + 1} names case {label.case!r}, which the source file does not have "
                 f"({len(rows)} rows, lines {min(lines)}-{max(lines)}). Name a case by its line number in the source "
                 "file or by its scenario id (as `encsim import` writes <id>.yaml).")
-        by_line[line] = label
+        by_line[found] = label
 
     done: dict[int, str] = {line: "" for line in by_line}
 
