@@ -311,6 +311,7 @@ class Expected(_Strict):
                                                                     "to an acceptable escalation")
     label_rationale: str | None = Field(default=None, description="why these labels and sets: the guideline "
                                                                   "each rests on")
+    label_source: Literal["clinician", "judge_provisional"] | None = None  # who labelled an imported case (--labels)
     diagnoses: list[Diagnosis] = Field(default=[], description="ranked, most likely first")
     red_flags: list[str] = Field(default=[], description="fact ids that must be elicited")
 

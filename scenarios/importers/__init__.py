@@ -4,6 +4,8 @@
   replayed, the agent replies once, and the reply is graded with the row's rubric (judge path).
 - :func:`import_agentclinic`: AgentClinic OSCE cases become ``ddx`` scenarios with an information
   tree (history, examination findings, test results) and the correct diagnosis as ``expected``.
+- ``labels=`` (of both the above): a clinician's labels file (YAML or CSV) sets the triage level and escalation
+  of the cases it names, with ``expected.label_source: clinician`` (``_labels.py``).
 - :func:`import_vignettes`: symptom-checker vignettes (CSV or JSON Lines: a case text, an urgency label,
   a diagnosis; ``--map`` names the columns, ``--urgency-map`` maps the labels) become ``triage``
   scenarios scored on escalation and diagnosis: single-turn replay items (the whole case in one message,
@@ -33,10 +35,10 @@ from scenarios.importers._common import (
     RowContext,
     RowError,
     RowWarning,
-    run_import,
 )
 from scenarios.importers._demographics import parse_demographics
 from scenarios.importers._healthbench import convert_healthbench_row, healthbench_id
+from scenarios.importers._labels import LabelsError, read_labels, run_labelled_import
 from scenarios.importers._text import first_person
 from scenarios.importers._vignette_file import read_vignette_file
 from scenarios.importers._vignette_flags import (
@@ -50,17 +52,18 @@ from scenarios.importers._vignette_flags import (
 from scenarios.importers._vignettes import import_vignettes
 
 
-def import_healthbench(source: str | Path, out_dir: str | Path) -> ImportReport:
-    """Convert a HealthBench JSONL file into replay scenarios in ``out_dir``."""
-    return run_import("healthbench", source, out_dir, convert_healthbench_row)
+def import_healthbench(source: str | Path, out_dir: str | Path, *, labels: str | Path | None = None) -> ImportReport:
+    """Convert a HealthBench JSONL file into replay scenarios in ``out_dir`` (``labels``: see ``_labels.py``)."""
+    return run_labelled_import("healthbench", source, out_dir, convert_healthbench_row, labels)
 
 
-def import_agentclinic(source: str | Path, out_dir: str | Path) -> ImportReport:
-    """Convert an AgentClinic OSCE JSONL file into ddx scenarios in ``out_dir``."""
-    return run_import("agentclinic", source, out_dir, convert_agentclinic_row)
+def import_agentclinic(source: str | Path, out_dir: str | Path, *, labels: str | Path | None = None) -> ImportReport:
+    """Convert an AgentClinic OSCE JSONL file into ddx scenarios in ``out_dir`` (``labels``: see ``_labels.py``)."""
+    return run_labelled_import("agentclinic", source, out_dir, convert_agentclinic_row, labels)
 
 
-# Each takes (source, out_dir) and its format's own keyword options (vignettes: mapping, urgency_map, mode).
+# Each takes (source, out_dir) and its format's own keyword options (healthbench, agentclinic: labels; vignettes:
+# mapping, urgency_map, mode).
 IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "healthbench": import_healthbench,
     "agentclinic": import_agentclinic,
@@ -77,6 +80,8 @@ __all__ = [
     "FailedRow",
     "ImportReport",
     "ImportSourceError",
+    "LabelsError",
+    "LabelsError",
     "RowContext",
     "RowError",
     "RowWarning",
@@ -91,5 +96,7 @@ __all__ = [
     "parse_demographics",
     "parse_field_map",
     "parse_urgency_map",
+    "read_labels",
+    "read_labels",
     "read_vignette_file",
 ]

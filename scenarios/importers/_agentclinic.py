@@ -27,21 +27,36 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
   ``profile:age_unknown`` / ``profile:sex_unknown``.
 - ``chief_complaint``: ``Primary_Symptom``; a row without one takes it from the history's first sentence
   ("presents with a 2-day history of <it>"), else the first secondary symptom, with a warning.
-  ``opening_line``: "I've come in because of <it>." A patient under 12 is brought by a carer: "I've
-  brought my son (daughter, baby) in because of ...", tag ``voice:carer``, and every answer is the
-  carer's ("My son has had ...", the child staying "he"/"she"; ``_voice.carer_voice``). Otherwise answers
-  are the patient's own first person (``_voice.patient_words``: "The patient reports a 2-day history of
-  fever" -> "I've had a 2-day history of fever"; "He denies chest pain" -> "I haven't had any chest pain").
+  ``opening_line``: "I've come in because of <it>." Who tells the case is ``_osce_voice``'s business: a
+  patient under 12 is brought by a parent ("I've brought my son (daughter, baby) in because of ...",
+  ``speaker: parent``, tag ``voice:carer``); a patient the case says cannot give a history now (confused,
+  disoriented, unresponsive, non-verbal, intubated, low GCS; not when the examination finds them alert and
+  oriented) is spoken for by the relative the case names, else a parent, partner or son or daughter by age
+  (``speaker: parent | partner | caregiver``, tags ``voice:carer`` and ``voice:cannot_tell``; "I've brought
+  my mother in because of her confusion"). Every answer is the teller's (``_voice.carer_voice``: "My son has
+  had ...", the patient staying "he"/"she"), or the patient's own first person (``_voice.patient_words``:
+  "The patient reports a 2-day history of fever" -> "I've had a 2-day history of fever"). Every field the
+  patient speaks goes through the voice: the opening line, history, symptoms (a secondary symptom's name
+  too: "swelling of her ankle" -> "swelling of my ankle"; one written as a sentence is said as one), and
+  each value of a field given as sub-fields ("Smoking: I smoke 10 a day").
 - ``information_tree``: one fact per sentence, list item or finding. A value that says nothing was given
   ("Information not provided.", "No additional symptoms mentioned.", "N/A", "Details are not provided in
-  this scenario but imagine ...") yields no fact. Triggers come from the OSCE structure and its clinical
+  this scenario but imagine ...", "To be determined", "Pending", "Unknown at this time"), a note to the
+  actor or examiner ("The patient should describe ...", "Actor instructions: ...", a field named
+  ``Actor_Instructions`` or ``Optional``) yields no fact, and a note in brackets or an unfilled template slot
+  is cut out of a sentence ("(actor instructions: ...)", "[insert duration]"; ``_osce_sections``). Triggers
+  come from the OSCE structure and its clinical
   meaning (field names, examination section and finding names, test and analyte names, the lay names
   clinicians use for them), never n-grams of the answer text (from the text come only a listed
   symptom's own name, up to four words, and the curated lay words of ``_text.LAY_SYNONYMS`` for clinical
-  terms in it); what a fact is about is given as
-  ``intents`` of the shared lexicon (``scenarios/intents.yaml``): the lexicon's cues found in the fact's
-  text (``scenarios.lexicon.intents_in``), write-up words for timing, course, habits and treatments, and
-  the field's own intent. Fields map to categories:
+  terms in it; none for an examination finding or a test result, whose one-word triggers that the lexicon
+  reads only as a history topic, like "cocaine" of a drug screen, are dropped too); what a fact is about is
+  given as ``intents`` of the shared lexicon (``scenarios/intents.yaml``): the lexicon's cues found in the
+  fact's text when the fact is about the intent's topic (``_osce_topics``: a cue of several words, the
+  intent's own topic named, two of its topic words, or a short item that is the cue: "attempting to
+  conceive" is no suicide attempt), write-up words for timing, course, habits, treatments and the clinical
+  words of one sense (dysuria, seizure, jaundice, drug-name stems), and the field's own intent. Fields map to
+  categories:
 
   - ``History``: ``history``; the story of the complaint (the first sentence, sentences about the primary
     symptom, and sentences about nothing else) also answers ``presenting_complaint`` ("What brings you
@@ -71,12 +86,19 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
     ``test_pathology``, ``test_other``), and its own name and panel names ("full blood count", "fbc").
 - ``critical`` (a heuristic, so that the information score weighs what points to the diagnosis): the
   history sentences about the primary symptom, the positive secondary symptoms, abnormal examination
-  findings and test results (an abnormal word not negated in its clause: "elevated", "mass",
-  "crackles"; not "Normal", "no masses"), and every fact whose text names a content word of the
-  diagnosis. If that marks nothing, the first history fact.
-- ``expected``: ``diagnoses: [{name: Correct_Diagnosis}]`` (a parenthesised part, as in
-  "Myocardial infarction (STEMI)", also becomes a synonym with the rest); no triage level or
-  escalation: the scorers then score information, efficiency and the diagnosis.
+  findings, vital signs and test results (``_osce_abnormal``: an abnormal word or sign not negated in its
+  clause, "elevated", "reduced", "positive", "free fluid", "obstruction", "count fingers", "absent bowel
+  sounds"; a value outside the reference range the text gives; a standard threshold: FEV1/FVC below 0.70,
+  ejection fraction below 50%, saturation below 94%, visual acuity worse than 20/40, fever, adult heart and
+  breathing rates; not "Normal", "no masses", "no murmurs, rubs or gallops", "bowel sounds present"), and
+  every fact whose text names a content word of the diagnosis (a finding or result only where it does not
+  negate it). If that marks nothing, the first history fact.
+- ``expected``: ``diagnoses: [{name: Correct_Diagnosis, synonyms}]``: the synonyms are the diagnosis's other
+  names (``_diagnosis_names``): a parenthesised part and the rest ("Myocardial infarction (STEMI)"), the standard
+  abbreviation or its expansion ("Chronic obstructive pulmonary disease" <-> "COPD", "PTSD"), and the name
+  without qualifiers ("Acute appendicitis" -> "Appendicitis"). No triage level or escalation, unless a
+  clinician's labels file gives them (``encsim import agentclinic --labels``, ``_labels.py``); without one the
+  scorers score information, efficiency and the diagnosis.
 - ``turn_limit: 20``: AgentClinic's default number of doctor turns; its trees are larger than the
   library's, so the adaptive 8-15 would cut most encounters short.
 - ``suite: ddx``, ``tier: A``, ``tags: [source:agentclinic, osce]``,
@@ -85,7 +107,10 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
 
 Where the code lives: this module maps one row to a scenario (``convert_agentclinic_row``: the chief
 complaint, the opening line, ``critical``, the tree's ids and triggers, ``expected``); ``_demographics.py``
-reads ``Demographics``; ``_osce_sections.py`` reads nested sections into text and statements;
+reads ``Demographics``; ``_osce_sections.py`` reads nested sections into text and statements (and drops
+placeholders); ``_osce_voice.py`` decides who tells the case; ``_osce_topics.py`` which intents a statement is
+about; ``_osce_abnormal.py`` which findings and results are abnormal; ``_diagnosis_names.py`` the diagnosis's
+synonyms; ``_labels.py`` applies a clinician's labels file;
 ``_osce_history.py`` makes the facts of the ``Patient_Actor`` fields and ``_osce_findings.py`` those of
 the examination findings and test results.
 """
@@ -94,13 +119,17 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from scenarios.importers._common import FALLBACK_LINES, Converted, RowContext, RowError, sha_hex, slug
 from scenarios.importers._demographics import parse_demographics
+from scenarios.importers._diagnosis_names import diagnosis_entry
+from scenarios.importers._osce_abnormal import affirmed
 from scenarios.importers._osce_findings import _exam_facts, _test_facts
-from scenarios.importers._osce_history import _actor_facts, _content_stems, _Voice, _voice
-from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, _split_name, not_provided
+from scenarios.importers._osce_history import _CLAUSE_ITEM, _actor_facts, _content_stems, _in_voice
+from scenarios.importers._osce_sections import MAX_TRIGGERS, _Fact, _items, _sentence_end, not_provided
+from scenarios.importers._osce_voice import CARER_BELOW_AGE, _Voice, _voice
 from scenarios.importers._text import (
     STOPWORDS,
     WEAK_WORDS,
@@ -111,6 +140,7 @@ from scenarios.importers._text import (
     snippet,
     words,
 )
+from scenarios.lexicon import compiled_intents, intents_in, normalise
 
 TURN_LIMIT = 20
 
@@ -127,7 +157,8 @@ def _mark_critical(facts: list[_Fact], primary: str, diagnosis: str) -> None:
     """Mark the critical facts.
 
     The history of the presenting complaint, the symptoms that come with it, abnormal findings and results (set
-    where the facts are made), and anything that names the diagnosis.
+    where the facts are made), and anything that names the diagnosis (a finding or result only where it does not
+    negate it: "no evidence of pneumonia" is a normal result).
     """
     primary_stems = _content_stems(primary, STOPWORDS | WEAK_WORDS)
     diagnosis_stems = _content_stems(diagnosis, _DIAGNOSIS_FILLER)
@@ -135,7 +166,10 @@ def _mark_critical(facts: list[_Fact], primary: str, diagnosis: str) -> None:
         stems = _content_stems(f.text, set())
         if f.origin == "history" and primary_stems & stems:
             f.critical = True
-        if diagnosis_stems & (stems | _content_stems(f.answer, set())) and f.category != "family_history":
+        if f.category in ("exam", "test", "vitals"):  # a finding that names the diagnosis only to rule it out is not
+            if any(diagnosis_stems & _content_stems(part, set()) for part in affirmed(f.answer)):
+                f.critical = True
+        elif diagnosis_stems & (stems | _content_stems(f.answer, set())) and f.category != "family_history":
             f.critical = True
     if not any(f.critical for f in facts):
         first = next((f for f in facts if f.origin == "history"), facts[0])
@@ -149,14 +183,43 @@ _LOOSE_WORDS = frozenset({"heart", "blood", "drink", "drinking", "chest", "famil
                           "colour", "appearance", "protein", "glucose", "value", "level", "general"})
 
 
+# What a question about an examination finding or a test result is about: a one-word trigger of a finding or result
+# that the lexicon reads as a question about anything else ("cocaine" of a drug screen, "syphilis" of a serology,
+# "speech" of a mental-state finding) would let a history question reveal the finding.
+_FINDING_INTENTS = frozenset({"investigations", "physical_exam", "vital_signs", "other_measurements", "blood_pressure",
+                              "fever", "palpitations_pulse"})
+
+
+@lru_cache(maxsize=1)
+def _one_word_cues() -> dict[str, set[str]]:
+    """The lexicon's one-word cues (normalised) -> the intents they ask for."""
+    out: dict[str, set[str]] = {}
+    for iid, (cues, _) in compiled_intents().items():
+        for c in cues:
+            if len(c.phrases) == 1 and len(c.phrases[0].split()) == 1:
+                out.setdefault(c.phrases[0].strip(), set()).add(iid)
+    return out
+
+
+def _history_word(trigger: str) -> bool:
+    """A one-word trigger the lexicon reads only as a history question, never as one about a finding or a test."""
+    if len(words(trigger)) != 1:
+        return False
+    norm = normalise(trigger)
+    found = _one_word_cues().get(norm[0], set()) if len(norm) == 1 else intents_in(trigger)
+    return bool(found) and not any(i.startswith(("exam_", "test_")) or i in _FINDING_INTENTS for i in found)
+
+
 def _to_tree(facts: list[_Fact]) -> list[dict[str, Any]]:
     tree: list[dict[str, Any]] = []
     used: set[str] = set()
     for f in facts:
         triggers: list[str] = []
-        for t in [*f.triggers, *lay_synonyms(f.text)]:
+        finding = f.category in ("exam", "test", "vitals")
+        # a finding's own words are not the patient's: no lay words of its text, no one-word history topic
+        for t in [*f.triggers, *([] if finding else lay_synonyms(f.text))]:
             t = " ".join(t.split()).lower()
-            if t in _LOOSE_WORDS and f.intents:
+            if (t in _LOOSE_WORDS and f.intents) or (finding and _history_word(t)):
                 continue
             if t and t not in triggers and is_usable_trigger(t):
                 triggers.append(t)
@@ -177,12 +240,6 @@ def _to_tree(facts: list[_Fact]) -> list[dict[str, Any]]:
             entry["critical"] = True
         tree.append(entry)
     return tree
-
-
-def _diagnosis(name: str) -> dict[str, Any]:
-    base, alt = _split_name(name)
-    synonyms = [s for s in dict.fromkeys([base, *alt]) if s and s != name]
-    return {"name": name, "synonyms": synonyms} if synonyms else {"name": name}
 
 
 def agentclinic_id(row: dict[str, Any], diagnosis: str) -> str:
@@ -230,10 +287,15 @@ def _complaint_from(sentence: str) -> str:
 
 
 def _opening(primary: str, voice: _Voice) -> str:
+    """What the teller says first: why they came, in their own words (the complaint goes through the voice)."""
+    if _CLAUSE_ITEM.match(primary):  # "Her right knee has been swollen for 3 days": a sentence of its own
+        said = _sentence_end(voice.say(primary))
+        return f"I've brought my {voice.child} in. {said}" if voice.carer else said
+    primary = _in_voice(primary, voice)
     if voice.carer:
         if re.match(r"^(?:a|an|the|some|no|\d)", primary, re.I):
             return f"I've brought my {voice.child} in because of {lower_first(primary)}"
-        pronoun = "his" if voice.child == "son" else "her" if voice.child == "daughter" else "their"
+        pronoun = {"he": "his", "she": "her"}.get(voice.pronoun, "their")
         return f"I've brought my {voice.child} in because of {pronoun} {lower_first(primary)}"
     if re.match(r"^(?:I|I'm|I've|My)\b", primary):
         return primary
@@ -262,10 +324,13 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
     profile, warnings, profile_tags = parse_demographics(actor.get("Demographics"), actor.get("History"))
     if complaint_warning:
         warnings.append(complaint_warning)
-    voice = _voice(profile)
+    voice = _voice(profile, osce)
+    if voice.carer:
+        profile["speaker"] = voice.speaker
     facts = _actor_facts(actor, voice)
-    facts += _exam_facts(osce.get("Physical_Examination_Findings") or {})
-    facts += _test_facts(osce.get("Test_Results") or {})
+    adult = profile["age"] >= CARER_BELOW_AGE  # adult limits for the heart and breathing rates
+    facts += _exam_facts(osce.get("Physical_Examination_Findings") or {}, adult)
+    facts += _test_facts(osce.get("Test_Results") or {}, adult)
     if not facts:
         raise RowError("the case has no history, examination findings or test results to reveal")
     _mark_critical(facts, primary, diagnosis)
@@ -277,7 +342,8 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
         "id": scenario_id,
         "title": title,
         "suite": "ddx",
-        "tags": ["source:agentclinic", "osce", *profile_tags, *(["voice:carer"] if voice.carer else [])],
+        "tags": ["source:agentclinic", "osce", *profile_tags, *(["voice:carer"] if voice.carer else []),
+                 *(["voice:cannot_tell"] if voice.carer and profile["age"] >= CARER_BELOW_AGE else [])],
         "tier": "A",
         "canary": f"encsim-canary-{sha_hex(scenario_id)}-{scenario_id.replace('_', '-')}",
         "patient_profile": profile,
@@ -285,7 +351,7 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
         "opening_line": _sentence_end(_opening(primary, voice)),
         "fallback_lines": list(FALLBACK_LINES),
         "information_tree": _to_tree(facts),
-        "expected": {"diagnoses": [_diagnosis(diagnosis)]},
+        "expected": {"diagnoses": [diagnosis_entry(diagnosis)]},
         "turn_limit": TURN_LIMIT,
         "source": f"agentclinic:{ctx.file_name}#{ctx.line}",
     }

@@ -66,6 +66,8 @@ class ImportReport(BaseModel):
     converted: list[str] = []
     failed: list[FailedRow] = []
     warnings: list[RowWarning] = []
+    labels: Path | None = None  # the clinician labels file (``--labels``), if any
+    labelled: list[str] = []  # the scenarios it labelled (``expected.label_source: clinician``)
 
 
 @dataclass(frozen=True)

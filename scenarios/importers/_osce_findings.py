@@ -2,7 +2,7 @@
 
 One fact per finding (vital signs, a system's examination, general appearance) and one per test or panel
 (analytes listed under a generic name are grouped into the panels clinicians order), with the triggers and
-intents that ask for it, and ``critical`` when the finding or result is abnormal (``_abnormal``). The mapping is
+intents that ask for it, and ``critical`` when the finding or result is abnormal (``_osce_abnormal``). The mapping is
 in ``_agentclinic.py``'s docstring (``Physical_Examination_Findings``, ``Test_Results``).
 """
 
@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenarios.importers._osce_abnormal import abnormal
 from scenarios.importers._osce_sections import (
     _MEASUREMENT_KEYS,
     MAX_TRIGGERS,
@@ -97,6 +98,8 @@ _GENERIC_LEAVES = {"findings", "finding", "result", "results", "value", "values"
                    "report", "description", "details", "other", "notes", "note", "comment", "comments", "summary",
                    "general findings", "observations", "status", "general"}
 _MANOEUVRES = {"inspection", "palpation", "percussion", "auscultation"}
+# What a result is like, not what test it is ("Stool_Test": {"Appearance": "Watery"} is the stool test).
+_DESCRIPTORS = {"appearance", "color", "colour", "consistency", "odor", "odour", "clarity", "volume", "quality"}
 _SECTION_SUFFIX = re.compile(r"\s+(?:examination|exam|findings|tests|test|results)$")
 
 # Examination: words of a section or finding name -> the system examination intent that reveals it.
@@ -189,24 +192,6 @@ _GENERIC_PANELS = re.compile(r"^(?:blood|laboratory|lab|labs|additional|other|fu
                              r"investigations|labs?|laboratory|findings|values|chemistry|biochemistry|panel|"
                              r"chemistry panel|serum biochemistry)?$", re.I)
 
-# Findings that are not normal (for ``critical``), and the words of an entirely normal finding.
-_ABNORMAL = re.compile(
-    r"\b(?:elevated|raised|high|increased|low|decreased|reduced|diminished|positive|present|presence|abnormal|"
-    r"enlarged|enlargement|swollen|swelling|mass|masses|lesions?|nodules?|effusion|consolidation|opacit\w*|"
-    r"infiltrat\w*|fracture|tender(?:ness)?|rash|murmur|crackles|rales|wheez\w*|rhonchi|absent|weak|weakness|"
-    r"distended|distension|guarding|rigidity|rebound|jaundice|icterus|pallor|cyanosis|edema|oedema|erythema\w*|"
-    r"ulcer\w*|deformit\w*|atrophy|ptosis|nystagmus|consistent with|suggest\w*|indicat\w*|reveal\w*|shows?|"
-    r"dilat\w*|thicken\w*|stenosis|occlu\w*|thromb\w*|hemorrhage|haemorrhage|bleed\w*|inflam\w*|necro\w*|"
-    r"malignan\w*|tumou?r|cyst\w*|stones?|calculi|obstruct\w*|irregular|asymmetr\w*|exudat\w*|vesicle\w*|"
-    r"papule\w*|plaque\w*|pustule\w*|petechia\w*|purpura|bruis\w*|growth|grew|isolated|detected|seen|"
-    r"hyper\w+|hypo\w+|tachy\w+|brady\w+|febrile|fever|[<>]|\((?:H|L|high|low)\))", re.I)
-_NORMAL_ONLY = re.compile(r"^(?:\W*(?:normal|within normal (?:limits|range)|wnl|unremarkable|negative|none|nil|"
-                          r"no abnormalit\w*(?: detected)?|clear|intact|non[- ]?tender|soft|regular|symmetric(?:al)?|"
-                          r"normothermic|afebrile|not detected|no growth|nad)\W*)+$", re.I)
-_NEGATED = re.compile(r"\bno\s+(?:\w+\s+){0,3}(?:seen|detected|noted|present|found)\b|\b(?:no|without|absence of|"
-                      r"negative for|not)\b", re.I)
-
-
 def _acronyms(value: Any) -> set[str]:
     """Lower-cased acronyms among the keys of nested sections (``TSH``, ``Free_T4`` -> {tsh, t4})."""
     out: set[str] = set()
@@ -265,25 +250,10 @@ def _test_lay(names: list[str]) -> list[str]:
     return out
 
 
-def _abnormal(text: str) -> bool:
-    """A finding or result that is not simply normal (for ``critical``)."""
-    t = text.strip()
-    if _NORMAL_ONLY.match(t):
-        return False
-    hits = [m for m in _ABNORMAL.finditer(t)]
-    if not hits:
-        return False
-    # "No masses, no tenderness": every abnormal word is negated within its clause
-    clauses = re.split(r"[;,.]|\band\b|\bbut\b", t)
-    for clause in clauses:
-        if _ABNORMAL.search(clause) and not _NEGATED.search(clause):
-            return True
-    return False
-
-
 # --- examination --------------------------------------------------------------------------------
 
-def _exam_facts(section: Any) -> list[_Fact]:
+def _exam_facts(section: Any, adult: bool = True) -> list[_Fact]:
+    """One fact per finding; ``critical`` when abnormal (``_osce_abnormal.abnormal``, adult limits if ``adult``)."""
     leaves = _leaves(section, ()) if isinstance(section, dict) else _leaves(section, ("physical examination",))
     acronyms = _acronyms(section)
     counts: dict[str, int] = {}
@@ -308,7 +278,7 @@ def _exam_facts(section: Any) -> list[_Fact]:
                 intents.append("other_measurements")
             facts.append(_Fact("vital", "vitals", f"Vital signs - {_shown(name, acronyms)}: {_sentence_end(value)}",
                                value, triggers=[t for t in [name, *alt, *lay] if is_usable_trigger(t)],
-                               intents=intents, origin="physical examination"))
+                               intents=intents, critical=abnormal(value, name, adult), origin="physical examination"))
             continue
         sections = [s for p in path[:-1] for s in _section_forms(p) if is_usable_trigger(s)]
         value_words = set(words(value))  # a finding whose names say no system: its own words may
@@ -319,7 +289,8 @@ def _exam_facts(section: Any) -> list[_Fact]:
         lay = _lay(path_words, _EXAM_LAY, need_all=False)
         facts.append(_Fact("exam", "exam", f"On examination - {_shown(name, acronyms)}: {_sentence_end(value)}",
                            value, triggers=[t for t in [name, *alt, *sections, *lay] if is_usable_trigger(t)],
-                           intents=intents, critical=_abnormal(value), origin="physical examination"))
+                           intents=intents, critical=abnormal(value, " ".join(path), adult),
+                           origin="physical examination"))
     return facts
 
 
@@ -383,7 +354,8 @@ def _collect_tests(section: Any, context: str = "") -> list[_Test]:
                 continue
             if _GENERIC_PANELS.match(name) and len(parts) > 1:
                 tests.extend(_group_analytes(parts, name))
-            elif len(parts) == 1 and parts[0][0]:  # "Imaging": {"Chest_CT": {"Findings": ...}}: the chest CT
+            elif len(parts) == 1 and parts[0][0] and parts[0][0] not in _DESCRIPTORS:
+                # "Imaging": {"Chest_CT": {"Findings": ...}}: the chest CT
                 tests.append(_Test(parts[0][0], name, [("", parts[0][1])]))
             else:
                 tests.append(_Test(name, context, parts))
@@ -418,7 +390,7 @@ def _group_analytes(parts: list[tuple[str, str]], context: str) -> list[_Test]:
     return out
 
 
-def _test_fact(test: _Test, acronyms: set[str]) -> _Fact:
+def _test_fact(test: _Test, acronyms: set[str], adult: bool = True) -> _Fact:
     label = _shown(test.name, acronyms)
     context = test.context if test.context and test.context not in _GENERIC_LEAVES and \
         not _GENERIC_PANELS.match(test.context) else ""
@@ -446,9 +418,12 @@ def _test_fact(test: _Test, acronyms: set[str]) -> _Fact:
     text = " ".join(v for _, v in test.parts)
     return _Fact("test", "test", f"The {lower_first(label)} results show: {_sentence_end(value)}", text,
                  triggers=[t for t in triggers if is_usable_trigger(t)], intents=intents,
-                 critical=_abnormal(value), origin="test results")
+                 critical=any(abnormal(v, " ".join(x for x in (test.context, test.name, n) if x), adult)
+                              for n, v in test.parts),
+                 origin="test results")
 
 
-def _test_facts(section: Any) -> list[_Fact]:
+def _test_facts(section: Any, adult: bool = True) -> list[_Fact]:
+    """One fact per test or panel; ``critical`` when a result of it is abnormal (``_osce_abnormal.abnormal``)."""
     acronyms = _acronyms(section)
-    return [_test_fact(t, acronyms) for t in _collect_tests(section)]
+    return [_test_fact(t, acronyms, adult) for t in _collect_tests(section)]

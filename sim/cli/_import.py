@@ -1,6 +1,7 @@
 """``encsim import healthbench|agentclinic|vignettes FILE --out DIR``: public-format cases into scenario YAML files.
 
-The formats and every mapping are documented in ``scenarios/importers/``.
+The formats and every mapping are documented in ``scenarios/importers/``; ``--labels FILE`` (healthbench and
+agentclinic) applies a clinician's triage labels (``scenarios/importers/_labels.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
         fp = imps.add_parser(fmt, help=what)
         fp.add_argument("file", type=Path, metavar="FILE.jsonl")
         fp.add_argument("--out", type=Path, required=True, metavar="DIR", help=out_help)
+        fp.add_argument("--labels", type=Path, metavar="FILE.yaml|FILE.csv",
+                        help="a clinician's triage labels for cases of the file (case, triage_level, escalation, "
+                             "disposition, rationale, labeller): they become expected.triage_level / escalation with "
+                             "label_source: clinician. Format: scenarios/importers/_labels.py")
     vig = imps.add_parser(
         "vignettes", help="symptom-checker vignettes (CSV or JSONL) -> triage items scored on escalation and diagnosis",
         description="Symptom-checker vignettes (a case text, an urgency label and a diagnosis per row; CSV or JSON "
@@ -63,6 +68,7 @@ class ImportOptions:
     field_map: str | None = None
     urgency_map: str | None = None
     mode: str | None = None
+    labels: Path | None = None
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ImportOptions:
@@ -77,7 +83,7 @@ class ImportOptions:
         if args.source_format == "vignettes":
             return cls(source_format=args.source_format, file=args.file, out=args.out, field_map=args.field_map,
                        urgency_map=args.urgency_map, mode=args.mode)
-        return cls(source_format=args.source_format, file=args.file, out=args.out)
+        return cls(source_format=args.source_format, file=args.file, out=args.out, labels=args.labels)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -106,11 +112,14 @@ def import_file(options: ImportOptions) -> int:
     """
     from scenarios.importers import IMPORTERS
 
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"labels": options.labels}
     if options.source_format == "vignettes":
         extra = {"mapping": options.field_map, "urgency_map": options.urgency_map, "mode": options.mode}
     report = IMPORTERS[options.source_format](options.file, options.out, **extra)
     print(f"converted {len(report.converted)} of {report.rows} rows into {report.out_dir}")
+    if report.labels is not None:
+        print(f"labelled {len(report.labelled)} of them from {report.labels} (expected.label_source: clinician); "
+              f"{len(report.converted) - len(report.labelled)} have no triage label")
     for w in report.warnings:
         print(f"row {w.row}: warning: {w.message}", file=sys.stderr)
     for f in report.failed:

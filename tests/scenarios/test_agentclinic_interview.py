@@ -73,7 +73,9 @@ def test_answers_are_natural_first_person_or_the_carers(imported: tuple[Path, li
     broken = re.compile(r"\bI (?:has|is|reports|denies|notes|was reports)\b|\bI\b[^.]* and has\b")
     for s in imported[1]:
         carer = "voice:carer" in s.tags
-        assert carer == (s.patient_profile.age < 12), s.id
+        # a child's parent tells it, and a relative tells the case of a patient who cannot (confused, unable to speak)
+        assert carer == (s.patient_profile.age < 12 or "voice:cannot_tell" in s.tags), s.id
+        assert (s.patient_profile.speaker == "patient") == (not carer), s.id
         if carer:
             assert s.opening_line.startswith("I've brought my "), s.opening_line
         for f in s.information_tree:
