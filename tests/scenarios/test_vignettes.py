@@ -199,8 +199,9 @@ async def test_single_turn_reply_is_read_and_scored_even_in_prose(imported) -> N
     r = await run_encounter(mi, agent, TextChannel())
     sent = agent.requests[0].messages[-1].content
     assert isinstance(sent, str) and sent.endswith(SINGLE_TURN) and sent.startswith("I'm a 58-year-old man")
-    assert [t.speaker for t in r.turns] == ["patient", "harness", "agent"] and r.termination == "reply"
-    assert r.assessment.escalation == "emergency" and r.assessment.form is None
+    # a decision line and a labelled differential are a final by its fields (harness 1.6), not a prose reply
+    assert [t.speaker for t in r.turns] == ["patient", "harness", "agent"] and r.termination == "assessment"
+    assert r.assessment.escalation == "emergency" and r.assessment.form == "fields"
     card = score_encounter(r, mi)
     assert card.escalation is not None and card.escalation.score == 1.0 and card.escalation.verdict == "best"
     assert card.triage is None and card.information is None and card.efficiency is None  # not applicable, not 0
