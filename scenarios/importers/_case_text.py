@@ -48,7 +48,8 @@ _INTRO_VERB = "|".join(sorted((re.escape(v).replace("\\ ", r"\s+") for v in _INT
 _ANY_VERB = "|".join(sorted({"is", "was", "has", "had", *(third_person(v) for v in VERBS - NOUNISH),
                              *"""woke fell became began started collapsed fainted injured twisted slipped tripped ate
                              drank took went came felt developed noticed""".split()}, key=len, reverse=True))
-_NOT_A_NAME = {"This", "That", "He", "She", "It", "There", "Here", "The", "Patient", "Our", "Your", "Her", "His"}
+_NOT_A_NAME = {"This", "That", "He", "She", "It", "There", "Here", "The", "Patient", "Our", "Your", "Her", "His", "A",
+               "An", "I"}
 _LEAD = (r"^(?:(?i:consider|imagine|meet)\s+)?(?:(?i:a|an)\s+"
          r"|(?P<title>(?i:mr|mrs|ms|miss|mx|dr)\.?\s+)?(?P<name>[A-Z][a-z]*\.?(?:\s+[A-Z][a-z]*\.?)?),?\s+is\s+(?i:a|an)\s+"
          r"|(?i:(?:the\s+)?patient\s+is\s+(?:a|an))\s+|(?P<carer>[A-Z][a-z]+)'s\s+)")
@@ -112,7 +113,7 @@ def _match(text: str) -> tuple[re.Match[str], str | None] | None:
         m = pattern.match(text)
         name = (m.group("name") or "").split() if m else []
         if m is None or not _WHO.search(m.group("who")) or (kind != "none" and len(words(m.group("who"))) > 16) or \
-                (name and name[0].rstrip(".") in _NOT_A_NAME):
+                (name and not m.group("title") and name[0].rstrip(".") in _NOT_A_NAME):
             continue
         if kind == "none":
             return m, None
@@ -245,7 +246,7 @@ def case_sentences(text: str, *, sex: str | None = None,
     recognised is kept as written, the other sentences still rewritten. ``sex``: the patient's, when known (else
     read from the opening and the case); ``parent``: whether a parent tells it, when known (else from the opening).
     """
-    parts = sentences(text)
+    parts = sentences(text.replace("\u2019", "'"))
     sex = sex if sex in ("male", "female") else None
     if sex is None and parts:
         sex = sex_in(parts[0]) or history_sex(text)

@@ -63,7 +63,8 @@ _MODALS = frozenset("""had did can could will would should may might must shall 
 shouldn't didn't hadn't""".split())
 _PAST = frozenset("""went took felt saw came began became got gave ate drank fell woke thought knew left lost found kept
 ran slept spent told wrote sat stood broke made heard held brought caught bought hit hurt cut put quit drove rode
-swam threw wore grew""".split())
+swam threw wore grew flew bit bled fed led meant paid said sent shot sold spoke struck stuck taught understood won
+forgot chose froze rose shook swore dug hung laid lit""".split())
 # Base forms of verbs a case write-up uses; their -s forms are verbs wherever they stand (coordinated too).
 VERBS = frozenset("""accept ache admit agree appear arch arrive ask attend avoid become begin believe bleed breathe
 bring bruise burn buy call care carry catch cause change check chew choke claim clench climb come complain consume
@@ -156,7 +157,6 @@ class _Sentence:
             text = re.sub(rf"{_TITLE.pattern}(?={re.escape(name)}\b)", "", text)
         self.t = _TOKEN.findall(text)
         self.speaker = speaker
-        self.names = {n.lower() for n in speaker.names}
         self.pronouns = self._pronouns()
         self.own_rival = False  # the rival is the speaker's own relative ("his father"), not someone else's
         self.ambiguous_from = self._competitor()
@@ -251,7 +251,13 @@ class _Sentence:
 _ME_BEFORE = frozenset("""to and at in on for with from that as by a an the up down out off back again about of into
 over through if when so or but is was has had since because after before while until home this these those some any
 anything something nothing feel feeling look seem twice once every not how what why where who he she i it they we
-you""".split())
+you during despite without within throughout among around against toward towards onto upon beside behind below above
+under near like unlike except than then too very much more less most least all both each enough yesterday today
+tonight""".split())
+# -ly words after "her" are adverbs ("affected her badly": me), except these adjectives and nouns ("her elderly
+# mother", "her family": my).
+_LY_ADJECTIVES = frozenset("""early elderly daily weekly monthly nightly yearly hourly only lovely friendly lonely
+family belly supply reply anomaly assembly""".split())
 
 
 # Verbs after which "her" is the object, whatever follows ("makes her dizzy", "let her sleep").
@@ -259,16 +265,27 @@ _OBJECT_THEN = frozenset("""make makes made making leave leaves leaving keep kee
 helps helped helping""".split())
 
 
+# Verbs that take two objects: "gave her 2 tablets", "sent her home" -> "me".
+_TWO_OBJECTS = frozenset("""give gives gave given send sends sent show shows showed offer offers offered prescribe
+prescribes prescribed hand hands handed lend lends lent""".split())
+
+
 def _her(s: _Sentence, i: int) -> str:
     """``her`` as ``my`` before a word that is not a preposition, article, pronoun or verb, else ``me``.
 
-    After a verb that takes an object and a complement ("makes her dizzy") it is ``me``.
+    After a verb that takes an object and a complement ("makes her dizzy") it is ``me``, and after one that takes
+    two objects ("gave her 2 tablets") unless a relative follows ("gave her daughter a hug"); before a number, ``my``
+    when a word goes on ("her 3-week-old son", "her 30th week"), else ``me`` ("called her 111.").
     """
-    nxt = next((t for t in s.t[i + 1:] if t and not t.isspace()), "")
-    causative = s.low(s.word_before(i)) in _OBJECT_THEN  # "it makes her shaky", "helped her walk"
-    if nxt[:1].isdigit():  # "her 3-week-old son"
-        return "my"
-    return "me" if not _is_word(nxt) or causative or nxt.lower() in _ME_BEFORE else "my"
+    after = [t for t in s.t[i + 1:] if t and not t.isspace()][:2]
+    nxt, then = (after + ["", ""])[:2]
+    prev = s.low(s.word_before(i))
+    if prev in _OBJECT_THEN or (prev in _TWO_OBJECTS and nxt.lower() not in _RELATIVES):
+        return "me"
+    if nxt[:1].isdigit():
+        return "my" if _is_word(then) or then == "-" else "me"
+    adverb = nxt.lower().endswith("ly") and nxt.lower() not in _LY_ADJECTIVES
+    return "me" if not _is_word(nxt) or adverb or nxt.lower() in _ME_BEFORE else "my"
 
 
 def _object_form(s: _Sentence, i: int) -> str | None:
@@ -294,8 +311,8 @@ def _subject_span(s: _Sentence, i: int) -> int | None:
     low = s.low(i)
     if (low in ("he", "she") and s.mine(i)) or s.t[i] == "I":
         return i
-    if low in s.names:
-        return i if s.verbish(s.word_after(i, skip_adverbs=True)) else None
+    if s.t[i] in s.speaker.names:  # "Ms. B flew home": a name opening the sentence is its subject
+        return i if s.first(i) or s.verbish(s.word_after(i, skip_adverbs=True)) else None
     if not s.speaker.patient_words:
         return None
     if low == "patient" and s.first(i):  # "Patient denies ...", "Patient is a smoker"
@@ -306,15 +323,26 @@ def _subject_span(s: _Sentence, i: int) -> int | None:
     return None
 
 
-def _verb_ing(s: _Sentence, k: int | None) -> bool:
-    """Whether the word at ``k`` is an -ing verb with an object ("taking any tablets", "feeling dizzy").
+# -ing words that name a symptom ("denies vomiting" -> "haven't had any vomiting", not "haven't been vomiting").
+_SYMPTOM_ING = frozenset("""vomiting bleeding coughing wheezing sweating itching sneezing fainting choking shivering
+snoring swelling bruising tingling burning aching cramping limping numbness palpitations""".split())
 
-    Not one that names a symptom in a list ("vomiting, weakness or ...", "smoking or drinking").
+
+def _verb_ing(s: _Sentence, k: int | None) -> bool:
+    """Whether the word at ``k`` is an -ing verb ("taking any tablets", "feeling dizzy", "smoking or drinking").
+
+    Not a symptom ("vomiting") nor the first of a list of things ("smoking, alcohol or drug use").
     """
-    if k is None or not s.low(k).endswith("ing"):
+    low = s.low(k)
+    if k is None or not low.endswith("ing"):
         return False
-    nxt = next((t for t in s.t[k + 1:] if t and not t.isspace()), "")
-    return bool(nxt) and nxt.lower() not in (",", ".", ";", "or", "and", "nor", ")")
+    rest = [t.lower() for t in s.t[k + 1:] if t and not t.isspace()]
+    nxt = rest[0] if rest else "."
+    if nxt in (",", ";", ")"):
+        return False
+    if nxt in (".", "!", "?") or (nxt in ("or", "and", "nor") and len(rest) > 1 and rest[1].endswith("ing")):
+        return low not in _SYMPTOM_ING
+    return nxt not in ("or", "and", "nor")
 
 
 def _denial(s: _Sentence, j: int, tense: str) -> str:
@@ -451,7 +479,7 @@ def _rewrite_word(s: _Sentence, i: int) -> bool:
         return True
     if s.speaker.patient_words and low in ("patient's", "the") and _possessive_patient(s, i):
         return True
-    if low in s.names or (low.endswith("'s") and low[:-2] in s.names):
+    if s.t[i] in s.speaker.names or (low.endswith("'s") and s.t[i][:-2] in s.speaker.names):
         s.t[i] = "my" if low.endswith("'s") else "me"
         return True
     if (new := _object_form(s, i)) is not None:

@@ -80,8 +80,10 @@ def test_ages_reach_the_profile_and_the_agent(tmp_path: Path) -> None:
          "u": "ne"},
         {"case": "81F, lives alone, with a fall at home this morning and pain in her left hip.", "dx": "Hip fracture",
          "u": "em"},
+        {"case": "Ms. B is a 38 year-old woman who presents with a swollen calf. Ms. B flew home from Perth last week.",
+         "dx": "Deep vein thrombosis", "u": "em"},
     ]
-    report, (af, rash, gout, hip) = _import(tmp_path, rows)
+    report, (af, rash, gout, hip, calf) = _import(tmp_path, rows)
     assert (af.patient_profile.age, af.patient_profile.sex) == (66, "male")
     assert af.replay is not None and af.replay[0].content.startswith("I'm a 66 yo taxi driver and I have palpitations")
     assert (rash.patient_profile.age, rash.patient_profile.age_detail) == (1.67, "20 months")
@@ -89,6 +91,8 @@ def test_ages_reach_the_profile_and_the_agent(tmp_path: Path) -> None:
     assert rash.replay[0].content.startswith("My 20-month-old girl has a rash on her cheeks")
     assert (hip.patient_profile.age, hip.patient_profile.sex) == (81, "female")
     assert hip.opening_line.startswith("I'm an 81-year-old woman and I live alone, with a fall at home")
+    assert calf.replay is not None and calf.replay[0].content == (  # a one-letter name is not the article "a"
+        "I'm a 38 year-old woman and I have a swollen calf. I flew home from Perth last week.")
     # no age anywhere in the case: not silently 40, marked and reported
     assert gout.patient_profile.age_detail == "not stated" and "profile:age_unknown" in gout.tags
     assert any(w.row == 3 and "not stated" in w.message for w in report.warnings)
@@ -129,6 +133,11 @@ def test_an_encounter_opening_says_who_is_asking(tmp_path: Path) -> None:
     ("Takes ramipril and walks his dog daily.", "I take ramipril and walk my dog daily."),
     ("Patient is a smoker and drinks most evenings.", "I am a smoker and drink most evenings."),
     ("Her GP told her that her thyroid was low.", "My GP told me that my thyroid was low."),
+    ("The fever affected her badly, so her family called her 111.", "The fever affected me badly, so my family called "
+     "me 111."),
+    ("She denies smoking or drinking and is breastfeeding her 2-week-old son.",
+     "I haven't been smoking or drinking and am breastfeeding my 2-week-old son."),
+    ("He denies vomiting, fever or rigors.", "I haven't had any vomiting, fever or rigors."),
 ])
 def test_third_person_becomes_the_patients_words(written: str, spoken: str) -> None:
     assert first_person(written) == spoken
