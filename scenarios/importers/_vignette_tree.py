@@ -201,14 +201,15 @@ class _Fact:
 def _case_facts(pairs: list[tuple[str, str]]) -> list[_Fact]:
     """History facts from the case's (as written, in the first person) sentences.
 
-    Examination findings and test results among them are facts of those fields, answered as written.
+    Examination findings and test results among them are facts of those fields, answered as the sentence says them
+    in the teller's words ("On examination, she is pale" -> "On examination, I am pale").
     """
     out: list[_Fact] = []
     for raw, spoken in pairs:
         if _EXAM_SENTENCE.match(raw):
-            out.append(_Fact("exam", raw, _end(raw)))
+            out.append(_Fact("exam", raw, _end(spoken)))
         elif _TEST_SENTENCE.match(raw):
-            out.append(_Fact("tests", raw, _end(raw)))
+            out.append(_Fact("tests", raw, _end(spoken)))
         else:
             out.append(_Fact("history", raw, _end(spoken)))
     return out

@@ -103,9 +103,9 @@ past_history    past_history    medical_history         "I've had <it>."
 (a parent's answers say he / she / they). With no ``history`` column, the case text's sentences
 (after the first, when that is the opening line) are the history facts, except those that are plainly
 examination findings ("On examination, ...") or test results ("A chest radiograph shows ...", which
-become ``exam`` / ``test`` facts answered as written). ``intents``: the lexicon intents whose cues
-occur in the statement (``intents_in``; an examination finding keeps only examination intents, a
-test result only test intents, a history statement none of those) plus the column's own intent.
+become ``exam`` / ``test`` facts answered as the sentence says them, in the teller's words). ``intents``: the
+lexicon intents whose cues occur in the statement (``intents_in``; an examination finding keeps only examination
+intents, a test result only test intents, a history statement none of those) plus the column's own intent.
 ``triggers``: the column's clinical meaning ("medications", "allergies", "family history", "what
 happened", ...), never words of the answer. The history is told as a patient tells it: the open
 question ("What happened?", "What brings you in?": the first history fact's triggers and
