@@ -179,10 +179,11 @@ def test_a_childs_case_is_the_parents_words() -> None:
 def test_imported_answers_have_no_i_has(tmp_path: Path) -> None:
     rows = [{"case": "A 61-year-old man presents with black stools for two days. He takes aspirin and ibuprofen, "
                      "drinks most nights and feels dizzy when he stands. He has lost weight and is pale. His wife "
-                     "says he looks grey.", "dx": "Upper GI bleed", "u": "em"}]
+                     "says he looks grey. On examination he is sweaty and his pulse is 118.", "dx": "Upper GI bleed",
+             "u": "em"}]
     for mode in ("single-turn", "encounter"):
         _report, (bleed,) = _import(tmp_path, rows, mode)
-        texts = [bleed.opening_line, *(f.answer for f in bleed.information_tree)]
+        texts = [bleed.opening_line, *(f.answer for f in bleed.information_tree)]  # the examination finding too
         texts += [m.content for m in bleed.replay or []]
         for text in texts:
             assert not DISAGREES.search(text), text
