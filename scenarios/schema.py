@@ -165,8 +165,9 @@ class PatientProfile(_Strict):
 
     age: float = Field(ge=0, le=120, description="years; 0.1 is about five weeks")
     age_detail: str | None = Field(default=None, description="the age as the source states it when years say too "
-                                                             "little (an imported newborn or infant at age 0: "
-                                                             "'4 days', '9 months', 'newborn')")
+                                                             "little ('18 months', '6 weeks', 'newborn', 'in his "
+                                                             "sixties'), or 'not stated' when the source gives "
+                                                             "none and age is a placeholder")
     sex: Literal["female", "male", "other"]
     pregnant: bool = False
     gestation_weeks: int | None = Field(default=None, ge=1, le=43)

@@ -19,11 +19,13 @@ Sections nest to any depth; a leaf is a string, number, boolean or list. Mapping
   reported as a duplicate). ``canary``: ``encsim-canary-<8 hex of sha256(id)>-<id with dashes>``.
 - ``patient_profile`` from ``Demographics`` (``45-year-old male``, ``6-month-old girl``, ``72 F``,
   ``pregnant woman, 32 weeks``): age and sex, pregnancy, and the pediatric (< 18) / geriatric
-  (>= 65) context flags. Newborns ("Newborn, female", "six hours post delivery") and infants under a
-  year get age 0 with the stated age in ``age_detail`` ("4 days", "9 months", "newborn"); a
-  gestational age ("born at 33 weeks of gestation") is not the baby's age. A sex the demographics do
-  not give is taken from the history when it names only one ("he", "his", "boy"). What cannot be
-  read defaults to age 40 / sex ``other``, with a warning in the import report and the tag
+  (>= 65) context flags (``_demographics.parse_demographics``). An age under two years, or given in
+  months, weeks or days, keeps its precision: years to two decimals, the stated age in ``age_detail``
+  ("4 days" -> 0.01, "9 months" -> 0.75, "newborn" -> 0); a gestational age ("born at 33 weeks of
+  gestation") is not the baby's age. An age in words only ("Woman in her late twenties") is an estimate
+  (28, tag ``profile:age_approximate``). A sex the demographics do not give is taken from the history when
+  it names only one ("he", "his", "boy"). An age not stated is a placeholder 40 with ``age_detail: not
+  stated``, an unknown sex ``other``, each with a warning in the import report and the tag
   ``profile:age_unknown`` / ``profile:sex_unknown``.
 - ``chief_complaint``: ``Primary_Symptom``; a row without one takes it from the history's first sentence
   ("presents with a 2-day history of <it>"), else the first secondary symptom, with a warning.

@@ -4,65 +4,86 @@ Published vignettes are written about the patient ("A 45-year-old man presents t
 department with chest pain. He ..."); a triage chatbot is asked by the patient, or by a child's parent.
 ``case_sentences`` rewrites a case sentence by sentence: the opening sentence by ``case_intro`` ("I'm
 a 45-year-old man and I have chest pain."; a child's: "My 4-year-old boy has ..."), the others by
-``patient_statement`` (``first_person`` of ``_text``, and the patterns it leaves: "Her cough is ..." ->
-"My cough is ...", "She denies X." -> "I haven't had X."). Only the grammatical person and the place
-of presentation change; every clinical word is kept, in order. What no pattern recognises is kept as
-written.
+``patient_statement`` (``_person.speak`` for the patient: "He has had ..." -> "I have had ...", "Her husband says
+she ..." -> "My husband says I ...", "She denies X." -> "I haven't had any X."; ``_voice.carer_voice`` for a child's
+parent: "The toddler is irritable" -> "My daughter is irritable", "Her parents report she is ..." -> "She is ...").
+Only the grammatical person and the place of presentation change; every clinical word is kept, in order. What no
+rule recognises is kept as written.
 
-The rules here are this module's own (they do not reach into ``_text``'s private helpers), so that
-other importers' work on ``_text`` cannot change how vignettes read.
+The opening sentences recognised: "A/An <who> [who] <verb> [to <venue>] ...", where ``<who>`` names an age
+("64-year-old", "64 yo", "18-month-old", "in his sixties", "teenage") or a person ("man", "student", "baby") and
+``<verb>`` is one a write-up opens with (presents, is brought, comes, reports, develops, has, sustained, calls to
+report ...) or any other verb ("is witnessed by ..." -> "... and I am witnessed by ..."); led by "Consider",
+"Imagine", "Mr. Y is a", "Mrs S. Jones is a", "The patient is a", or a named parent ("Anna's 2-year-old son has
+..." -> "My 2-year-old son has ...", and later "Anna" and her pronouns are ``I``); an opening with no verb ("A
+34-year-old woman with no lung disease, 12-day history of cough.") keeps its words ("I'm a 34-year-old woman ...").
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from scenarios.importers._text import _ADVERB, _first_person_verb, _rewrite_clause, first_person, sentences, words
+from scenarios.importers._demographics import AGE_PHRASE, history_sex, sex_in
+from scenarios.importers._person import NOUNISH, VERBS, Speaker, speak, third_person
+from scenarios.importers._text import sentences, words
+from scenarios.importers._voice import carer_voice
 
-# Only he / she: in a case's later sentences "the patient" is handled by ``first_person`` itself.
-_SUBJECT = r"(?:he|she)"
-_CLAUSE = re.compile(rf"\b(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Za-z]+)\b(?:\s+(?P<prep>of|with)\b)?",
-                     re.I)
-
-
-_AGE_PHRASE = r"\d+(?:\.\d+)?\s*[- ]?\s*(?:years?|yrs?|months?|weeks?|days?)\s*[- ]?\s*old"
-_VENUE = (r"(?:(?:the|his|her|their|your|a|an|our)\s+)?(?:(?:local|nearest|hospital|pediatric|paediatric|primary|"
-          r"walk-in|urgent|family|general|outpatient|acute)\s+)*(?:emergency\s+(?:department|room|unit)|ED|ER|A&E|"
-          r"office|clinic|surgery|practice|hospital|physician|doctor|GP|pediatrician|paediatrician|urgent\s+care|"
-          r"care\s+clinic|primary\s+care(?:\s+(?:physician|doctor|provider|clinic))?|health\s+cent(?:er|re))")
+_VENUE = (r"(?:you|(?:(?:the|his|her|their|your|a|an|our)\s+)?(?:(?:local|nearest|hospital|pediatric|paediatric|"
+          r"primary|walk-in|urgent|family|general|outpatient|acute|GP|GP's|doctor's|dental|eye|after-hours)\s+)*"
+          r"(?:emergency\s+(?:department|room|unit)|ED|ER|A&E|office|clinic|surgery|practice|hospital|physician|doctor|GP|pediatrician|paediatrician|urgent\s+care|"
+          r"care\s+clinic|primary\s+care(?:\s+(?:physician|doctor|provider|clinic))?|health\s+cent(?:er|re)))")
 _INTRO_VERBS = {
-    "presents": "have", "presented": "had", "comes": "have", "came": "had", "attends": "have", "attended": "had",
+    "presents": "have", "presented": "had", "complains of": "have", "complained of": "had", "comes": "have",
+    "came": "had", "attends": "have", "attended": "had",
     "is brought": "have", "was brought": "had", "is seen": "have", "was seen": "had", "complains": "have",
     "complained": "had", "reports": "have", "reported": "had", "develops": "develop", "developed": "developed",
     "has": "have", "had": "had", "sustains": "sustain", "sustained": "sustained", "notices": "notice",
-    "noticed": "noticed", "experiences": "experience", "experienced": "experienced",
+    "noticed": "noticed", "experiences": "experience", "experienced": "experienced", "calls to report": "have",
+    "calls about": "have", "called about": "had", "called to report": "had",
 }
 _INTRO_VERB = "|".join(sorted((re.escape(v).replace("\\ ", r"\s+") for v in _INTRO_VERBS), key=len, reverse=True))
-_INTRO = re.compile(
-    r"^(?:(?:consider|imagine)\s+)?(?:(?:a|an)\s+|(?:mr|mrs|ms|miss|dr)\.?\s+\w+\s+is\s+(?:a|an)\s+)"
-    rf"(?P<who>{_AGE_PHRASE}\b.*?)(?:,?\s+who\s+|\s+)"
-    rf"(?P<verb>{_INTRO_VERB})\b"
-    rf"(?:\s+to\s+{_VENUE}\b)?(?P<after>.*)$", re.I | re.S)
+# Any other verb an opening may use: the present of a known verb that is not also a plural noun ("sweats"), or a
+# past tense that is not also an adjective or noun ("a tired man", "his left eye", "a cut").
+_ANY_VERB = "|".join(sorted({"is", "was", "has", "had", *(third_person(v) for v in VERBS - NOUNISH),
+                             *"""woke fell became began started collapsed fainted injured twisted slipped tripped ate
+                             drank took went came felt developed noticed""".split()}, key=len, reverse=True))
+_NOT_A_NAME = {"This", "That", "He", "She", "It", "There", "Here", "The", "Patient", "Our", "Your", "Her", "His", "A",
+               "An", "I"}
+_LEAD = (r"^(?:(?i:consider|imagine|meet)\s+)?(?:(?i:a|an)\s+"
+         r"|(?P<title>(?i:mr|mrs|ms|miss|mx|dr)\.?\s+)?(?P<name>[A-Z][a-z]*\.?(?:\s+[A-Z][a-z]*\.?)?),?\s+is\s+(?i:a|an)\s+"
+         r"|(?i:(?:the\s+)?patient\s+is\s+(?:a|an))\s+|(?P<carer>[A-Z][a-z]+)'s\s+)")
+_INTRO = re.compile(rf"{_LEAD}(?P<who>.*?)(?:,?\s+(?i:who)\s+|,?\s+)(?P<verb>(?i:{_INTRO_VERB}))\b"
+                    rf"(?:\s+(?:(?i:to|in|at|into)\s+)?(?i:{_VENUE})\b)?(?P<after>.*)$", re.S)
+_GENERIC = re.compile(rf"{_LEAD}(?P<who>.*?)(?:,?\s+(?i:who)\s+|,?\s+)(?P<verb>(?i:{_ANY_VERB}))\b(?P<after>.*)$", re.S)
+_VERBLESS = re.compile(rf"{_LEAD}(?P<who>.+)$", re.S)
+_WHO = re.compile(rf"{AGE_PHRASE}|\b\d{{1,3}}\s*-?\s*(?:yo|y/o|y\.o\.)|\b(?:man|woman|male|female|boy|girl|baby|"
+                  r"infant|toddler|child|kid|newborn|neonate|teen\w*|adolescent|student|gentleman|lady|son|daughter|"
+                  r"person|mother|father|adult|in (?:his|her|their) (?:early |mid-?|late )?\w+ties)\b", re.I)
+# Verbs of presenting, whose "with" / "for" / "because of" says what for ("presents with", "is brought ... for").
+_PRESENTING = frozenset({"presents", "presented", "comes", "came", "attends", "attended", "complains", "complained",
+                         "reports", "reported", "is brought", "was brought", "is seen", "was seen", "calls about",
+                         "called about"})
+_BROUGHT_BY = re.compile(r"^(?:in\s+|along\s+)?by\s+(?:his|her|their|a|the)\s+\w+(?:\s+and\s+(?:his|her|their)?\s*"
+                         r"\w+)?\s*", re.I)
 _CONNECTOR = re.compile(r"^(?P<pre>.*?)\s*\b(?:with|because\s+of|complaining\s+of|due\s+to|for)\s+"
                         r"(?:(?:a\s+)?(?:complaints?|concerns?)\s+(?:of|about)\s+)?(?P<what>.+)$", re.I | re.S)
+_FIELD_LEAD = re.compile(r"^(?:(?P<n>\d{1,3})\s*(?:-?\s*(?:yo|y/o|y\.o\.))?\s*[-/]?\s*(?P<s>[MF])"
+                         r"|(?P<s2>[MF])\s*[-/]?\s*(?P<n2>\d{1,3}))\b"
+                         r"(?P<rest>(?:,|\s+(?:with|presents|presenting|complains|c/o)\b).*)$", re.S)
 _CHILD_WORDS = re.compile(r"\b(?:infant|baby|toddler|newborn|neonate|child|kid)\b", re.I)
-# Past tenses that are the same in the first person ("The patient went" -> "I went").
-_PAST_IRREGULAR = frozenset("""went took felt saw came began became got gave ate drank fell woke thought knew left lost
-found kept ran slept spent told wrote sat stood broke made heard held brought caught bought hit hurt cut put""".split())
+_BABY_WORDS = re.compile(r"\b(?:infant|baby|newborn|neonate)\b", re.I)
 
 
-# Verbs that often follow "and" with the same subject ("He has diabetes and smokes"); nouns ending in -s
-# ("arms and legs") must not be read as verbs, so only these are rewritten.
-_AND_VERB = re.compile(r"(\band\s+(?:also\s+)?)(has|is|smokes|drinks|takes|feels|works|lives|uses|gets|reports|"
-                       r"denies|complains|describes|wakes|eats|walks|sleeps|coughs|vomits|needs|wants|says|does)\b")
+@dataclass(frozen=True)
+class Intro:
+    """A case's opening sentence read: in the teller's words, who it is about, who tells it, the names it uses."""
 
-
-# In an adult's case he / she / his / her mean the patient unless the sentence brings in someone else.
-_PATIENT_PRONOUN = re.compile(r"\b(?:he|she|his|her|him|himself|herself)\b", re.I)
-_OTHER_PERSON = re.compile(r"\b(?:husband|wife|partner|spouse|mother|father|mum|mom|dad|son|daughter|brother|sister|"
-                           r"parents?|friends?|family|relatives?|doctor|physician|nurse|paramedics?|colleagues?|boss|"
-                           r"boyfriend|girlfriend|child|children|baby|neighbou?r|carer|caregiver|man|woman|someone)\b",
-                           re.I)
+    rewritten: str
+    who: str
+    parent: bool
+    names: tuple[str, ...] = ()  # what the case calls the patient ("Y" for "Mr. Y is a ...")
+    carer: str | None = None  # the parent the case names ("Anna" for "Anna's 2-year-old son ...")
 
 
 def _age_years(who: str) -> float | None:
@@ -83,31 +104,91 @@ def told_by_parent(who: str) -> bool:
     return (age is not None and age < 13) or bool(_CHILD_WORDS.search(who))
 
 
-def _person(text: str) -> str:
-    """The rules of ``first_person`` applied to a clause already known to be about the patient.
+def _match(text: str) -> tuple[re.Match[str], str | None] | None:
+    """The opening sentence matched, and its verb.
 
-    ``he/she <verb>`` -> ``I <verb>``, ``his``/``her`` -> ``my``, ``him``/``her`` -> ``me``.
+    The verb: a write-up's own opening verb, ``*<verb>`` for any other, None for an opening without one.
     """
-    def clause(m: re.Match[str]) -> str:
-        if m.group("verb").lower() in _PAST_IRREGULAR and not m.group("prep"):
-            return f"I {m.group('adv') or ''}{m.group('verb').lower()}"
-        return _rewrite_clause(m)
+    for pattern, kind in ((_INTRO, "known"), (_GENERIC, "any"), (_VERBLESS, "none")):
+        m = pattern.match(text)
+        name = (m.group("name") or "").split() if m else []
+        if m is None or not _WHO.search(m.group("who")) or (kind != "none" and len(words(m.group("who"))) > 16) or \
+                (name and not m.group("title") and name[0].rstrip(".") in _NOT_A_NAME):
+            continue
+        if kind == "none":
+            return m, None
+        verb = " ".join(m.group("verb").lower().split())
+        return m, verb if kind == "known" else f"*{verb}"
+    return None
 
-    out = _CLAUSE.sub(clause, text)
-    if out.startswith("I "):  # "I have ... and smokes 20 a day": a second verb of the same subject
-        out = _AND_VERB.sub(lambda m: f"{m.group(1)}{_first_person_verb(m.group(2)) or m.group(2)}", out)
-    out = re.sub(r"\b[Tt]he patient's\b", "my", out)
-    out = re.sub(r"\b(?:his|His)\b", "my", out)
-    out = re.sub(r"\b(?:her|Her)\b(?=\s+(?!to\b|and\b|at\b|in\b|on\b|for\b|with\b|from\b|that\b|as\b|by\b)[a-z])",
-                 "my", out)
-    out = re.sub(r"\b(?:him|her)\b", "me", out)
-    return re.sub(r"\b(?:himself|herself)\b", "myself", out)
+
+def _joined(start: str, parent: bool, verb: str, after: str) -> str | None:
+    """The opening's rest after ``start`` ("I'm a 45-year-old man" / "My 4-year-old boy")."""
+    if verb.startswith("*"):  # any other verb: "is witnessed by ..." -> "and I am witnessed by ..."
+        verb = verb[1:]
+        return f"{start} {verb}{after}" if parent else f"{start} and the patient {verb}{after}"
+    base = _INTRO_VERBS[verb]
+    after = after.strip()
+    if parent:
+        base = {"have": "has", "had": "had"}.get(base, base if base.endswith("ed") else f"{base}s")
+    conn = _CONNECTOR.match(after) if verb in _PRESENTING else None
+    if conn and len(words(conn.group("pre"))) <= 8:
+        pre = _BROUGHT_BY.sub("", conn.group("pre").strip()).strip(" ,")
+        what = conn.group("what")
+        return (f"{start}, {pre}, {base} {what}" if parent else f"{start} and, {pre}, I {base} {what}") if pre \
+            else (f"{start} {base} {what}" if parent else f"{start} and I {base} {what}")
+    after = _BROUGHT_BY.sub("", after) if verb in _PRESENTING else after
+    if m := re.match(r"^(?:because|as|since)\s+(?:he|she|they)\s+(?P<rest>.+)$", after, re.I | re.S):
+        # "is brought in because she has been crying" -> "My baby has been crying"; "... and I have been ..."
+        return f"{start} {m.group('rest')}" if parent else f"{start} and the patient {m.group('rest')}"
+    if after and base in ("have", "has", "had") and re.match(r"^\d|^(?:on|in|at|after|over|about)\b", after, re.I):
+        return f"{start}, {after}"  # "presents 3 days after developing ..." -> "I'm a ..., 3 days after ..."
+    if after:
+        return f"{start} {base} {after}" if parent else f"{start} and I {base} {after}"
+    return None
+
+
+def _field_lead(text: str) -> str:
+    """"64M, ..." / "F 29, ..." / "64 yo F with ..." -> "A 64-year-old man, ..." (a demographics field opening)."""
+    m = _FIELD_LEAD.match(text)
+    if not m:
+        return text
+    age, letter = m.group("n") or m.group("n2"), (m.group("s") or m.group("s2")).upper()
+    return f"A {age}-year-old {'man' if letter == 'M' else 'woman'}{m.group('rest')}"
+
+
+def read_intro(sentence: str, sex: str | None = None) -> Intro | None:
+    """The opening sentence of a case write-up in the words of whoever asks for advice, or None.
+
+    See ``case_intro``; the module docstring lists the openings recognised. ``sex``: the patient's, when known.
+    """
+    text = _field_lead(" ".join(sentence.split()))
+    found = _match(text)
+    if found is None:
+        return None
+    m, verb = found
+    who = m.group("who").strip().rstrip(",")
+    carer = m.group("carer")
+    parent = bool(carer) or told_by_parent(who)
+    names = tuple(n.rstrip(".") for n in (m.group("name") or "").split() if n.rstrip(".") not in _NOT_A_NAME)
+    article = "an" if re.match(r"8|1[18](?!\d)|eight|eleven|eighteen|[aeio]|u(?!ni|s)", who, re.I) else "a"
+    start = f"My {who}" if parent else f"I'm {article} {who}"
+    if verb is None:  # no verb: the words as written, in the teller's person
+        return Intro(_end_like(start, text), who, parent, names, carer)
+    joined = _joined(start, parent, verb, m.group("after"))
+    if joined is None:
+        return None
+    return Intro(joined if parent else speak(joined, Speaker(sex=sex, names=names)), who, parent, names, carer)
+
+
+def _end_like(text: str, source: str) -> str:
+    return text if text[-1:] in ".!?" or source[-1:] not in ".!?" else text + source[-1]
 
 
 def case_intro(sentence: str) -> tuple[str, str, bool] | None:
     """The opening sentence of a case write-up in the words of whoever asks for advice, or None.
 
-    None when it does not open like one ("A/An <age>-old <who> [with ...] presents [to the <venue>] with <what>").
+    None when it does not open like one (the module docstring lists the openings recognised).
 
     Returns (the sentence rewritten, ``who`` as written, whether a parent tells it). An adult speaks for
     themselves: "A 45-year-old man presents to the emergency department with chest pain." -> "I'm a
@@ -117,71 +198,69 @@ def case_intro(sentence: str) -> tuple[str, str, bool] | None:
     out: the person is asking where to go, and saying where they already are would answer it); every
     clinical word is kept in its order.
     """
-    text = " ".join(sentence.split())
-    m = _INTRO.match(text)
-    if not m:
-        return None
-    who = m.group("who").strip().rstrip(",")
-    verb = " ".join(m.group("verb").lower().split())
-    after = m.group("after").strip()
-    parent = told_by_parent(who)
-    article = "an" if re.match(r"8|1[18](?!\d)", who) else "a"  # an 8-, 11-, 18-, 80-year-old
-    start = f"My {who}" if parent else f"I'm {article} {who}"
-    base = _INTRO_VERBS[verb]
-    if parent:
-        base = {"have": "has", "had": "had"}.get(base, base if base.endswith("ed") else f"{base}s")
-    conn = _CONNECTOR.match(after) if base in ("have", "had", "has") else None
-    if conn and len(words(conn.group("pre"))) <= 8:
-        pre = re.sub(r"^by\s+(?:his|her|their)\s+\w+\s*", "", conn.group("pre").strip(), flags=re.I).strip(" ,")
-        what = conn.group("what")
-        joined = (f"{start}, {pre}, {base} {what}" if parent else f"{start} and, {pre}, I {base} {what}") if pre \
-            else (f"{start} {base} {what}" if parent else f"{start} and I {base} {what}")
-    elif after:
-        joined = f"{start} {base} {after}" if parent else f"{start} and I {base} {after}"
-    else:
-        return None
-    return (joined if parent else _person(joined)), who, parent
+    intro = read_intro(sentence)
+    return None if intro is None else (intro.rewritten, intro.who, intro.parent)
 
 
-def patient_statement(sentence: str, *, by_parent: bool = False) -> str:
+def child_word(sex: str | None, who: str | None) -> str:
+    """What a parent calls the child: "son", "daughter", else "baby" (an infant) or "child"."""
+    if sex in ("male", "female"):
+        return "son" if sex == "male" else "daughter"
+    age = _age_years(who or "")
+    return "baby" if (age is not None and age < 1) or _BABY_WORDS.search(who or "") else "child"
+
+
+def patient_statement(sentence: str, *, by_parent: bool = False, sex: str | None = None, child: str = "child",
+                      carer: Speaker | None = None, names: tuple[str, ...] = ()) -> str:
     """A later sentence of a case in the words of whoever tells it.
 
-    A parent tells a child's case as written (he, she and the child's name are right in a parent's mouth). An
-    adult's: ``first_person``, and where that leaves the sentence unchanged, one whose he / she / his / her can
-    only be the patient (no one else is named in it: "Her cough is ...", "Ten days ago she had ...") or that
-    says what the patient denies ("She denies chest pain.") is rewritten the same way ("My cough is ...", "I
-    haven't had chest pain."). Anything else is kept as written.
+    An adult's: ``_person.speak`` for the patient (``sex`` and ``names``: what the case says of them), e.g. "Her
+    cough is ..." -> "My cough is ...", "She denies chest pain." -> "I haven't had any chest pain.". A child's
+    (``by_parent``): ``_voice.carer_voice``: the child is ``my <child>`` and stays he / she, a parent's reporting
+    clause goes, and a parent the case names (``carer``) is ``I``. Anything else is kept as written.
     """
     text = " ".join(sentence.split())
-    if by_parent or not text:
+    if not text:
         return text
-    denies = re.match(r"^(?:he|she|the patient|patient)\s+(?:also\s+)?denies\s+(?:any\s+)?(?P<what>.+)$", text, re.I)
-    if denies:
-        return f"I haven't had {denies.group('what')}"
-    rewritten = first_person(text)
-    if rewritten == text and _PATIENT_PRONOUN.search(text) and not _OTHER_PERSON.search(text):
-        rewritten = _person(text)  # "Ten days ago she had ...", "There is no blood in his stools."
-    if rewritten == text and re.match(r"^(?:the\s+)?patient\s+[a-z]", text, re.I):  # "The patient went ..."
-        rewritten = _person(re.sub(r"^(?:the\s+)?patient\b", "she", text, flags=re.I))
-        rewritten = text if rewritten.startswith("she ") else rewritten
-    if rewritten.startswith("I "):
-        rewritten = _AND_VERB.sub(lambda m: f"{m.group(1)}{_first_person_verb(m.group(2)) or m.group(2)}", rewritten)
-    return rewritten[0].upper() + rewritten[1:] if rewritten else rewritten
+    if by_parent:
+        return carer_voice(text, child, carer=carer)
+    return speak(text, Speaker(sex=sex, names=names))
 
 
-def case_sentences(text: str) -> tuple[list[tuple[str, str]], str | None, bool]:
+def _carer(intro: Intro | None, child_sex: str | None, text: str) -> Speaker | None:
+    """The parent the case names, with their sex when the case's other pronouns can only be theirs."""
+    if intro is None or intro.carer is None:
+        return None
+    other = {"male": "female", "female": "male"}.get(child_sex or "")
+    uses = {"female": r"\b(?:she|her)\b", "male": r"\b(?:he|his|him)\b"}
+    sex = other if other and re.search(uses[other], text, re.I) else None
+    return Speaker(sex=sex, names=(intro.carer,), patient_words=False, subjectless=False)
+
+
+def case_sentences(text: str, *, sex: str | None = None,
+                   parent: bool | None = None) -> tuple[list[tuple[str, str]], str | None, bool]:
     """A case write-up sentence by sentence, each as written and in the words of the person asking.
 
     Returns ([(as written, rewritten), ...], ``who`` of the opening sentence or None, whether a parent tells it).
-    The opening sentence goes through ``case_intro``, the others through ``patient_statement``; when the
-    opening sentence is not recognised every sentence is kept as written.
+    The opening sentence goes through ``read_intro``, the others through ``patient_statement``; an opening not
+    recognised is kept as written, the other sentences still rewritten. ``sex``: the patient's, when known (else
+    read from the opening and the case); ``parent``: whether a parent tells it, when known (else from the opening).
     """
-    parts = sentences(text)
-    intro = case_intro(parts[0]) if parts else None
+    parts = sentences(text.replace("\u2019", "'"))
+    sex = sex if sex in ("male", "female") else None
+    if sex is None and parts:
+        sex = sex_in(parts[0]) or history_sex(text)
+    intro = read_intro(parts[0], sex) if parts else None
+    by_parent = parent if parent is not None else bool(intro and intro.parent)
+    who = intro.who if intro else None
+    kwargs = {"by_parent": by_parent, "sex": sex, "child": child_word(sex, who), "carer": _carer(intro, sex, text),
+              "names": intro.names if intro else ()}
+    rest = [(p, patient_statement(p, **kwargs)) for p in parts[1:]]  # type: ignore[arg-type]
     if intro is None:
-        return [(p, p) for p in parts], None, False
-    first, who, parent = intro
-    return [(parts[0], first), *((p, patient_statement(p, by_parent=parent)) for p in parts[1:])], who, parent
+        first = [(p, patient_statement(p, **kwargs)) for p in parts[:1]]  # type: ignore[arg-type]
+        return [*first, *rest], None, by_parent
+    opening = intro.rewritten if intro.parent == by_parent else parts[0]
+    return [(parts[0], opening), *rest], who, by_parent
 
 
 def case_in_first_person(text: str) -> tuple[str, str | None, bool]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from scenarios.importers._person import speak
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 # Words that never make a trigger: function words, narrative filler of case write-ups, the reference
@@ -104,10 +106,24 @@ def humanise(key: str) -> str:
     return " ".join(text.split()).lower()
 
 
+# A full stop that ends a title or an initial, not a sentence: "Mr. Y is ...", "Mrs. S. Jones", "e.g. fever".
+_NO_BREAK = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St|Fig|vs|approx|e\.g|i\.e|cf|et al)\.|"
+                       r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr)\.?\s+[A-Z]\.|\b[A-Z]\.\s?[A-Z]\.)$")
+
+
 def sentences(text: str) -> list[str]:
-    """Split prose on sentence ends (a full stop, ! or ? followed by space and a capital or digit)."""
+    """Split prose on sentence ends: a full stop, ! or ? followed by space and a capital or digit.
+
+    Not after a title or an initial ("Mr. Y is a ...").
+    """
     parts = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])", " ".join(text.split()))
-    return [p.strip() for p in parts if p.strip() and words(p)]
+    merged: list[str] = []
+    for part in parts:
+        if merged and _NO_BREAK.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return [p.strip() for p in merged if p.strip() and words(p)]
 
 
 def snippet(text: str, limit: int = 80) -> str:
@@ -144,78 +160,11 @@ def lay_synonyms(text: str) -> list[str]:
 
 # --- first person -------------------------------------------------------------------------------
 
-_SUBJECT = r"(?:the\s+patient|patient|he|she|the\s+child|the\s+boy|the\s+girl|the\s+man|the\s+woman)"
-_ADVERB = (r"(?:(?:also|still|never|often|usually|sometimes|occasionally|recently|previously|currently|"
-           r"frequently|only|further|now|regularly|rarely|additionally)\s+)?")
-_IRREGULAR = {"has": "have", "is": "am", "was": "was", "had": "had", "does": "do", "did": "did", "can": "can",
-              "could": "could", "will": "will", "would": "would", "cannot": "cannot", "may": "may", "must": "must"}
-_PHRASES = {"complains of": "have", "presents with": "have", "complained of": "had", "presented with": "had"}
-_REPORTING = ("reports", "states", "notes", "mentions", "says", "explains", "adds", "recalls", "believes", "feels",
-              "thinks", "reported", "stated", "noted", "mentioned", "said", "explained", "added", "recalled")
-# Sentences of a history often drop the subject ("Smokes 10 cigarettes a day."): these verbs start them.
-_SUBJECTLESS = ("works", "lives", "smokes", "drinks", "does", "attends", "uses", "takes", "exercises", "walks",
-                "eats", "enjoys", "plays", "studies", "sleeps", "drives", "travels", "denies", "reports", "has",
-                "is", "was", "had", "quit", "stopped", "started", "used", "drank", "smoked", "worked", "lived")
-
-
-def _first_person_verb(verb: str) -> str | None:
-    low = verb.lower()
-    if low in _IRREGULAR:
-        return _IRREGULAR[low]
-    if low.endswith("ed"):
-        return low
-    if low.endswith("ies") and len(low) > 4:
-        return low[:-3] + "y"
-    if re.search(r"(?:ss|sh|ch|x|z|o)es$", low):
-        return low[:-2]
-    if low.endswith("s") and not low.endswith("ss") and len(low) > 3:
-        return low[:-1]
-    return None
-
-
-def _rewrite_clause(match: re.Match[str]) -> str:
-    adverb, verb = match.group("adv") or "", match.group("verb")
-    phrase = f"{verb} {match.group('prep') or ''}".strip().lower()
-    if phrase in _PHRASES:
-        return f"I {adverb}{_PHRASES[phrase]}"
-    base = _first_person_verb(verb)
-    if base is None:
-        return match.group(0)
-    return f"I {adverb}{base}" + (f" {match.group('prep')}" if match.group("prep") else "")
-
-
-_CLAUSE = re.compile(rf"\b(?P<subj>{_SUBJECT})\s+(?P<adv>{_ADVERB})(?P<verb>[A-Za-z]+)\b(?:\s+(?P<prep>of|with)\b)?",
-                     re.I)
-
-
 def first_person(sentence: str) -> str:
-    """Turn a case write-up sentence about the patient into the patient's words, where a simple pattern allows.
+    """Turn a case write-up sentence about the patient into the patient's words (``_person.speak``).
 
     ``The patient reports that the pain ...`` -> ``The pain ...``; ``She has had ...`` -> ``I have had ...``;
-    ``Smokes 10 a day.`` -> ``I smoke 10 a day.``; ``his``/``her`` -> ``my``. Anything else is kept as written.
+    ``Smokes 10 a day.`` -> ``I smoke 10 a day.``; ``his``/``her`` -> ``my``; verbs agree with ``I`` across the
+    sentence. A sentence not about the patient is kept as written.
     """
-    text = " ".join(sentence.split())
-    if not text:
-        return text
-    reporting = re.match(rf"^{_SUBJECT}\s+{_ADVERB}(?:{'|'.join(_REPORTING)})\s+that\s+(?P<rest>.+)$", text, re.I)
-    if reporting:
-        text = reporting.group("rest")
-        text = text[0].upper() + text[1:]
-    first = text.split(" ", 1)
-    if first[0].lower() in _SUBJECTLESS and not reporting:
-        text = f"patient {text[0].lower()}{text[1:]}"
-    rewritten = text
-    if _CLAUSE.match(text):  # the sentence is about the patient: so are its later he/she
-        rewritten = _CLAUSE.sub(lambda m: m.group(0) if m.group("subj").lower().startswith("the ") and m.start() > 0
-                                else _rewrite_clause(m), text)
-    if rewritten != text or reporting:
-        rewritten = re.sub(r"\b[Tt]he patient's\b", "my", rewritten)
-        rewritten = re.sub(r"\b(?:his|His)\b", "my", rewritten)
-        rewritten = re.sub(r"\b(?:her|Her)\b(?=\s+(?!to\b|and\b|at\b|in\b|on\b|for\b|with\b|from\b|that\b|"
-                           r"as\b|by\b)[a-z])", "my", rewritten)
-        rewritten = re.sub(r"\b(?:him|her)\b", "me", rewritten)
-        rewritten = re.sub(r"\b(?:himself|herself)\b", "myself", rewritten)
-        rewritten = re.sub(r"\bI am a (\d)", r"I'm a \1", rewritten)
-    if rewritten.startswith("patient "):  # a subjectless sentence we could not rewrite
-        rewritten = rewritten.removeprefix("patient ")
-    return rewritten[0].upper() + rewritten[1:]
+    return speak(sentence)

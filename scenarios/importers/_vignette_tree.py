@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scenarios.importers._case_text import patient_statement
+from scenarios.importers._case_text import child_word, patient_statement
 from scenarios.importers._common import slug
 from scenarios.importers._text import STOPWORDS, WEAK_WORDS, lower_first, rough_stem, sentences, words
 from scenarios.importers._vignette_file import _text
@@ -115,6 +115,11 @@ class _Voice:
     def poss(self) -> str:
         return "my" if not self.parent else "our"
 
+    def say(self, item: str) -> str:
+        """A statement about the patient in the teller's words (``_case_text.patient_statement``)."""
+        sex = self.sex if self.sex in ("male", "female") else None
+        return patient_statement(item, by_parent=self.parent, sex=sex, child=child_word(sex, None))
+
 
 def _is_phrase(item: str) -> bool:
     """A short noun phrase ("Lisinopril 10 mg daily"), not a sentence with its own subject."""
@@ -141,30 +146,30 @@ def _answer(field: str, item: str, voice: _Voice) -> str | None:
     if field == "tests":
         return f"Test result - {_end(lower_first(text))}"
     if field in ("history", "social"):
-        return _end(patient_statement(item, by_parent=voice.parent))
+        return _end(voice.say(item))
     none = bool(_NONE.match(text))
     if field == "medications":
         if none:
             return f"{cap} {'do' if voice.plural else 'does'}n't take any regular medicines."
         return f"{cap} {voice.verb('take')} {lower_first(text)}." if _is_phrase(text) else \
-            _end(patient_statement(item, by_parent=voice.parent))
+            _end(voice.say(item))
     if field == "allergies":
         if none or re.match(r"^no\s+(?:known\s+)?(?:drug\s+)?allerg", text, re.I):
             return f"{cap} {'do' if voice.plural else 'does'}n't have any allergies that we know of." \
                 if voice.parent else "I don't have any allergies that I know of."
         return f"{cap} {'am' if s == 'I' else 'are' if s == 'they' else 'is'} allergic to {lower_first(text)}." \
-            if _is_phrase(text) else _end(patient_statement(item, by_parent=voice.parent))
+            if _is_phrase(text) else _end(voice.say(item))
     if field == "past_history":
         if none:
             return f"Nothing, {s} {'have' if voice.plural else 'has'} always been healthy."
         return f"{voice.have} had {lower_first(text)}." if _is_phrase(text) else \
-            _end(patient_statement(item, by_parent=voice.parent))
+            _end(voice.say(item))
     if field == "family":
         if none:
             return "Nothing runs in the family that I know of."
         return f"In {voice.poss} family: {lower_first(text)}." if _is_phrase(text) else \
-            _end(patient_statement(item, by_parent=voice.parent))
-    return _end(patient_statement(item, by_parent=voice.parent))  # pragma: no cover - every field is handled
+            _end(voice.say(item))
+    return _end(voice.say(item))  # pragma: no cover - every field is handled
 
 
 def _fact_intents(spec: _FieldSpec, texts: list[str], known: frozenset[str]) -> list[str]:
@@ -196,14 +201,15 @@ class _Fact:
 def _case_facts(pairs: list[tuple[str, str]]) -> list[_Fact]:
     """History facts from the case's (as written, in the first person) sentences.
 
-    Examination findings and test results among them are facts of those fields, answered as written.
+    Examination findings and test results among them are facts of those fields, answered as the sentence says them
+    in the teller's words ("On examination, she is pale" -> "On examination, I am pale").
     """
     out: list[_Fact] = []
     for raw, spoken in pairs:
         if _EXAM_SENTENCE.match(raw):
-            out.append(_Fact("exam", raw, _end(raw)))
+            out.append(_Fact("exam", raw, _end(spoken)))
         elif _TEST_SENTENCE.match(raw):
-            out.append(_Fact("tests", raw, _end(raw)))
+            out.append(_Fact("tests", raw, _end(spoken)))
         else:
             out.append(_Fact("history", raw, _end(spoken)))
     return out

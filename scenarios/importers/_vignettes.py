@@ -51,22 +51,38 @@ Both modes (``--as``), per row:
   column's). No triage level: a vignette gives an urgency, not an acuity level, so the triage
   component is not applicable and the composite is the escalation score (plus information and
   efficiency in encounter mode); the diagnosis is scored beside it (top-1 / top-3).
-- ``patient_profile``: age and sex (``parse_demographics``), the pediatric / geriatric context; a
-  child's case (under 13, or an infant, baby, toddler, child) is told by a parent (``speaker: parent``).
+- ``patient_profile``: age and sex (``_demographics.parse_demographics``), the pediatric / geriatric context;
+  a child's case (under 13, or an infant, baby, toddler, child) is told by a parent (``speaker: parent``). They
+  come from the ``age`` / ``sex`` columns, else from the case's opening ("64-year-old", "64 yo", "aged 64",
+  "64M", "M 64", "18-month-old", "newborn", "in his sixties", "teenage"; "man", "she", "Mr"), else from the
+  first age the case states anywhere. An age under two years, or given in months, weeks or days, keeps its
+  precision (18 months -> ``age: 1.5``, ``age_detail: 18 months``). An age read from words alone ("in her
+  forties") is an estimate: tag ``profile:age_approximate`` and a warning. An age the row does not state is
+  not guessed: ``age: 40`` is a placeholder, with ``age_detail: not stated``, the tag ``profile:age_unknown``
+  and a warning in the import report.
+- The case text is read without what is not the case as a patient would tell it (``_case_notes``): study
+  notes ("(in the study 64% of clinicians advised ...)"), answers and labels ("Answer: ..."), questions to
+  the reader, bracketed decision notes and citations, and footnote markers ("Mrs. D. 4is a ...") are left out
+  of every message and answer; the notes are kept in ``expected.label_rationale``, with the tag
+  ``vignette:source_notes`` and a warning. Footnote markers are left out of the diagnosis names too
+  ("syndrome1" -> "syndrome"; "type 1 diabetes", "COVID-19", "H1N1", "B12" are names, kept).
 
 ``--as single-turn`` (default): a **replay** item with one patient message, the whole case in the
 words of the person asking (``_case_text.case_in_first_person``: "A 45-year-old man presents to the emergency
 department with chest pain. He ..." -> "I'm a 45-year-old man and I have chest pain. I ..."; a child's
-case in a parent's words, "My 4-year-old boy has ..."). Only the grammatical person and the place of
-presentation change; every clinical word is kept in order, and a case whose opening sentence is not
-recognised is kept as written (with a warning). The agent replies once (the harness tells it the item
-is single-turn) and that reply is read as its assessment: escalation and differential, scored by the
-deterministic path; information and efficiency are not applicable.
+case in a parent's words, "My 4-year-old boy has ..."; the rules, for every sentence and both importers, are in
+``_person.py`` and ``_voice.py``: verbs agree with ``I``, "his" / "her" / "him" are the speaker's, "reports X" is
+"I've had X", "denies X" is "I haven't had any X"). Only the grammatical person and the place of
+presentation change; every clinical word is kept in order, and an opening sentence that is not recognised
+is kept as written (with a warning; the other sentences are still rewritten). The agent replies once (the
+harness tells it the item is single-turn) and that reply is read as its assessment: escalation and
+differential, scored by the deterministic path; information and efficiency are not applicable.
 
 ``--as encounter``: an **information tree** the agent must ask for. The opening line is the chief
-complaint ("I'd like some advice about my chest pain."), else the case's first sentence in the first
-person. Each mapped column is split into statements (sentences; ``;``, ``|`` and line breaks too) and
-each statement is one fact:
+complaint, saying who asks ("I'm a 58-year-old man. I'd like some advice about my chest pain."; a parent: "I'd
+like some advice about my 18-month-old son: ..."), else the case's first sentence in the first person. Each
+mapped column is split into statements (sentences; ``;``, ``|`` and line breaks too) and each statement is one
+fact:
 
 ==============  ==============  ======================  =================================================
 column          category        own intent (if in the   answer
@@ -87,9 +103,9 @@ past_history    past_history    medical_history         "I've had <it>."
 (a parent's answers say he / she / they). With no ``history`` column, the case text's sentences
 (after the first, when that is the opening line) are the history facts, except those that are plainly
 examination findings ("On examination, ...") or test results ("A chest radiograph shows ...", which
-become ``exam`` / ``test`` facts answered as written). ``intents``: the lexicon intents whose cues
-occur in the statement (``intents_in``; an examination finding keeps only examination intents, a
-test result only test intents, a history statement none of those) plus the column's own intent.
+become ``exam`` / ``test`` facts answered as the sentence says them, in the teller's words). ``intents``: the
+lexicon intents whose cues occur in the statement (``intents_in``; an examination finding keeps only examination
+intents, a test result only test intents, a history statement none of those) plus the column's own intent.
 ``triggers``: the column's clinical meaning ("medications", "allergies", "family history", "what
 happened", ...), never words of the answer. The history is told as a patient tells it: the open
 question ("What happened?", "What brings you in?": the first history fact's triggers and
@@ -109,10 +125,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scenarios.importers._case_text import case_intro, case_sentences
+from scenarios.importers._case_notes import clean_diagnosis, split_notes, strip_footnotes
+from scenarios.importers._case_text import case_intro, case_sentences, child_word, read_intro
 from scenarios.importers._common import (
     FALLBACK_LINES,
     Converted,
@@ -124,7 +142,7 @@ from scenarios.importers._common import (
     sha_hex,
     slug,
 )
-from scenarios.importers._demographics import parse_demographics
+from scenarios.importers._demographics import AGE_NOT_STATED, find_age, parse_demographics
 from scenarios.importers._text import lower_first, sentences, snippet, words
 from scenarios.importers._vignette_file import _resolve_columns, _text, read_vignette_file
 from scenarios.importers._vignette_flags import _URGENCY_EXAMPLE, CATEGORIES, MODES, parse_field_map, parse_urgency_map
@@ -133,8 +151,11 @@ from scenarios.importers._vignette_tree import _FACT_FIELDS, _case_facts, _end, 
 # --- one row ------------------------------------------------------------------------------------
 
 def _diagnosis(name: str) -> dict[str, Any]:
-    """A diagnosis entry; a parenthesised part gives synonyms ("Asthma (or acute asthma, status asthmaticus)")."""
-    name = " ".join(name.split())
+    """A diagnosis entry; a parenthesised part gives synonyms ("Asthma (or acute asthma, status asthmaticus)").
+
+    Footnote markers are left out ("syndrome1" -> "syndrome": ``_case_notes.clean_diagnosis``).
+    """
+    name = clean_diagnosis(name)
     m = re.match(r"^(?P<base>[^()]*?)\s*\((?P<alt>[^()]*)\)\s*(?P<tail>.*)$", name)
     synonyms: list[str] = []
     if m:
@@ -159,19 +180,61 @@ def _ranked_diagnoses(primary: str, extra: Any) -> list[dict[str, Any]]:
     return [_diagnosis(n) for n in names]
 
 
+def _age_field(age: str) -> str:
+    """The age column as an age phrase: "45" -> "45-year-old", "18 months" -> "18 months old"."""
+    age = age.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", age):
+        return f"{age}-year-old"
+    if re.fullmatch(r"\d+(?:\.\d+)?\s*(?:years?|yrs?|months?|mos?|weeks?|wks?|days?)", age, re.I):
+        return f"{age} old"
+    return age
+
+
 def _demographics(age: str, sex: str, who: str | None, case: str) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The profile from the age and sex columns, else the case's opening, else the first age the case states.
+
+    The opening: its ``who``, else its first sentence; an age stated anywhere: "... Mr. Y, 64 yo, ...".
+    """
     sex_word = {"m": "male", "male": "male", "man": "male", "boy": "male", "f": "female", "female": "female",
                 "woman": "female", "girl": "female"}.get(sex.strip().lower(), sex)
-    age_text = f"{age}-year-old" if re.fullmatch(r"\d+(?:\.\d+)?", age.strip()) else age
-    demo = " ".join(p for p in (age_text, sex_word) if p).strip()
+    demo = " ".join(p for p in (_age_field(age), sex_word) if p).strip()
     if age and sex:
         return parse_demographics(demo, case)
     opening = who or (sentences(case)[0] if sentences(case) else case)
-    return parse_demographics(" ".join(p for p in (demo, opening) if p), case)
+    text = " ".join(p for p in (demo, opening) if p)
+    if not age and (stated := find_age(text)) is None and (stated := find_age(case)) is not None:
+        text = f"{stated} {text}"
+    return parse_demographics(text, case)
 
 
-def _opening(complaint: str, voice: _Voice, who: str | None) -> str:
-    """The encounter's first line from the chief complaint column."""
+def _age_words(profile: dict[str, Any]) -> str | None:
+    """The profile's age as a phrase ("58-year-old", "18-month-old", "newborn"); None when not stated or estimated."""
+    detail = profile.get("age_detail")
+    if detail == AGE_NOT_STATED:
+        return None
+    if detail is None:
+        return f"{profile['age']:g}-year-old"
+    m = re.fullmatch(r"(\S+) (month|week|day|hour)s?", detail)
+    return f"{m.group(1)}-{m.group(2)}-old" if m else (detail if detail == "newborn" else None)
+
+
+def _article(phrase: str) -> str:
+    return "an" if re.match(r"8|1[18](?!\d)|eight|eleven|eighteen|[aeio]", phrase, re.I) else "a"
+
+
+def _who_line(profile: dict[str, Any], who: str | None) -> str:
+    """"I'm a 58-year-old man. " before an adult's opening built from the complaint column ("" if unknown)."""
+    if who:
+        return f"I'm {_article(who)} {who}. "
+    age = _age_words(profile)
+    noun = {"male": "man", "female": "woman"}.get(profile["sex"])
+    if age is None:
+        return f"I'm a {noun}. " if noun else ""
+    return f"I'm {_article(age)} {age} {noun}. " if noun else f"I'm {age}. "
+
+
+def _opening(complaint: str, voice: _Voice, who: str | None, profile: dict[str, Any]) -> str:
+    """The encounter's first line from the chief complaint column, saying who the patient is (age, sex)."""
     text = " ".join(complaint.split()).rstrip(".")
     intro = case_intro(text)
     if intro is not None:
@@ -180,9 +243,24 @@ def _opening(complaint: str, voice: _Voice, who: str | None) -> str:
         return _end(text)
     phrase = lower_first(text) if re.match(r"^(?:a|an|the|my|some|no|\d)\b", text, re.I) else f"my {lower_first(text)}"
     if voice.parent:
-        child = re.split(r"\s+(?:with|in|who)\s+", who)[0] if who else "child"
+        age = _age_words(profile)
+        child = re.split(r"\s+(?:with|in|who)\s+", who)[0] if who else \
+            " ".join(p for p in (age, child_word(profile["sex"], None)) if p)
         return f"I'd like some advice about my {child}: {lower_first(text)}."
-    return f"I'd like some advice about {phrase}."
+    return f"{_who_line(profile, who)}I'd like some advice about {phrase}."
+
+
+@dataclass(frozen=True)
+class _Told:
+    """A row's case text as imported: without notes, sentence by sentence in the teller's words, and who tells it."""
+
+    case: str
+    pairs: list[tuple[str, str]]
+    who: str | None
+    profile: dict[str, Any]
+    tags: list[str]
+    notes: list[str]
+    voice: _Voice
 
 
 class _Converter:
@@ -220,24 +298,38 @@ class _Converter:
                            f"{_URGENCY_EXAMPLE}")
         return cats
 
-    def __call__(self, row: dict[str, Any], ctx: RowContext) -> Converted:
-        case = self._required(row, "case", "case text")
-        diagnosis = self._required(row, "diagnosis", "diagnosis")
-        label = self._required(row, "urgency", "urgency label")
-        cats = self._escalations(label)
-        warnings: list[str] = []
-
-        pairs, who, parent = case_sentences(case)
-        message = " ".join(spoken for _, spoken in pairs) or " ".join(case.split())
-        if who is None:
-            warnings.append("the case's opening sentence is not 'A/An <age>-old <who> presents with ...': the case "
-                            "is kept as written (third person)")
+    def _told(self, row: dict[str, Any], warnings: list[str]) -> _Told:
+        """The case text without notes and footnote markers, in the teller's words, and who tells it."""
+        case, notes = split_notes(strip_footnotes(self._required(row, "case", "case text")))
+        if not words(case):
+            raise RowError(f"the case text (column {self.columns['case']!r}) has only notes, no case: "
+                           f"{snippet('; '.join(notes), 80)!r}")
+        parts = sentences(case)
+        intro = read_intro(parts[0]) if parts else None
+        who = intro.who if intro else None
         profile, demo_warnings, tags = _demographics(_text(self._get(row, "age")), _text(self._get(row, "sex")),
                                                      who, case)
         warnings.extend(demo_warnings)
-        if parent or (who is None and profile["age"] < 13):  # a child's case: a parent asks for advice
+        parent = intro.parent if intro else profile["age"] < 13  # a child's case: a parent asks for advice
+        if parent:
             profile["speaker"] = "parent"
-        voice = _Voice(parent=profile.get("speaker") == "parent", sex=str(profile.get("sex")))
+        pairs, who, parent = case_sentences(case, sex=profile["sex"], parent=parent)
+        if who is None:
+            warnings.append("the case's opening sentence is not 'A/An <age>-old <who> presents with ...': it is kept "
+                            "as written; the other sentences are in the teller's words")
+        if notes:
+            warnings.append(f"left out of the case text as not the patient's words: {snippet('; '.join(notes), 120)!r}")
+            tags.append("vignette:source_notes")
+        return _Told(case, pairs, who, profile, tags, notes, _Voice(parent=parent, sex=str(profile["sex"])))
+
+    def __call__(self, row: dict[str, Any], ctx: RowContext) -> Converted:
+        warnings: list[str] = []
+        told = self._told(row, warnings)
+        diagnosis = clean_diagnosis(self._required(row, "diagnosis", "diagnosis"))
+        label = self._required(row, "urgency", "urgency label")
+        cats = self._escalations(label)
+        case, pairs, profile, tags = told.case, told.pairs, told.profile, told.tags
+        message = " ".join(spoken for _, spoken in pairs) or " ".join(case.split())
 
         own_id = _text(self._get(row, "id"))
         if own_id:
@@ -258,7 +350,9 @@ class _Converter:
             f"The source's own label: {self.file_name} row {ctx.line}, column {self.columns['urgency']!r} = {label!r}, "
             f"mapped to {' + '.join(cats)} by --urgency-map"
             + ("" if self.urgency_given else " (the label is the category's name)")
-            + "; not re-derived by encounter-sim.")
+            + "; not re-derived by encounter-sim."
+            + (f" Left out of the case text, as not the patient's words: {'; '.join(repr(n) for n in told.notes)}."
+               if told.notes else ""))
         expected["diagnoses"] = _ranked_diagnoses(diagnosis, self._get(row, "diagnoses"))
         data: dict[str, Any] = {
             "id": scenario_id,
@@ -276,15 +370,16 @@ class _Converter:
             data["fallback_lines"] = list(FALLBACK_LINES)
             data["replay"] = [{"role": "patient", "content": message}]
         else:
-            data.update(self._encounter(row, pairs, complaint, message, who, voice, expected))
+            data.update(self._encounter(row, pairs, complaint, message, told, expected))
         data["expected"] = expected
         data["source"] = f"vignettes:{self.file_name}#{ctx.line}"
         return Converted(data=data, warnings=warnings)
 
     def _encounter(self, row: dict[str, Any], pairs: list[tuple[str, str]], complaint: str, message: str,
-                   who: str | None, voice: _Voice, expected: dict[str, Any]) -> dict[str, Any]:
+                   told: _Told, expected: dict[str, Any]) -> dict[str, Any]:
+        voice = told.voice
         if complaint:
-            opening = _opening(complaint, voice, who)
+            opening = _opening(complaint, voice, told.who, told.profile)
             case_part = pairs
         else:
             opening = _end(pairs[0][1]) if pairs else _end(message)

@@ -1,112 +1,73 @@
 """Who tells an imported case, and in what words: the patient in the first person, or a child's carer.
 
 Case write-ups are third person ("The patient reports a 2-day history of fever. She denies cough.").
-:func:`patient_words` turns a sentence into the patient's words where simple patterns allow, on top of
-:func:`scenarios.importers._text.first_person`; :func:`carer_voice` turns it into what the parent of a
-young child says ("My son has had a fever", the child staying "he"). Anything the patterns do not
-cover is kept as written: the clinical content is never changed.
+:func:`patient_words` turns a sentence into the patient's words (:func:`scenarios.importers._person.speak`: "I've
+had a 2-day history of fever.", "I haven't had any cough.", the verbs agreeing with ``I``); :func:`carer_voice` turns
+it into what the parent of a young child says ("My son has had a fever", the child staying "he"; a carer the case
+names, "Anna", becomes ``I``). Both importers (AgentClinic and vignettes) use them. Anything the rules do not cover is
+kept as written: the clinical content is never changed.
 """
 
 from __future__ import annotations
 
 import re
 
-from scenarios.importers._text import _ADVERB, _SUBJECT, first_person
+from scenarios.importers._person import Speaker, speak
 
-# Coordinated verbs after a subject turned into "I" ("I have been in hospice care and has experienced").
-_COORD_VERBS = {"has": "have", "is": "am", "does": "do", "reports": "report", "denies": "deny", "notes": "note",
-                "describes": "describe", "experiences": "experience", "feels": "feel", "takes": "take",
-                "works": "work", "lives": "live", "smokes": "smoke", "drinks": "drink", "uses": "use",
-                "notices": "notice", "complains": "complain", "mentions": "mention", "states": "state",
-                "admits": "admit", "endorses": "endorse", "recalls": "recall", "presents": "present",
-                "wakes": "wake", "gets": "get", "goes": "go", "needs": "need", "remains": "remain",
-                "becomes": "become", "continues": "continue", "appears": "appear", "seems": "seem"}
-# "The patient reports a 2-day history of ..." -> "I've had a 2-day history of ..."
-_REPORTS_OBJECT = re.compile(
-    rf"^{_SUBJECT}\s+{_ADVERB}(?:reports|describes|notes|mentions|endorses|complains of|presents with|"
-    r"is presenting with|experiences|has been experiencing|recounts|recalls)\s+(?P<rest>.+)$", re.I)
-_DENIES = re.compile(rf"^(?:{_SUBJECT}\s+)?{_ADVERB}(?:denies|denied)\s+(?:any\s+)?(?:(?:history of|experiencing)\s+)?"
-                     r"(?P<rest>.+)$", re.I)
-
-
-def _my(text: str) -> str:
-    """The patient's own pronouns in a sentence already in the first person: his/her -> my, him -> me."""
-    text = re.sub(r"\b[Tt]he patient's\b", "my", text)
-    text = re.sub(r"\b(?:his|His)\b", "my", text)
-    text = re.sub(r"\b(?:her|Her)\b(?=\s+(?!to\b|and\b|at\b|in\b|on\b|for\b|with\b|from\b|that\b|"
-                  r"as\b|by\b)[a-z])", "my", text)
-    text = re.sub(r"\b(?:him|her)\b", "me", text)
-    return re.sub(r"\b(?:himself|herself)\b", "myself", text)
-
-
-def _fix_coordination(text: str) -> str:
-    """After ``I``: ``and has`` -> ``and have``, ``but is`` -> ``but am`` (the verbs of one subject)."""
-    return re.sub(r"\b(and|but|or|yet)\s+(" + "|".join(_COORD_VERBS) + r")\b",
-                  lambda m: f"{m.group(1)} {_COORD_VERBS[m.group(2).lower()]}", text)
-
-
-def patient_words(sentence: str) -> str:
-    """:func:`first_person`, and the forms it leaves awkward.
-
-    A reporting verb with an object ("The patient reports a 2-day history of fever" -> "I've had a 2-day
-    history of fever"), a denial ("He denies chest pain" -> "I haven't had any chest pain"), and verbs joined
-    to the first ("... and has experienced" -> "... and have experienced").
-    """
-    text = " ".join(sentence.replace("\u2019", "'").split())
-    if not text:
-        return text
-    if m := _DENIES.match(text):
-        rest = m.group("rest")
-        article = "" if re.match(r"(?i)(?:any|a|an|the)\b", rest) else "any "
-        return _fix_coordination(_my(first_person(f"I haven't had {article}{rest}")))
-    if (m := _REPORTS_OBJECT.match(text)) and not re.match(r"(?i)that\b", m.group("rest")):
-        rest = m.group("rest")
-        lead = "I've been" if re.match(r"(?i)\w+ing\b", rest) else "I've had"
-        return _fix_coordination(_my(first_person(f"{lead} {rest}")))
-    if m := re.match(r"^(?:the\s+)?patient's\s+(?P<rest>.+)$", text, re.I):  # "The patient's history is ..."
-        return _my(f"My {m.group('rest')}")
-    if m := re.match(r"^(?:the\s+)?patient and (?:her|his|their)\s+(?P<rest>.+)$", text, re.I):
-        return _my(f"My {m.group('rest')}").replace(" have been ", " and I have been ", 1) \
-            if " have been " in m.group("rest") else _my(f"My {m.group('rest')}")
-    out = first_person(text)
-    if m := re.match(r"^(?:the\s+)?patient\s+(?P<rest>.+)$", out, re.I):  # a form the patterns missed
-        head, *tail = m.group("rest").split(" ", 2)
-        verbs = {**_COORD_VERBS, "was": "was", "had": "had"}
-        if head.lower() in verbs:
-            out = " ".join(["I", verbs[head.lower()], *tail])
-        elif tail and tail[0].lower() in verbs:  # "first noticed", "also has"
-            out = " ".join(["I", head, verbs[tail[0].lower()], *tail[1:]])
-        else:
-            out = f"I {m.group('rest')}"
-        out = _my(out)
-    if out.startswith("I ") or out.startswith("I'm "):
-        out = _fix_coordination(out)
-    return out
-
-
-_CHILD_SUBJECT = re.compile(r"\b(?:the|this)\s+(?:patient|child|infant|baby|newborn|neonate|toddler|boy|girl|"
-                            r"young (?:boy|girl|child)|son|daughter)\b", re.I)
-_CARER_REPORT = re.compile(r"^(?:the|his|her|their|the (?:patient|child|infant|baby|newborn)'s)\s+"
-                           r"(?:mother|father|parents?|mom|mum|dad|caregivers?|carers?|guardians?)\s+"
+_CHILD_WORDS = "patient|child|infant|baby|newborn|neonate|toddler|boy|girl|kid"
+_CHILD_NOUNS = f"(?:{_CHILD_WORDS})"
+_CHILD_SUBJECT = re.compile(rf"\b(?:the|this)\s+(?:{_CHILD_WORDS}|young (?:boy|girl|child)|son|daughter)\b", re.I)
+_CARERS = r"(?:mother|father|parents?|mom|mum|dad|caregivers?|carers?|guardians?)"
+_CARER_REPORT = re.compile(rf"^(?:the|his|her|their|the {_CHILD_NOUNS}'s)\s+{_CARERS}\s+"
                            r"(?:also\s+)?(?:reports?|states?|notes?|mentions?|says?|explains?|describes?|"
                            r"noticed|notices|reported|stated|noted|mentioned|said|adds?|recalls?)\s+(?:that\s+)?",
                            re.I)
+_ACCORDING = re.compile(rf"^according to (?:the|his|her|their) {_CARERS},?\s+", re.I)
+_PARENTS = re.compile(r"\b(?:both\s+(?:of\s+)?(?:his|her|the|their)?\s*parents|(?:his|her|the|their)\s+parents)\b"
+                      r"(?P<after>\s+(?P<next>\w+))?", re.I)
+_PLURAL_VERBS = re.compile(r"(?:are|were|have|had|do|did|can|could|will|would|\w+ed|smoke|drink|work|live|think|feel|"
+                           r"report|say|noticed|both)$", re.I)
 
 
-def carer_voice(sentence: str, child: str) -> str:
+def patient_words(sentence: str, *, sex: str | None = None) -> str:
+    """The patient's own words for a write-up sentence about them (``_person.speak``).
+
+    ``sex``: the patient's, when known, so that "his" / "her" are resolved without guessing.
+
+    "The patient reports a 2-day history of fever" -> "I've had a 2-day history of fever"; "He denies chest
+    pain" -> "I haven't had any chest pain"; "I have been in hospice care and has experienced" -> "... and have
+    experienced" (verbs joined to the first agree with ``I``).
+    """
+    return speak(sentence, Speaker(sex=sex))
+
+
+def _we(match: re.Match[str]) -> str:
+    """"both parents smoke" -> "we both smoke"; "his parents" as a subject -> "we", as an object -> "us"."""
+    both = match.group(0).lower().startswith("both")
+    after = match.group("after") or ""
+    if match.group("next") and _PLURAL_VERBS.search(match.group("next")):
+        return ("we both" if both else "we") + after
+    return ("both of us" if both else "us") + after
+
+
+def carer_voice(sentence: str, child: str, *, carer: Speaker | None = None) -> str:
     """A case write-up sentence as the carer of a child tells it.
 
     The child is ``my son`` (``my daughter``, ``my baby``) and stays ``he``/``she``; "The mother reports that
     ..." is the carer speaking, so the reporting clause goes ("The mother reports that he has had a fever" ->
-    "He has had a fever").
+    "He has had a fever"); "both parents smoke" -> "we both smoke". ``carer``: how the case names the carer
+    ("Anna", her sex when the child's pronouns are the other ones): that name and those pronouns become ``I``
+    (``_person.speak``: "Anna worries, so she gives him juice" -> "I worry, so I give him juice").
     """
     text = " ".join(sentence.split())
     if not text:
         return text
-    text = _CARER_REPORT.sub("", text)
-    text = re.sub(r"\b(?:the|this)\s+(?:patient|child|infant|baby|newborn|neonate|toddler|boy|girl)'s\b",
-                  f"my {child}'s", text, flags=re.I)
+    text = _ACCORDING.sub("", _CARER_REPORT.sub("", text))
+    text = re.sub(rf"\b(?:the|this)\s+{_CHILD_NOUNS}'s\b", f"my {child}'s", text, flags=re.I)
     text = re.sub(r"\b(?:her|his|their) child\b", f"my {child}", text, flags=re.I)
     text = _CHILD_SUBJECT.sub(f"my {child}", text)
+    text = _PARENTS.sub(_we, text)
     text = re.sub(r"^(?:denies|denied)\s+", "There's been no ", text, flags=re.I)
+    if carer is not None and (carer.names or carer.sex):
+        text = speak(text, Speaker(sex=carer.sex, names=carer.names, patient_words=False, subjectless=False))
     return text[0].upper() + text[1:]

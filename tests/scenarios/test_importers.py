@@ -153,7 +153,8 @@ def test_agentclinic_sample_converts_and_reports_failures(ac_dir) -> None:
     assert [f.row for f in report.failed] == [4, 5]
     assert "Correct_Diagnosis is missing" in report.failed[0].reason
     assert report.failed[1].reason.startswith("not valid JSON")
-    assert [w.row for w in report.warnings] == [2] and "no age found, using 40" in report.warnings[0].message
+    assert [w.row for w in report.warnings] == [2] and "28 estimated from 'in her late twenties'" in \
+        report.warnings[0].message
     assert sorted(p.name for p in out.glob("*.yaml")) == sorted(f"{i}.yaml" for i in report.converted)
 
 
@@ -193,8 +194,9 @@ def test_agentclinic_scenarios_content(ac_dir) -> None:
     assert pneumonia.patient_profile.context.pediatric and pneumonia.patient_profile.age == 8
     assert "Community-acquired pneumonia" in pneumonia.expected.diagnoses[0].synonyms
     graves = by_dx["Graves disease"]
-    assert (graves.patient_profile.age, graves.patient_profile.sex) == (40, "female")
-    assert "profile:age_unknown" in graves.tags
+    profile = graves.patient_profile  # "Woman in her late twenties": an estimate, marked as one
+    assert (profile.age, profile.age_detail, profile.sex) == (28, "in her late twenties", "female")
+    assert "profile:age_approximate" in graves.tags and "profile:age_unknown" not in graves.tags
     assert graves.fact("test_thyroid_function_tests").answer.startswith("The thyroid function tests results show: TSH")
 
 
@@ -307,8 +309,8 @@ def test_agentclinic_ids_are_stable_and_content_derived() -> None:
 @pytest.mark.parametrize(("text", "age", "sex", "context"), [
     ("45-year-old male", 45, "male", {}),
     ("A 72-year-old woman", 72, "female", {"geriatric": True}),
-    ("6-month-old girl", 0, "female", {"pediatric": True}),
-    ("3 week old boy", 0, "male", {"pediatric": True}),
+    ("6-month-old girl", 0.5, "female", {"pediatric": True}),
+    ("3 week old boy", 0.06, "male", {"pediatric": True}),
     ("34 F", 34, "female", {}),
     ("50M", 50, "male", {}),
     ("28-year-old pregnant female at 32 weeks gestation", 28, "female", {"pregnancy": True}),
@@ -323,7 +325,7 @@ def test_parse_demographics(text: str, age: float, sex: str, context: dict) -> N
 
 def test_parse_demographics_defaults_with_warnings() -> None:
     profile, warnings, tags = parse_demographics("adult")
-    assert (profile["age"], profile["sex"]) == (40, "other")
+    assert (profile["age"], profile["age_detail"], profile["sex"]) == (40, "not stated", "other")
     assert len(warnings) == 2 and tags == ["profile:age_unknown", "profile:sex_unknown"]
 
 
@@ -422,9 +424,9 @@ def test_cli_import_not_jsonl_is_one_line_error(tmp_path: Path, capsys: pytest.C
     ("Newborn, 3050-g (6-lb 12-oz) male, six hours post delivery", "", 0, "newborn", "male"),
     ("Newborn, born at 33 weeks of gestation", "The mother had an uneventful pregnancy.", 0, "newborn", "other"),
     ("1100-g (2-lb 7-oz) newborn, 31 weeks' gestation", "", 0, "newborn", "other"),
-    ("4-day-old newborn", "The mother had no prenatal care; her pregnancy was at term.", 0, "4 days", "other"),
-    ("9-month-old infant", "", 0, "9 months", "other"),
-    ("2-week-old female newborn", "", 0, "2 weeks", "female"),
+    ("4-day-old newborn", "The mother had no prenatal care; her pregnancy was at term.", 0.01, "4 days", "other"),
+    ("9-month-old infant", "", 0.75, "9 months", "other"),
+    ("2-week-old female newborn", "", 0.04, "2 weeks", "female"),
     ("23-year-old college student", "He was recently diagnosed with schizophrenia.", 23, None, "male"),
     ("3-year-old child", "She has had a cough for a week.", 3, None, "female"),
 ])

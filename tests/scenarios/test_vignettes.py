@@ -128,13 +128,14 @@ def test_single_turn_message_is_the_case_in_the_first_person(imported) -> None:
 
 def test_first_person_changes_the_person_and_the_venue_only() -> None:
     case = ("A 45-year-old white man presents to the emergency department with a 1-hour history of sudden onset of "
-            "left-sided flank pain radiating down toward his groin. He is writhing in pain. She denies fever. "
-            "Her husband says he looks pale.")
+            "left-sided flank pain radiating down toward his groin. He is writhing in pain. He denies fever. "
+            "His wife says he looks pale. His brother had kidney stones when he was 40.")
     message, who, parent = case_in_first_person(case)
     assert (who, parent) == ("45-year-old white man", False)
     assert message == ("I'm a 45-year-old white man and I have a 1-hour history of sudden onset of left-sided flank "
-                       "pain radiating down toward my groin. I am writhing in pain. I haven't had fever. "
-                       "Her husband says he looks pale.")  # someone else in the sentence: kept as written
+                       "pain radiating down toward my groin. I am writhing in pain. I haven't had any fever. "
+                       "My wife says I look pale. "  # someone of the other sex: "he" is still the patient
+                       "My brother had kidney stones when he was 40.")  # a man named before "he": kept as written
     assert case_in_first_person("Severe headache since noon.") == ("Severe headache since noon.", None, False)
     assert case_in_first_person("An 18-month-old toddler presents with 1 week of cough.")[0] == \
         "My 18-month-old toddler has 1 week of cough."
@@ -142,7 +143,7 @@ def test_first_person_changes_the_person_and_the_venue_only() -> None:
 
 def test_encounter_facts_categories_intents_triggers_and_critical(imported) -> None:
     mi = imported[(".csv", "encounter")][1]["vig_v01"]
-    assert mi.opening_line == "I'd like some advice about my chest pain."
+    assert mi.opening_line == "I'm a 58-year-old man. I'd like some advice about my chest pain."  # who is asking
     by_cat: dict[str, list] = {}
     for f in mi.information_tree:
         by_cat.setdefault(f.category.value, []).append(f)
