@@ -1,13 +1,15 @@
 """Diagnosis matching both ways, by class (issue 35 part 4): wrong-but-close answers that defeat a clinical
 distinction (side, subtype, look-alike, severity) are not credited; right answers worded as clinicians write
 them (hedged anywhere, another standard wording or abbreviation, an organ or side added, the general name of
-the can't-miss diagnosis) are. The name lists are written here so the pairs do not move with the library."""
+the can't-miss diagnosis) are. The name lists are written here so the pairs do not move with the library; the
+library tests at the end run the real scenarios."""
 
 from __future__ import annotations
 
 import pytest
 
-from scenarios.schema import Diagnosis
+from scenarios.schema import Diagnosis, Scenario
+from scorers._deterministic import match_diagnoses
 from scorers._diagnosis import names_condition
 from scorers._diagnosis_lint import synonym_problems
 from scorers._diagnosis_qualifiers import of_variant
@@ -235,3 +237,53 @@ def test_a_clipped_name_is_no_generic_synonym_but_a_head_word_still_is() -> None
 def test_side_must_be_left_or_right() -> None:
     with pytest.raises(ValueError, match="side"):
         Diagnosis(name="Pneumothorax", side="middle")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------ the real library
+# (scenario, an answer, whether it names the expected top diagnosis first)
+LIBRARY = [
+    ("stroke_facial_droop", "Right hemisphere ischaemic stroke", False),  # right-sided weakness: a left stroke
+    ("stroke_facial_droop", "L MCA infarct", True),
+    ("stroke_facial_droop", "Haemorrhagic CVA", False),
+    ("ectopic_pregnancy", "Ruptured right ectopic", False),
+    ("ectopic_pregnancy", "?ectopic", True),
+    ("pyelonephritis", "Left pyelonephritis", False),
+    ("pyelonephritis", "Infection of the right kidney", True),
+    ("testicular_torsion_teen", "Torsion of the right testis", False),
+    ("testicular_torsion_teen", "Twisted left testis", True),
+    ("img_cxr_left_pneumothorax", "Right-sided pneumothorax", False),
+    ("img_forearm_radius_fracture", "Fracture of the left radial shaft", False),
+    ("pulmonary_embolism_postop", "Pulmonary emboli", True),
+    ("img_ecg_anterior_stemi", "Inferior STEMI", False),
+    ("img_ecg_anterior_stemi", "Type 2 MI", False),
+    ("img_ecg_anterior_stemi", "LAD occlusion", True),
+    ("dka_teen", "Alcoholic ketoacidosis", False),
+    ("dka_teen", "Ketoacidosis", False),  # the bare synonym is gone
+    ("subarachnoid_thunderclap", "Traumatic subarachnoid haemorrhage", False),
+    ("subarachnoid_thunderclap", "Intracranial bleed", True),  # the can't-miss under its general name
+    ("febrile_infant_6weeks", "Neonatal sepsis", True),
+    ("asthma_exacerbation_child", "Moderate acute asthma", False),
+    ("asthma_exacerbation_child", "Life-threatening asthma", True),
+    ("preeclampsia_headache", "PET without severe features", False),
+    ("sepsis_elderly", "Mild sepsis", False),
+    ("migraine_known", "Migraine without aura", False),
+    ("suicidal_ideation_plan", "Passive suicidal ideation", False),
+    ("gi_bleed_melena", "Upper GI haemorrhage", True),
+    ("gi_bleed_melena", "Bleeding duodenal ulcer", True),
+    ("conjunctivitis", "Infectious conjunctivitis", True),
+    ("mechanical_low_back_pain", "Musculoskeletal lower back pain", True),
+    ("dramatic_benign_chest_wall", "Right pectoralis major strain", False),
+]
+
+
+@pytest.mark.parametrize(("sid", "given", "top1"), LIBRARY)
+def test_library(by_id: dict[str, Scenario], sid: str, given: str, top1: bool) -> None:
+    assert match_diagnoses(by_id[sid], [given]).top1 is top1
+
+
+def test_the_library_passes_the_label_lint(library) -> None:
+    """`encsim scenarios validate` refuses no library scenario: no generic or benign synonym, no side missing or
+    contradicted ("left pneumothorax" needs `side: left`)."""
+    from sim.lint import label_problems
+
+    assert [(i.scenario.id, p) for i in library for p in label_problems(i.scenario)] == []
