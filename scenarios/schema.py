@@ -282,11 +282,12 @@ class Fact(_Strict):
 
 
 class Diagnosis(_Strict):
-    """A diagnosis: its name, optional ICD-10 code, and synonyms that count as naming it."""
+    """A diagnosis: its name, optional ICD-10 code, synonyms that count as naming it, and the side it is on."""
 
     name: str = Field(min_length=1)
     icd10: str | None = Field(default=None, pattern=r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$")
     synonyms: list[str] = []
+    side: Literal["left", "right"] | None = None  # the lesion's side where the facts fix it (a stroke's hemisphere)
 
 
 class Expected(_Strict):

@@ -24,6 +24,20 @@ Normalisation (the given string and every name go through the same steps)
   ("PE post-op").
 * Articles: "the" and "an" are dropped everywhere; "a" only at the start of a clause or after a
   function word ("fever in a young infant"), so "hepatitis A" and "type A dissection" keep it.
+* Standard equivalences, so that two standard wordings of one condition become the same words:
+  single words (``_WORD_EQUIVALENTS``: "bleeding" = "haemorrhage" = "bleed", "infective" = "infectious",
+  "infarct" = "infarction", "embolus" = "embolism", "carcinoma" = "cancer"; an organ's noun = its adjective,
+  "testis" = "testicle" = "testicular", "kidney" = "renal", "lung" = "pulmonary", "heart" = "cardiac",
+  "brain" = "cerebral", "stomach" = "gastric", "aorta" = "aortic" ...; a side's abbreviation, "L"/"Lt" =
+  "left", "R"/"Rt" = "right"), standard abbreviations spelled out (``_ABBREVIATION_WORDS``: GI, UGIB, MI,
+  STEMI, NSTEMI, ACS, PE, DVT, SAH, ICH, CVA, TIA, MCA, UTI, URTI, LRTI, DKA, T1DM, PTX, LBP, HTN ...: "upper
+  GI bleeding" = "upper gastrointestinal haemorrhage", "NSTEMI" = "non-ST elevation myocardial infarction"),
+  and a few phrases (``_PHRASE_EQUIVALENTS``: "lower back" = "low back", "ST segment elevation" = "ST
+  elevation", "respiratory infection" = "respiratory tract infection", "type II" = "type 2", "moderate to
+  severe" = "moderate severe").
+  ``of_variant`` gives a second word order of a phrase: "X of [the] [side/position] ORGAN" as "[side/position]
+  ORGAN X" ("torsion of the left testicle" = "left testicular torsion", "fracture of the shaft of the radius"
+  = "radial shaft fracture"); the matcher tries both orders.
 """
 
 from __future__ import annotations
@@ -52,6 +66,41 @@ _ABBREVIATIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\bs\s*/\s*p\b"), " status post "),
     (re.compile(r"\bc\s*/\s*o\b"), " complaining of "),
 )
+# single words folded to one standard word (after spelling and plurals): standard synonyms, an organ's noun to
+# its adjective, a side's abbreviation to the side
+_WORD_EQUIVALENTS: Final[dict[str, str]] = {
+    "bleeding": "bleed", "hemorrhage": "bleed", "infective": "infectious", "infarct": "infarction",
+    "embolus": "embolism", "emboli": "embolism", "carcinoma": "cancer", "pectoralis": "pectoral",
+    "testis": "testicular", "testicle": "testicular", "teste": "testicular", "kidney": "renal", "lung": "pulmonary",
+    "heart": "cardiac", "brain": "cerebral", "liver": "hepatic", "stomach": "gastric", "ovary": "ovarian",
+    "aorta": "aortic", "radius": "radial", "ulna": "ulnar", "fibula": "fibular", "tibia": "tibial",
+    "femur": "femoral", "humerus": "humeral", "esophagus": "esophageal", "uterus": "uterine",
+    "l": "left", "lt": "left", "r": "right", "rt": "right",
+}
+# standard abbreviations, spelled out (normalised words: "hemorrhage" is already "bleed")
+_ABBREVIATION_WORDS: Final[dict[str, str]] = {
+    "gi": "gastrointestinal", "ugi": "upper gastrointestinal", "ugib": "upper gastrointestinal bleed",
+    "lgib": "lower gastrointestinal bleed", "mi": "myocardial infarction", "ami": "acute myocardial infarction",
+    "stemi": "st elevation myocardial infarction", "nstemi": "nonst elevation myocardial infarction",
+    "nonstemi": "nonst elevation myocardial infarction", "nste": "nonst elevation", "ste": "st elevation",
+    "acs": "acute coronary syndrome", "pe": "pulmonary embolism", "dvt": "deep vein thrombosis",
+    "vte": "venous thromboembolism", "sah": "subarachnoid bleed", "ich": "intracerebral bleed",
+    "sdh": "subdural hematoma", "edh": "extradural hematoma", "cva": "cerebrovascular accident",
+    "tia": "transient ischemic attack", "mca": "middle cerebral artery", "uti": "urinary tract infection",
+    "urti": "upper respiratory tract infection", "uri": "upper respiratory tract infection",
+    "lrti": "lower respiratory tract infection", "dka": "diabetic ketoacidosis", "t1dm": "type 1 diabetes mellitus",
+    "t2dm": "type 2 diabetes mellitus", "ptx": "pneumothorax", "lbp": "low back pain", "htn": "hypertension",
+    "sbi": "serious bacterial infection", "sti": "sexually transmitted infection",
+    "pid": "pelvic inflammatory disease", "copd": "chronic obstructive pulmonary disease", "msk": "musculoskeletal",
+}
+_PHRASE_EQUIVALENTS: Final[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = (
+    (("lower", "back"), ("low", "back")), (("st", "segment", "elevation"), ("st", "elevation")),
+    (("nonst", "segment", "elevation"), ("nonst", "elevation")),
+    (("respiratory", "infection"), ("respiratory", "tract", "infection")),
+    (("urinary", "infection"), ("urinary", "tract", "infection")),
+    (("type", "i"), ("type", "1")), (("type", "ii"), ("type", "2")),
+    (("mild", "to", "moderate"), ("mild", "moderate")), (("moderate", "to", "severe"), ("moderate", "severe")),
+)
 _BOUNDARY_CHARS: Final = re.compile(r"[()\[\],;:|\u2013\u2014]|\s-+\s|\s-+$|^-+\s|\.(?!\d)")
 _FUNCTION_WORDS: Final = frozenset({"of", "in", "on", "with", "for", "to", "from", "by", "at", "as", "is", "was",
                                     "and", "or", "vs", "versus", "likely", "possible", "probable", "suspected",
@@ -59,6 +108,11 @@ _FUNCTION_WORDS: Final = frozenset({"of", "in", "on", "with", "for", "to", "from
 
 
 def _fold(word: str) -> str:
+    word = _fold_spelling(word)
+    return _WORD_EQUIVALENTS.get(word, word)
+
+
+def _fold_spelling(word: str) -> str:
     for british, american in _SPELLING:
         word = word.replace(british, american)
     if len(word) > 5:
@@ -69,6 +123,23 @@ def _fold(word: str) -> str:
             and (len(word) <= 4 or not word.endswith("is")):  # "utis", "stis" but "-itis", "sepsis"
         return word[:-1]
     return word
+
+
+def _equivalents(words: list[str]) -> list[str]:
+    """Abbreviations spelled out and phrase equivalences applied (see the module doc)."""
+    out: list[str] = []
+    for w in words:
+        if w in _ABBREVIATION_WORDS:
+            out.extend(_fold(x) for x in _ABBREVIATION_WORDS[w].split())
+        else:
+            out.append(w)
+    for old, new in _PHRASE_EQUIVALENTS:
+        i = 0
+        while i <= len(out) - len(old):
+            if tuple(out[i:i + len(old)]) == old:
+                out[i:i + len(old)] = new
+            i += 1
+    return out
 
 
 @lru_cache(maxsize=8192)  # pure, and the same names are normalised for every encounter (about 1 ms of each)
@@ -96,7 +167,7 @@ def normalise(text: str, *, join_prefixes: bool = True) -> Tokens:
         words.append(w if w in (BOUNDARY, "/") else _fold(w))
         i += 1
     out: list[str] = []
-    for w in words:
+    for w in _equivalents(words):
         if w in ("the", "an"):
             continue
         if w == "a" and (not out or out[-1] in (BOUNDARY, "/") or out[-1] in _FUNCTION_WORDS):
