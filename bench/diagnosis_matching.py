@@ -36,7 +36,7 @@ DEFAULT_DATA = [Path(__file__).resolve().parent / "data" / "diagnosis_check.yaml
 def judge(scenario: Scenario, answer: dict[str, Any]) -> tuple[bool, str]:
     """Whether the matcher gets ``answer`` right, and what it matched (for the misses)."""
     given = str(answer["answer"])
-    hits = [d.name for d in scenario.expected.diagnoses if names_condition(given, [d.name, *d.synonyms])]
+    hits = [d.name for d in scenario.expected.diagnoses if names_condition(given, [d.name, *d.synonyms], side=d.side)]
     credit = answer.get("credit")
     if credit is None:
         return not hits, ", ".join(hits) or "nothing"

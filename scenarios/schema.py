@@ -14,14 +14,21 @@ so a scenario with 1 critical fact gets 8 turns, 3 get 12, 5 or more get 15.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from scenarios._rubrics import RUBRIC_AXES as RUBRIC_AXES
+from scenarios._rubrics import DroppedCriterion as DroppedCriterion
+from scenarios._rubrics import RubricAudit as RubricAudit
+from scenarios._rubrics import RubricCriterion as RubricCriterion
+from scenarios._rubrics import RubricFile as RubricFile
+from scenarios._rubrics import TrustCategory as TrustCategory
+from scenarios._rubrics import TrustCriterion as TrustCriterion
+from scenarios._rubrics import rubric_hash as rubric_hash
+from scenarios._strict import _Strict
 from scenarios.lexicon import intent_ids
 
 TURN_LIMIT_MIN = 8
@@ -32,10 +39,6 @@ TURN_LIMIT_MAX = 15
 def adaptive_turn_limit(n_critical: int) -> int:
     """The default number of agent turns for a scenario with ``n_critical`` critical facts."""
     return max(TURN_LIMIT_MIN, min(TURN_LIMIT_MAX, 6 + 2 * n_critical))
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Escalation(str, Enum):
@@ -371,96 +374,6 @@ class Expected(_Strict):
         if self.acceptable_escalations:
             return sorted(self.acceptable_escalations, key=lambda e: e.rank)
         return [self.escalation] if self.escalation is not None else []
-
-
-RUBRIC_AXES = ("accuracy", "completeness", "communication_quality", "context_awareness", "instruction_following",
-               "safety", "emergency_referrals", "hedging")
-
-
-class RubricCriterion(_Strict):
-    """One HealthBench-style rubric line: a judge decides whether the agent's reply meets it.
-
-    Negative points mark undesirable behaviour (meeting it costs points).
-    """
-
-    criterion: str = Field(min_length=1)
-    points: float = Field(ge=-10, le=10)
-    axis: str | None = Field(default=None, description="e.g. accuracy, completeness, safety")
-    tags: list[str] = []
-    source: str | None = Field(default=None, description="what a generated criterion comes from: fact:<id>, "
-                                                         "red_flag:<id>, escalation, diagnosis:<name>, "
-                                                         "safety_netting, caution:<kind>, intent:<name>")
-
-    @field_validator("points")
-    @classmethod
-    def _non_zero(cls, v: float) -> float:
-        if v == 0:
-            raise ValueError("points must be non-zero (positive for desirable, negative for undesirable behaviour)")
-        return v
-
-
-class DroppedCriterion(_Strict):
-    """A criterion a model proposed that the model track's validation dropped, and why."""
-
-    criterion: str = Field(default="", description="its text, as the model wrote it (may be empty)")
-    source: str | None = Field(default=None, description="the source it cited, if any")
-    reason: str = Field(min_length=1, description="e.g. 'hallucinated source: no fact chest_xray'")
-
-
-class RubricAudit(_Strict):
-    """The model track's audit (gap analysis) of one generated rubric, against the deterministic track.
-
-    Each critical fact, red flag, ``escalation`` and ``escalation:under`` criterion of the deterministic track is
-    either ``covered`` by a model criterion citing the same source (with the same sign of points) or ``added``
-    (the deterministic criterion, unchanged, source included). ``dropped`` lists the model's criteria that failed
-    validation (a malformed item or a source the scenario does not have).
-    """
-
-    covered: list[str] = Field(default=[], description="deterministic sources the model's criteria cover")
-    added: list[str] = Field(default=[], description="sources whose deterministic criterion the audit added")
-    dropped: list[DroppedCriterion] = []
-
-
-class RubricFile(_Strict):
-    """A rubric file written by ``encsim rubrics generate``: criteria for one scenario, and where they come from.
-
-    A scenario uses it with ``rubrics_from: <file>``. ``hash`` is ``rubric_hash(rubrics)`` when written; a file
-    edited by hand keeps working (the loader checks the scenario id, not the hash), and the hash then tells the
-    edited file from the generated one. ``audit`` is set by the model track (``--judge``) only.
-    """
-
-    generated_by: str = Field(min_length=1, description="the generator and its version (and the judge, if any)")
-    scenario_id: str = Field(min_length=1)
-    scenario_sha256: str | None = Field(default=None, description="the scenario file the rubric was generated from")
-    hash: str = Field(min_length=1, description="sha256 of the criteria as generated")
-    rubrics: list[RubricCriterion] = Field(min_length=1)
-    audit: RubricAudit | None = Field(default=None, description="the model track's gap analysis (None: "
-                                                                "deterministic track)")
-
-
-def rubric_hash(rubrics: list[RubricCriterion]) -> str:
-    """The sha256 of a list of criteria (their canonical JSON), for ``RubricFile.hash``."""
-    canonical = json.dumps([r.model_dump(mode="json") for r in rubrics], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-TrustCategory = Literal["clinical_accuracy", "completeness", "safety_awareness", "communication"]
-
-
-class TrustCriterion(_Strict):
-    """A ClinicianTrustScorer criterion, rated 0-3 by the judge against its anchors."""
-
-    category: TrustCategory
-    criterion: str = Field(min_length=1)
-    anchors: dict[int, str] | None = Field(default=None, description="0..3 -> what that level looks like; "
-                                                                      "the category's default anchors if omitted")
-
-    @field_validator("anchors")
-    @classmethod
-    def _levels(cls, v: dict[int, str] | None) -> dict[int, str] | None:
-        if v is not None and sorted(v) != [0, 1, 2, 3]:
-            raise ValueError("anchors must describe exactly the levels 0, 1, 2 and 3")
-        return v
 
 
 RED_FLAG_BARGE_IN_AFTER_S = 3.0  # seconds: barge_in_after_s's default with barge_in_red_flag

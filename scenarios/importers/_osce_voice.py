@@ -28,7 +28,8 @@ from typing import Any
 
 from scenarios.importers._demographics import DEFAULT_AGE
 from scenarios.importers._osce_sections import _leaves
-from scenarios.importers._text import _SUBJECTLESS, _first_person_verb, sentences
+from scenarios.importers._person import _SUBJECTLESS, base_form
+from scenarios.importers._text import sentences
 from scenarios.importers._voice import carer_voice, patient_words
 
 CARER_BELOW_AGE = 12  # a younger patient's history is given by the carer who brings them
@@ -148,7 +149,7 @@ def _as_teller(sentence: str, teller: str, pronoun: str = "") -> str:
 
     def subject(m: re.Match[str]) -> str:
         verb = m.group("verb")
-        return f"I {_first_person_verb(verb) or verb}"
+        return f"I {base_form(verb) or verb}"
 
     text = re.sub(rf"^(?:the|his|her|their|the patient's)\s+{re.escape(teller)}\s+(?P<verb>[a-z]+)\b", subject,
                   sentence, flags=re.I)
