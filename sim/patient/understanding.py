@@ -205,7 +205,8 @@ _ADVICE = re.compile(
     r"develops?|comes? back|does(?:n't| not) (?:improve|settle|get better))\b|every \w+|"
     r"each (?:morning|day|night|hour)|"
     r"tonight|tomorrow|overnight|through the night|later|regularly|from now on|over the next|at a time|"
-    r"in (?:an?|one|two|three|a few|\d+) (?:hours?|minutes?|days?)|for (?:the next|a few|two|three|\d+) (?:hours|days)|"
+    r"in (?:an?|one|two|three|a few|\d+) (?:hours?|days?)|in (?:two|three|a few|\d+) minutes|"
+    r"for (?:the next|a few|two|three|\d+) (?:hours|days)|"
     r"(?:call|ring|phone) (?:back|us|999|111|an ambulance)|go (?:to|straight)|come (?:in|back))\b",
     re.I)
 # A short heading before an instruction ("Face: ask him to smile.", "**Arms**: get him to lift both arms.").
