@@ -9,12 +9,19 @@ Layers, each recorded on the facts it reveals:
 2. **Question filter**: the message is split into sentences (lines, then ``. ? ! ;``, markdown list
    markers and emphasis removed) and each is classified. A *question* (ends in ``?`` or opens like
    one: "Any fever", "Did you ...") or a *request* ("Tell me about ...", "Describe ...", "Can you
-   check ...", "I'd like to know ...") may reveal facts; a *statement*, explanation, plan or
-   deferral ("I'll ask about your family later.") does not. A short topic lead-in before a question
-   ("Now, your family. Has anyone had heart trouble?") is read together with that question.
+   check ...", "I'd like to know ...") may reveal facts, and so may an instruction to examine or
+   observe something now ("Ask him to smile.", "Please send a photo of the rash.", "Press where it
+   hurts and tell me if it's sore."); a *statement*, explanation, plan, deferral ("I'll ask about your
+   family later.") or piece of advice ("Keep him warm and let me know if he gets worse.", "Check his
+   sugar again in an hour.") does not, nor do the items of a list of advice ("Call 999 if you
+   notice:" followed by "- Any blue lips"). A short topic lead-in or a manoeuvre before a question
+   ("Now, your family. Has anyone had heart trouble?", "Press on the bone. Does that hurt?") is read
+   together with that question.
 3. **Triggers** (layer ``trigger``): a fact's own trigger phrases, contiguous, in an asking sentence.
 4. **Intents** (layer ``intent``): the shared lexicon (``scenarios/intents.yaml``); a fact that lists
-   an intent is revealed by an asking sentence that matches one of the intent's cues.
+   an intent is revealed by an asking sentence that matches one of the intent's cues. Each item of a
+   bundled sentence ("When did it start, is she drinking, and has she felt hot?") is also read on its
+   own (``clauses``), and what a question sets aside ("Apart from the asthma, ...") is not asked for.
 5. **Model** (layer ``model``, optional, ``sim.patient.model``): a model maps the message to fact ids.
 
 ``Understanding.match`` returns the facts a message asks for and the layer of each, regardless of
@@ -54,9 +61,15 @@ _SPLIT = re.compile(r"(?<=[.?!;])\s+|(?<=\?)(?=\S)")
 
 def sentences(message: str) -> list[str]:
     """The message's sentences, markdown list markers and emphasis removed, end punctuation kept."""
-    out: list[str] = []
-    for line in message.splitlines():
-        line = _EMPHASIS.sub("", _LIST_MARK.sub("", line)).strip()
+    return [sentence for sentence, _ in _pieces(message)]
+
+
+def _pieces(message: str) -> list[tuple[str, bool]]:
+    """Each sentence of the message and whether it belongs to a list item."""
+    out: list[tuple[str, bool]] = []
+    for raw in message.splitlines():
+        item = bool(_LIST_MARK.match(raw)) and bool(_LIST_MARK.sub("", raw).strip())
+        line = _EMPHASIS.sub("", _LIST_MARK.sub("", raw)).strip()
         if not line:
             continue
         buf = ""
@@ -65,10 +78,10 @@ def sentences(message: str) -> list[str]:
             if _ABBREV.search(buf):
                 continue
             if buf:
-                out.append(buf)
+                out.append((buf, item))
             buf = ""
         if buf:
-            out.append(buf)
+            out.append((buf, item))
     return out
 
 
@@ -78,7 +91,11 @@ _FILLER = re.compile(
     r"letting me know))?|got it|i see|understood|i understand|mm+|hmm+|oh|ah|yes|no|sure|one more thing|"
     r"another (?:quick )?question|quick question|a couple of (?:quick )?questions|a few (?:quick )?questions|"
     r"(?:one|two|three) (?:more )?(?:quick )?questions?|in addition|additionally|importantly|"
-    r"to (?:help me|make sure|be safe|check)[^,:]*|mr\.? \w+|mrs\.? \w+|ms\.? \w+)[\s,:\-\u2013\u2014!.]+)+",
+    r"to (?:help me|make sure|be safe|check)[^,:]*|mr\.? \w+|mrs\.? \w+|ms\.? \w+|"
+    # a hedge before the question ("I know it's awkward, but ...", "Sorry to ask, but ...")
+    r"(?:i know|i realise|i realize|i appreciate|i'm sorry|sorry|this (?:might|may|could|will) (?:feel|sound|seem|be)|"
+    r"it (?:might|may|could) (?:feel|sound|seem))[^,.?!:;]{0,40}?,? but(?: it's important| i need to ask)?"
+    r")[\s,:\-\u2013\u2014!.]+)+",
     re.I,
 )
 _DEFER = re.compile(
@@ -93,7 +110,7 @@ _REQUEST = re.compile(
     r"^(?:(?:can|could|would|will) you(?: please)?(?: just)? |(?:would you mind|do you mind) |please )?"
     r"(?:tell|describe|explain|list)\b|(?:walk|talk|run|take) (?:me|us) through\b|"
     r"^(?:please )?(?:describe|explain|list|clarify|specify|confirm|mention|name|detail|outline|summari[sz]e|"
-    r"share|check|measure|look|count|read|say|note|update me|fill me in)\b|"
+    r"share|update me|fill me in)\b|"
     r"^(?:(?:can|could|would|will) you(?: please)?(?: just)? )?(?:give|send|show|read) (?:me|us)\b|"
     r"^(?:please )?go (?:over|through)\b|"
     r"^(?:please )?let (?:me|us) know\b(?! (?:if|when|whether you (?:need|want)|straight away|immediately|right away))|"
@@ -119,6 +136,106 @@ _ACTION = re.compile(
     r"(?:\s+(?:just|now|quickly|also|first|briefly|then))*\s+" + _EXAM_VERB + r"\b|"
     r"(?:open your mouth|say ah|show me|follow my finger|squeeze my|stick out your tongue|"
     r"take a deep breath|breathe in))", re.I)
+# An instruction to examine or observe something now and report it is a request, however politely it opens
+# ("Can you ask him to smile?", "Please send a photo of the rash.", "Wiggle your toes for me.", "I'd like you to
+# press where it hurts and tell me if it's sore."); advice is not ("Keep him warm and let me know if he gets worse.",
+# "Give her ten puffs now.", "Take him straight to A&E.", "Ask your friend to stay with you."):
+# - an observation that is itself the report (check, measure, count, have a look, send a photo, take a reading);
+# - having someone else do a manoeuvre ("ask him to smile", "get her to blow into the meter", "have him grip");
+# - a manoeuvre (press, wiggle, stand, hold up, run your fingers over...) with a report asked in the same sentence
+#   ("... and tell me", "... for me", "... and see if", "... so I can read it").
+_POLITE = re.compile(
+    r"^(?:(?:(?:can|could|would|will) you(?: please)?(?: just)?(?: also)?|(?:would|do) you mind|"
+    r"(?:i|we)(?:'d| would) (?:also )?like you to|(?:i|we) (?:need|want) you to|if you (?:can|could),?|"
+    r"(?:try|trying) (?:to|and)|now|just|also|then|quickly|gently|carefully|first)\s+)*", re.I)
+
+
+_VERBS = ("press push prod poke touch feel put pop place hold lift raise wiggle move bend straighten squeeze grip "
+          "clench stand walk step hop open close shut smile show blow cough breathe turn tilt point follow say repeat "
+          "read undress pull swallow tap look watch count hum talk speak frown smell sniff listen time weigh check "
+          "measure shine")
+
+
+def _manoeuvres(ing: bool) -> str:
+    """The manoeuvres a listener may be asked to do, as a regex; with their -ing forms ("Try putting ...") or not."""
+    verbs: list[str] = []
+    for verb in _VERBS.split():
+        verbs.append(verb)
+        if ing:
+            verbs += [f"{verb}ing", f"{verb[:-1]}ing" if verb.endswith("e") else f"{verb}{verb[-1]}ing"]
+    g = "(?:ing)?" if ing else ""
+    return (r"(?:(?:" + "|".join(sorted(set(verbs), key=len, reverse=True)) + r")"
+            rf"|stick{g} out|puff{g} out|run{'(?:ning)?' if ing else ''} (?:your|his|her|a) (?:finger|hand)s?|"
+            rf"tak{'(?:e|ing)' if ing else 'e'} (?:a|some|\w+) (?:deep |big )?(?:breaths?|steps?)|"
+            rf"tak{'(?:e|ing)' if ing else 'e'} (?:your|his|her|their|the) \w+ off|"
+            rf"giv{'(?:e|ing)' if ing else 'e'} (?:a|me a|us a) (?:big |good |little )?cough)")
+
+
+_MANOEUVRE = _manoeuvres(ing=False)
+_TRY_DO = re.compile(r"^(?:try|trying) " + _manoeuvres(ing=True) + r"\b", re.I)  # "Try putting your weight on it"
+_OBSERVE = re.compile(
+    r"^(?:check(?! on\b)|measure|count|feel (?:for|her|his|their|your|the)|"
+    r"(?:have|take) a (?:quick |good |close |proper )?look|"
+    r"look (?:at|in|into|inside|under|closely)|watch (?:his|her|their|the|him|them)\b|"
+    r"see (?:if|whether) (?:he|she|they|you) can " + _MANOEUVRE + r"|"
+    r"(?:send|upload|snap|text|email|share|show|pop|grab|drop|fire|whatsapp|attach|forward|get)(?: (?:me|us))?"
+    r"(?: (?:a|an|the|some|a few))?(?: (?:quick|clear|close|good))? "
+    r"(?:photo|picture|pic|image|photograph|snap|video)s?|"
+    r"take (?:a|her|his|their|your|the|another|a new)?\s*(?:quick |fresh )?(?:reading|temperature|temp|pulse|"
+    r"blood pressure|bp|sats|oxygen|peak flow|sugar|glucose|photo|picture|pic|photograph)s?)\b", re.I)
+# "Have her sit upright" is an instruction, not the question "Have her symptoms changed?".
+_HAVE_SOMEONE = re.compile(
+    r"^(?:have|get|make|let) (?:him|her|them|someone|somebody|the (?:baby|child|patient|little one)) (?:to )?"
+    r"(?:sit|lie|stay|take|drink|keep|rest|use|wear|call|ring|phone|go|come|stop|avoid|eat|wait|sip|try|bring|give|"
+    r"carry|sleep|be|wash|change|put|hold|breathe|move|stand|walk|look|check|lift|raise|smile|show|blow|open|count|"
+    r"read|say|repeat|press|push|point|follow|squeeze|grip|touch|feel|speak|talk)\b", re.I)
+_HAVE_DO = re.compile(
+    r"^(?:ask|get|have) (?:him|her|them|the (?:baby|child|patient|little one)|your (?:\w+ )?\w+) (?:to )?"
+    + _MANOEUVRE + r"\b", re.I)
+_DO = re.compile(r"^" + _MANOEUVRE + r"\b", re.I)
+_REPORT = re.compile(
+    r"\b(?:tell me|tell us|read (?:me|us|out|it out)|for me|and see\b|see (?:if|whether|what|how)|"
+    r"let me know (?:what|how|whether|which|where)|so (?:that )?(?:i|we) can (?:see|read|hear|check|look)|"
+    r"what (?:you|he|she|they|it) (?:see|feel|notice|find|looks?|reads?|says?)|(?:and|to) (?:check|count|measure))",
+    re.I)
+# Advice and safety-netting: what to do until help comes, later, regularly, or if something changes.
+_ADVICE = re.compile(
+    r"\b(?:until|till|while (?:you|we|they|waiting|the|help|an?)\b|in case|when (?:the|they|you get|you arrive|help)|"
+    r"(?:if|should) [^,.;]{0,30}?\b(?:gets?|becomes?|starts?|changes?|stops?|goes|feels? worse|worsens?|spreads?|"
+    r"develops?|comes? back|does(?:n't| not) (?:improve|settle|get better))\b|every \w+|"
+    r"each (?:morning|day|night|hour)|"
+    r"tonight|tomorrow|overnight|through the night|later|regularly|from now on|over the next|at a time|"
+    r"in (?:an?|one|two|three|a few|\d+) (?:hours?|days?)|in (?:two|three|a few|\d+) minutes|"
+    r"for (?:the next|a few|two|three|\d+) (?:hours|days)|"
+    r"(?:call|ring|phone) (?:back|us|999|111|an ambulance)|go (?:to|straight)|come (?:in|back))\b",
+    re.I)
+# A short heading before an instruction ("Face: ask him to smile.", "**Arms**: get him to lift both arms.").
+_HEADING = re.compile(r"^[A-Za-z][\w'/&-]*(?: [\w'/&-]+){0,2}:\s+(?=\S)")
+
+
+def _instruction(s: str) -> str:
+    """``s`` without a short heading and the polite frame of an instruction ("Could you", "I'd like you to")."""
+    return _POLITE.sub("", _HEADING.sub("", s))
+
+
+def _instructs(s: str) -> bool:
+    """Whether ``s`` (filler stripped) tells the listener to examine or observe something now and report it."""
+    s = _instruction(s)
+    if _ADVICE.search(s):
+        return False
+    return bool(_OBSERVE.match(s) or _HAVE_DO.match(s) or ((_DO.match(s) or _TRY_DO.match(s)) and _REPORT.search(s)))
+
+
+def _manoeuvre(s: str) -> bool:
+    """Whether ``s`` tells the listener to do a manoeuvre now, not to follow advice.
+
+    Such a sentence is read with the question after it ("Ask him to smile. Is it even?", "Press on the bone. Does
+    that hurt?").
+    """
+    s = _instruction(s)
+    return bool((_DO.match(s) or _TRY_DO.match(s) or _HAVE_DO.match(s)) and not _ADVICE.search(s))
+
+
 # Opening words of a question written without its question mark ("Any fever." / "Did you fall").
 _PRONOUN = r"(?:you|he|she|they|we|i|it|your|his|her|their|the|there|this|that|any|anyone|anybody|anything)"
 _QUESTION_START = re.compile(
@@ -150,8 +267,10 @@ def speech_act(sentence: str) -> SpeechAct:
         return "statement"
     if s.endswith("?") or re.search(r"\?\s*[)\"'*_]*$", s):
         return "question"
-    if _REQUEST.match(s):
+    if _REQUEST.match(s) or _instructs(s):
         return "request"
+    if _HAVE_SOMEONE.match(s):  # an instruction that is not an examination: advice
+        return "statement"
     if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
         return "statement"
     if _QUESTION_START.match(s):
@@ -166,17 +285,61 @@ def asking_sentences(message: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _asking(message: str) -> tuple[str, ...]:
-    parts = sentences(message)
+    pieces = _pieces(message)
+    parts = [sentence for sentence, _ in pieces]
     out: list[str] = []
-    for i, sentence in enumerate(parts):
-        if speech_act(sentence) == "statement":
+    advice_list = False  # the items of a list of advice ("Call 999 if you notice:\n- Any blue lips") ask nothing
+    for i, (sentence, item) in enumerate(pieces):
+        if not item:
+            advice_list = bool(_ADVICE_HEADING.search(sentence)) and not _QUESTION_HEADING.search(sentence)
+        advice = item and advice_list and not sentence.rstrip(" )\"'*_").endswith("?")
+        if advice or speech_act(sentence) == "statement":
             continue
         if i > 0 and speech_act(parts[i - 1]) == "statement":
             lead = _strip_filler(parts[i - 1])
-            if lead and not _DEFER.search(lead) and (_TOPIC_LEAD.match(lead) or len(lead.split()) <= 4):
+            if lead and not _DEFER.search(lead) and (_TOPIC_LEAD.match(lead) or len(lead.split()) <= 4
+                                                     or _manoeuvre(lead)):
                 sentence = f"{lead} {sentence}"
         out.append(sentence)
     return tuple(out)
+
+
+# The heading of a list of advice or warning signs, not of questions ("Call 999 if you notice:", "Red flags:",
+# "What to watch for tonight:").
+_ADVICE_HEADING = re.compile(
+    r"\b(?:call|ring|phone|dial|999|111|112|911|a&e|seek|go (?:to|straight)|come (?:back|in)|watch (?:for|out)|"
+    r"look out|keep an eye|warning|red flags?|danger|signs?|safety|if you (?:notice|get|develop|see|have)|"
+    r"if (?:he|she|they|it) (?:has|have|gets?|develops?|becomes?|starts?)|get help|emergency|straight away|"
+    r"immediately|urgently|what to do|do not|don't|avoid|make sure)\b[^:]*:\s*$", re.I)
+_QUESTION_HEADING = re.compile(r"\b(?:ask(?:ing)?|questions?|check (?:a|some|few|these|the following)|"
+                               r"(?:need|like|want) to know|tell me|details?|(?:a )?(?:few|couple of) "
+                               r"(?:things|points))\b", re.I)
+
+
+# The items of a bundled sentence: split before a question word after a comma or a conjunction ("When did it
+# start, where is it, and does it spread?", "Is it swollen and can you walk on it?"), at a slash, and before the
+# last item of a list ("..., or weak legs?"); "or any" without a comma usually continues a list ("like trouble
+# going or any accidents").
+_QWORD = (r"(?:did|do|does|is|are|was|were|has|have|had|can|could|will|would|any|anything|anyone|how|what|when|where|"
+          r"which|who|why|whether)")
+_CLAUSE = re.compile(rf",\s*(?:(?:and|or|but|plus|also|then)\s+)?(?={_QWORD}\b)|"
+                     rf"\s+(?:and|or|but|plus)\s+(?!any)(?={_QWORD}\b)|\s+/\s+|,\s+(?:and|or)\s+", re.I)
+# An item that asks a question of its own ("..., and has she felt hot?") is read without the rest of the sentence;
+# one that continues a list ("..., or any accidents?", "..., or at rest?") is not; one that asks about what the
+# sentence named before ("Does the eye hurt, or is it itchy?") keeps the vetoes that reach into it.
+_OWN_QUESTION = re.compile(r"^(?:(?:and|or|but|plus|also|then)\s+)*(?:did|do|does|is|are|was|were|has|have|had|can|"
+                           r"could|will|would|how|what|when|where|which|who|why|whether)\b", re.I)
+_REFERS_BACK = re.compile(r"^(?:\S+\s+){0,4}?(?:it|its|it's|that|this|they|them|those|these)\b", re.I)
+
+
+# What a question sets aside is not asked for ("Apart from the blood pressure, any other conditions?").
+_EXCEPT = re.compile(r"\b(?:apart from|aside from|other than|besides|except(?: for)?) (?:the |your |his |her |their )?"
+                     r"[\w' -]{1,30}?(?=,|\?|$| (?:do|does|did|is|are|have|has|any|anything)\b)", re.I)
+
+
+def clauses(sentence: str) -> list[str]:
+    """The questions bundled in one asking sentence, in order (the sentence itself when it asks one thing)."""
+    return [c.strip() for c in _CLAUSE.split(sentence) if c.strip()] or [sentence]
 
 
 # ------------------------------------------------------------------------------------------ matching
@@ -189,6 +352,13 @@ does doing done for from get got had has have having he her here him his how i i
 me more much my no not now of on one or other our out over please since so some still tell than that the their
 them then there these they this those to too up us very was we were what when where which while who why will
 with would yes you your yourself feel feeling felt pain hurt any ever notice noticed problem problems
+""").split())
+# Verbs of asking, looking and measuring, and vague nouns: they do not say which of several facts a question means
+# either ("take her temperature" asks for the reading, not how it was taken; "have a look at your testicles" is not
+# "do they look different"; "this kind of pain" is not "kind of sideways").
+_GENERIC = frozenset(padded("""
+take took taken look looked check checked tell told let know see saw seen manage managed say said
+kind sort type bit lot thing things way
 """).split())
 
 
@@ -219,7 +389,7 @@ class Understanding:
         self._triggers: list[tuple[Fact, list[str]]] = [
             (fact, [p for p in (padded(t) for t in fact.triggers) if p]) for fact in scenario.information_tree
         ]
-        self._own_words = {f.id: set(padded(" ".join([*f.triggers, f.answer])).split()) - _STOP
+        self._own_words = {f.id: set(padded(" ".join([*f.triggers, f.answer])).split()) - _STOP - _GENERIC
                            for f in scenario.information_tree}
         self._topic_cache: dict[str, set[str]] | None = None
 
@@ -253,7 +423,46 @@ class Understanding:
         return {fid for unit in self.units(message) for fid in self._match_unit(unit, specific_only=True)}
 
     def _match_unit(self, unit: str, *, specific_only: bool = False) -> dict[str, Layer]:
-        """The facts one asking sentence reveals (fact id -> the layer that matched).
+        """The facts one asking sentence reveals: the sentence as a whole, and each of its items on its own.
+
+        A bundled question ("How's she breathing, is she drinking, and has she felt hot?") asks each item for
+        itself: a veto in one item does not silence another ("drinking" vetoes a "hot" that means a hot drink,
+        not the fever asked in the third item), and the words of one item do not choose between the facts of
+        another's intent. The sentence's vetoes still hold in an item that continues a list ("..., like trouble
+        going, or any accidents?"), and those that reach into an item that asks about what was named before
+        ("Does the eye hurt, or is it itchy?"). The whole sentence then adds the intents whose words no single
+        item holds ("How often are you going, and what does the urine look like?").
+        """
+        unit = _EXCEPT.sub(" ", unit) if self.layers.question_filter else unit
+        parts = clauses(unit) if self.layers.question_filter else []
+        if len(parts) < 2:
+            return self._match_text(unit, specific_only=specific_only)
+        vetoed = vetoed_intents(unit)
+        found: dict[str, Layer] = {}
+        decided: set[str] = set()
+        for k, part in enumerate(parts):
+            held = self._held(unit, part, vetoed) if k else set()  # the first item continues nothing
+            decided |= intents_in(part) - held
+            for fid, layer in self._match_text(part, specific_only=specific_only, held=held).items():
+                found.setdefault(fid, layer)
+        for fid, layer in self._match_text(unit, specific_only=specific_only, skip=decided).items():
+            found.setdefault(fid, layer)
+        return found
+
+    @staticmethod
+    def _held(sentence: str, item: str, vetoed: set[str]) -> set[str]:
+        """The sentence's vetoes that still hold in one of its later items (see ``_OWN_QUESTION``)."""
+        if not _OWN_QUESTION.match(item):
+            return vetoed
+        if not _REFERS_BACK.match(item):
+            return set()
+        own, text = padded(item), padded(sentence)
+        return {i for i in vetoed
+                if any(v.hit(text) and any(p in own for p in v.phrases) for v in compiled_intents()[i][1])}
+
+    def _match_text(self, unit: str, *, specific_only: bool = False, skip: frozenset[str] | set[str] = frozenset(),
+                    held: set[str] | None = None) -> dict[str, Layer]:
+        """The facts one asking sentence or question reveals (fact id -> the layer that matched).
 
         Two rules keep one question from revealing unrelated facts:
 
@@ -265,8 +474,8 @@ class Understanding:
           not require another of them (the basic fact, not its follow-up detail) do.
         """
         text = padded(unit)
-        vetoed = vetoed_intents(unit) if self.layers.intents else set()
-        intents = intents_in(unit) if self.layers.intents else set()
+        vetoed = vetoed_intents(unit) | (held or set()) if self.layers.intents else set()
+        intents = intents_in(unit) - skip - vetoed if self.layers.intents else set()
         if specific_only:
             intents -= broad_intents()
         found: dict[str, Layer] = {}
@@ -281,18 +490,22 @@ class Understanding:
             for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
                 by_intent.setdefault(iid, []).append(fact)
         for iid, facts in by_intent.items():
-            if len(facts) > 1:  # words beyond those that made the intent match say which fact is meant
-                cue_words = {w for c in compiled_intents()[iid][0] if c.hit(text)
-                             for p in c.phrases for w in p.split()}
-                words = set(text.split()) - _STOP - cue_words
-                specific = [f for f in facts if words & self._own_words[f.id]]
-                tied = {f.id for f in facts}
-                # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?"
-                # reveals the melaena, not how much of it there was)
-                facts = specific or [f for f in facts if f.requires not in tied] or facts
-            for fact in facts:
+            for fact in self._tie_break(iid, facts, text) if len(facts) > 1 else facts:
                 found.setdefault(fact.id, "intent")
         return found
+
+    def _tie_break(self, iid: str, facts: list[Fact], text: str) -> list[Fact]:
+        """Which of the facts that share one matched intent the sentence (padded ``text``) means.
+
+        Words beyond those that made the intent match say it.
+        """
+        cue_words = {w for c in compiled_intents()[iid][0] if c.hit(text) for p in c.phrases for w in p.split()}
+        said = set(text.split()) - _STOP - _GENERIC - cue_words
+        specific = [f for f in facts if said & self._own_words[f.id]]
+        tied = {f.id for f in facts}
+        # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?" reveals the
+        # melaena, not how much of it there was)
+        return specific or [f for f in facts if f.requires not in tied] or facts
 
     def recognised(self, message: str) -> set[str]:
         """The lexicon intents the message's asking sentences ask for (vetoed ones left out).
@@ -324,7 +537,10 @@ class Understanding:
     def explain(self, message: str) -> list[str]:
         """Why each fact was matched: the sentence and the trigger or intent cue that fired (for tuning)."""
         out: list[str] = []
-        for unit in self.units(message):
+        units = self.units(message)
+        if self.layers.question_filter:  # each question of a bundled sentence is read on its own too
+            units += [c for u in units if len(clauses(u)) > 1 for c in clauses(_EXCEPT.sub(" ", u))]
+        for unit in units:
             text = padded(unit)
             for fact, triggers in self._triggers:
                 hit = next((t for t in triggers if t in text), None) if self.layers.triggers else None
