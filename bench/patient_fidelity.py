@@ -3,8 +3,9 @@
     .venv/bin/python bench/patient_fidelity.py [--data FILE ...] [--misses] [--by-scenario] [--sample N]
         [--patient-model MODEL --patient-base-url URL [--patient-api-key-env VAR] | --patient-model local]
 
-Data (YAML; default: bench/data/patient_dev.yaml, the set we tune on, and bench/data/patient_check.yaml,
-written apart and never tuned on)::
+Data (YAML; default: bench/data/patient_dev.yaml, the set we tune on, bench/data/patient_check.yaml, written apart
+and never tuned on, and bench/data/patient_heldout.yaml, written from the facts alone by a helper who read no code
+and no triggers, never tuned on)::
 
     questions:                      # each asks for the listed facts of that library scenario
       - {scenario: acs_chest_pain, text: "Does the pressure go anywhere else?", facts: [radiation]}
@@ -13,7 +14,7 @@ written apart and never tuned on)::
 
 For each layer combination it prints, per file:
 
-- recall: facts asked for that the patient revealed / facts asked for;
+- recall: facts asked for that the patient revealed / facts asked for (critical: the same over critical facts);
 - precision: revealed facts that were asked for / facts revealed by the questions;
 - leak rate: statements that revealed any fact / statements.
 
@@ -40,7 +41,7 @@ from scenarios import Scenario, load_library
 from sim.patient.understanding import Layers, Understanding
 
 DATA = Path(__file__).resolve().parent / "data"
-DEFAULT_FILES = [DATA / "patient_dev.yaml", DATA / "patient_check.yaml"]
+DEFAULT_FILES = [DATA / "patient_dev.yaml", DATA / "patient_check.yaml", DATA / "patient_heldout.yaml"]
 COMBINATIONS: list[tuple[str, Layers]] = [
     ("triggers only", Layers(triggers=True, intents=False, question_filter=False)),
     ("+ intents", Layers(triggers=True, intents=True, question_filter=False)),
@@ -55,10 +56,16 @@ class Scores:
     revealed: int = 0
     statements: int = 0
     leaked: int = 0
+    critical_asked: int = 0
+    critical_hit: int = 0
 
     @property
     def recall(self) -> float:
         return self.hit / self.asked if self.asked else float("nan")
+
+    @property
+    def critical_recall(self) -> float:
+        return self.critical_hit / self.critical_asked if self.critical_asked else float("nan")
 
     @property
     def precision(self) -> float:
@@ -96,8 +103,11 @@ def evaluate(data: dict[str, list[dict[str, Any]]], scenarios: dict[str, Scenari
 
     for q in data["questions"]:
         got, want = found(q["scenario"], q["text"]), set(q["facts"])
+        critical = {f.id for f in scenarios[q["scenario"]].information_tree if f.critical} & want
         s.asked += len(want)
         s.hit += len(got & want)
+        s.critical_asked += len(critical)
+        s.critical_hit += len(got & critical)
         s.revealed += len(got)
         if misses is not None and got != want:
             why = cache[q["scenario"]].explain(q["text"])
@@ -165,13 +175,13 @@ def main() -> int:
         n_scen = len({q["scenario"] for q in data["questions"]})
         print(f"\n{path.name}: {len(data['questions'])} questions ({sum(len(q['facts']) for q in data['questions'])} "
               f"facts asked) over {n_scen} scenarios, {len(data['statements'])} statements")
-        print(f"{'layers':28} {'recall':>7} {'precision':>9} {'leak rate':>9}")
+        print(f"{'layers':28} {'recall':>7} {'critical':>8} {'precision':>9} {'leak rate':>9}")
         rows = [(name, evaluate(data, scenarios, layers)) for name, layers in COMBINATIONS]
         if args.patient_model:
             decisions = asyncio.run(model_decisions(data, scenarios, args))
             rows.append(("+ model layer", evaluate(data, scenarios, COMBINATIONS[-1][1], model=decisions)))
         for name, s in rows:
-            print(f"{name:28} {s.recall:7.3f} {s.precision:9.3f} {s.leak_rate:9.3f}   "
+            print(f"{name:28} {s.recall:7.3f} {s.critical_recall:8.3f} {s.precision:9.3f} {s.leak_rate:9.3f}   "
                   f"({s.hit}/{s.asked} asked, {s.revealed} revealed, {s.leaked}/{s.statements} statements leaked)")
         if args.by_scenario:
             for sid in sorted({q["scenario"] for q in data["questions"]}):
