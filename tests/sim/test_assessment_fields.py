@@ -216,3 +216,14 @@ def test_one_field_alone_is_not_a_final_assessment() -> None:
     # a level with nothing else, or an escalation with nothing else, is a mention, however it is labelled
     assert assessment_form("Triage level: probably ESI 3 so far. Have you had a fever?") is None
     assert assessment_form("**Urgency:** I'll decide that once I know whether you can keep fluids down.") is None
+
+
+def test_a_diagnosis_judged_unlikely_is_not_on_the_differential() -> None:
+    # as the scorer reads "X unlikely"; "less likely" is a lower rank, and one still to be excluded stays
+    block = "ASSESSMENT:\nTriage level: ESI 3\nEscalation: urgent\nDiagnoses: "
+    assert parse_assessment(block + "1. Renal colic; 2. AAA - unlikely; 3. Pyelonephritis (unlikely)").diagnoses \
+        == ["Renal colic"]
+    assert parse_assessment(block + "1. Renal colic 2. Unlikely to be appendicitis").diagnoses == ["Renal colic"]
+    assert parse_assessment(block + "1. Renal colic; 2. AAA (unlikely, but must be ruled out)").diagnoses \
+        == ["Renal colic", "AAA"]
+    assert len(parse_assessment(block + "Renal colic; pyelonephritis, less likely").diagnoses) == 2

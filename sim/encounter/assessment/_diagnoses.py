@@ -40,14 +40,22 @@ def _without_tail(text: str) -> str:
 # A diagnosis the clinician has ruled out is not on the differential ("ACS (ruled out)", "Excluded: PE",
 # "No pneumothorax"); one still to be excluded is ("PE - needs excluding", "cannot exclude PE", "r/o PE").
 _RULED_OUT = re.compile(
-    r"\bruled[\s-]+out\b|\b(?:has been|have been|was|were|is|are|now|already)\s+(?:been\s+)?excluded\b|"
+    r"(?<!\bbe\s)\bruled[\s-]+out\b|\b(?:has been|have been|was|were|is|are|now|already)\s+(?:been\s+)?excluded\b|"
     r"(?<![\w\s])\s*excluded\b|\(\s*excluded|[-\u2013\u2014,]\s*excluded\b|^\s*excluded\s*:|"
     r"\bnegative\s+for\b|\bno\s+evidence\s+of\b|\bnot\s+(?:consistent|suggestive|compatible)\s+with\b|"
     r"^\s*(?:no|not|non)\s+(?!\w+ing\b)", re.IGNORECASE)
 
 
+# judged against, as the scorer's matcher reads "X unlikely" (scorers._diagnosis_qualifiers): "X - unlikely",
+# "X (unlikely)", "unlikely to be X"; not "less likely", and not one still to be excluded ("unlikely, but rule out")
+_UNLIKELY = re.compile(r"(?<!less\s)(?<!more\s)\bunlikely\b", re.IGNORECASE)
+_STILL_TO_EXCLUDE = re.compile(r"\b(?:rule\s+out|r/o|exclude|excluding|must\s+not\s+miss|can'?t\s+miss|cannot\s+miss"
+                               r"|need[s]?\s+to|must)\b", re.IGNORECASE)
+
+
 def _ruled_out(text: str) -> bool:
-    return bool(_RULED_OUT.search(_ITEM_NUMBER.sub("", text.strip().strip("*_ "))))
+    text = _ITEM_NUMBER.sub("", text.strip().strip("*_ "))
+    return bool(_RULED_OUT.search(text)) or (bool(_UNLIKELY.search(text)) and not _STILL_TO_EXCLUDE.search(text))
 
 
 def _clean_diagnosis(text: str) -> str:
