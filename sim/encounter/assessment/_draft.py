@@ -5,9 +5,10 @@ Agents write provisional blocks mid-interview in every layout they write finals 
 - its marker, heading, a short line introducing it or a tag in it calls it unfinished (``_DRAFT``: provisional,
   draft, interim, preliminary, working, pending, TBD ...): "PRELIMINARY ASSESSMENT", "[Interim] ESI 3 | ...",
   "DRAFT | ESI=4";
-- a status field says so (``_STATUS_LABEL`` with a value that is not final): "STATUS: INTERIM", "Final?: No",
-  "final: no", "draft = true", "Assessment status: PENDING", a table's "Status" column reading "DRAFT", an XML
-  attribute ``final="false"``;
+- a status field anywhere in the reply says so (``_STATUS_LABEL`` with a value that is not final): "STATUS:
+  INTERIM", "Final?: No", "final: no", "draft = true", "Assessment status: PENDING", a table's "Status" column
+  reading "DRAFT", a JSON object's ``"final": false`` or ``"status": "in_progress"`` (nested ones too: a JSON object
+  is read as lines), an XML attribute ``final="false"``;
 - a triage level or escalation value defers (``_DEFERRED``): "TBD", "pending", "ESI 3?", "ESI 2 or 3",
   "emergency vs urgent", a template placeholder "<1-5>";
 - the reply says it has not decided (``_UNDECIDED``): "before I finalise", "I'm holding off on making this final",
@@ -78,7 +79,8 @@ def is_draft(lines: list[_Line], start: int) -> bool:
     """Whether the block found at ``start`` is a draft, not the final assessment (the module docstring)."""
     before = next((k for k in range(start - 1, -1, -1) if lines[k].body), None)
     block = lines[start:] if before is None else [lines[before], *lines[start:]]
-    if any(_tagged(line) or _status_says_draft(line) or _NOT_FINAL_ATTRIBUTE.search(line.raw) for line in block):
+    if any(_tagged(line) for line in block) or \
+            any(_status_says_draft(line) or _NOT_FINAL_ATTRIBUTE.search(line.raw) for line in lines):
         return True
     section = lines[start:]
     for j, f in _fields(section):

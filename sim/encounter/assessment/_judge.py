@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import re
 
+from scenarios.schema import Disposition, Escalation
 from sim.encounter.assessment._diagnoses import _clean_diagnosis
 from sim.encounter.assessment._parse import parse_assessment
 from sim.encounter.assessment._triage import _escalation_from, _levels, disposition_from
 from sim.patient.model import JsonAsker
 from sim.records import ParsedAssessment
 
-ESCALATIONS = ("emergency", "urgent", "routine", "self_care")
-DISPOSITIONS = ("ambulance", "self_present_ed", "same_day_urgent_care", "crisis_team", "same_day_gp", "routine_gp",
-                "pharmacist", "self_care")
+ESCALATIONS = tuple(e.value for e in Escalation)
+DISPOSITIONS = tuple(d.value for d in Disposition)
 JUDGE_KEYS: dict[str, type] = {"final": bool, "triage_level": str, "escalation": str, "disposition": str,
                                "diagnoses": list}
 INSTRUCTIONS = f"""\

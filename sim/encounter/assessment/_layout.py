@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scenarios.schema import Disposition, Escalation
+
 # The protocol's own marker, on the line as written (form "plain").
 ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | re.MULTILINE)
 
@@ -132,31 +134,9 @@ def _json_scalar(value: object) -> str:
     return "" if value is None else str(value)
 
 
-_NOT_FINAL = re.compile(r"^(?:in[ _-]?progress|pending|interim|draft|provisional|partial|incomplete|ongoing|open)$",
-                        re.IGNORECASE)
-
-
-def _says_not_final(data: dict[object, object], depth: int = 0) -> bool:
-    """An object (or one nested in it) that marks itself unfinished: ``"final": false``, ``"status": "in_progress"``."""
-    if depth > _JSON_DEPTH:
-        return False
-    for key, value in data.items():
-        if isinstance(value, dict) and _says_not_final(value, depth + 1):
-            return True
-        name = _json_label(str(key)).lower()
-        if name in ("final", "is final", "complete", "is complete", "done") and value is False:
-            return True
-        if name in ("status", "state", "stage") and isinstance(value, str) and _NOT_FINAL.match(value.strip()):
-            return True
-    return False
-
-
 def _json_lines(data: object, depth: int = 0) -> list[_Line]:
-    """A JSON object as ``Label: value`` lines; a nested object as its label's line, then its own lines.
-
-    An object that says it is not final (``_says_not_final``) gives no lines: it is interim notes.
-    """
-    if not isinstance(data, dict) or depth > _JSON_DEPTH or _says_not_final(data):
+    """A JSON object as ``Label: value`` lines; a nested object as its label's line, then its own lines."""
+    if not isinstance(data, dict) or depth > _JSON_DEPTH:
         return []
     out: list[_Line] = []
     for key, value in data.items():
@@ -237,9 +217,8 @@ def _piece_kind(piece: str) -> str | None:
 
 
 _COMBINED_LABELS = re.compile(r"^(?P<labels>[A-Za-z][\w ]{0,20}(?:\s*/\s*[A-Za-z][\w ]{0,20})+)\s*:\s*(?P<values>.+)$")
-_ESCALATION_WORD = re.compile(r"^(?:emergency|urgent|routine|self[ _-]?care)$", re.IGNORECASE)
-_DISPOSITION_WORD = re.compile(r"^(?:ambulance|self_present_ed|same_day_urgent_care|crisis_team|same_day_gp|routine_gp"
-                               r"|pharmacist|self_care)$", re.IGNORECASE)
+_ESCALATION_WORD = re.compile(rf"^(?:{'|'.join(e.value.replace('_', '[ _-]?') for e in Escalation)})$", re.IGNORECASE)
+_DISPOSITION_WORD = re.compile(rf"^(?:{'|'.join(d.value for d in Disposition)})$", re.IGNORECASE)
 
 
 def _positional(pieces: list[str]) -> list[str] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from sim.encounter.assessment._diagnoses import _field_diagnoses
-from sim.encounter.assessment._draft import is_draft
+from sim.encounter.assessment._draft import _DRAFT_WORDS, is_draft
 from sim.encounter.assessment._layout import (
     _FIELD_KINDS,
     ASSESSMENT_RE,
@@ -63,11 +63,9 @@ def _marker_form(lines: list[_Line], i: int) -> str | None:
 
 _CLUSTER_GAP = 6  # at most this many lines between two fields of one block
 # a value that defers the decision is not one: "ESI 3 so far", "urgent, pending your answers"
-_TENTATIVE = re.compile(r"\?|\b(?:so far|pending|not yet|yet|until|once i|before i|tentative(?:ly)?|preliminary"
-                        r"|provisional(?:ly)?"
-                        r"|interim|in[ _]progress|draft|not final"
-                        r"|for the moment|at this stage|to be (?:decided|determined|confirmed)|tbd|tbc)\b",
-                        re.IGNORECASE)
+# a value that defers the decision: the draft words, and "yet", "until", "once I", "before I", "at this stage"
+_TENTATIVE = re.compile(rf"\?|\b(?:{_DRAFT_WORDS}|in_progress|yet|until|once i|before i|for the moment"
+                        r"|at this stage)\b", re.IGNORECASE)
 _BARE_WORDS = 14  # an unlabelled decision line is short: "ESI 5", "Urgent - go to urgent care today"
 _LOOK_BACK = 8  # lines above a block in which its triage level may stand ("Triage category 4 (green).")
 
