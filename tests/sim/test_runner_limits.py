@@ -53,8 +53,11 @@ def closed_port() -> int:
 
 
 def results(out: Path) -> list[dict[str, Any]]:
+    """The finished lines of results.jsonl. While a run is writing, the last line may be half written: a reader polling
+    mid-run counts only the lines that end in a newline."""
     path = out / "results.jsonl"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(x) for x in text.split("\n")[:-1] if x]
 
 
 def unscored(out: Path) -> list[dict[str, Any]]:
