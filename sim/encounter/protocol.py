@@ -13,8 +13,9 @@ HARNESS_VERSION is recorded in every result; change it whenever any rule here ch
   that, once markdown emphasis, heading and list marks are stripped, begins ``assessment:`` /
   ``my assessment -`` (any case), or an "Assessment" heading followed by the fields, or, without any
   marker, a block of labelled fields that decides the triage (a triage level and an escalation, or an
-  escalation and a differential, each with a decided value; also as a JSON object); a reply that only
-  mentions an assessment is not one. With ``--judge``, a judge reads what the deterministic reader finds
+  escalation and a differential, each with a decided value; also as a JSON object), or a final written as prose
+  (``sim.encounter.assessment._prose``: a decisive sentence, an impression or concluding words, no question left);
+  a reply that only mentions an assessment is not one. With ``--judge``, a judge reads what the deterministic reader finds
   incomplete, or a reply that may decide without fields (form ``judge``; ``sim.encounter.assessment._judge``).
   Termination ``assessment``; the turn records the form.
 - The patient understands the agent through ``sim.patient.understanding`` (only questions and requests
@@ -57,11 +58,12 @@ from scenarios.schema import ImageRef, Scenario
 from sim.encounter.assessment import parse_assessment
 from sim.records import ParsedAssessment
 
-HARNESS_VERSION = "1.6.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
+HARNESS_VERSION = "1.7.0"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
 # 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment); 1.5: persona behaviours,
 # and a patient who volunteers a symptom to an open question; 1.6: the final assessment found by its labelled fields
-# (any heading or none, JSON, XML, HTML ...), drafts never final, the --judge fallback (form "judge")
+# (any heading or none, JSON, XML, HTML ...), drafts never final, the --judge fallback (form "judge"); 1.7: a final
+# written as prose (form "prose"), and the escalation of a decisive sentence where the fields leave it open
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 

@@ -85,7 +85,7 @@ class Turn(BaseModel):
                                                                "('withheld: x; vague: y'), None when nothing")
     assessment_form: str | None = Field(default=None, description="agent turns that are the assessment: the form "
                                                                   "that matched (plain, markdown_label, heading, "
-                                                                  "table, fields, json, judge)")
+                                                                  "table, fields, json, prose, judge)")
     heard_text: str | None = Field(default=None, description="what the other side received, when a channel changed it")
     channel: dict[str, float] = Field(default_factory=dict,
                                       description="channel metrics of this message (voice: wer, times)")

@@ -18,9 +18,8 @@ from sim.judges import JudgeClient
 from tests.fakeserver import FakeChatServer
 from tests.sim.test_harness import ReplayAgent
 
-PROSE_FINAL = ("Thanks, I have what I need. I'd put this at ESI 2: please go to the emergency department now, "
-               "someone should drive you. I think this is most likely appendicitis, though an ovarian cyst is "
-               "possible.")
+# decides without concluding (no impression, no "my assessment"): not a prose final the reader takes on its own
+PROSE_FINAL = "I'd put this at ESI 2: please go to the emergency department now, someone should drive you."
 VERDICT = {"final": True, "triage_level": "2", "escalation": "emergency", "disposition": "self_present_ed",
            "diagnoses": ["Acute appendicitis", "Ovarian cyst"]}
 

@@ -1069,9 +1069,14 @@ def test_escalation_field_wins_over_safety_netting() -> None:
 
 
 def test_escalation_without_field_is_ambiguous_when_several_are_named() -> None:
+    p = parse_assessment("## Assessment\nTriage level: ESI 4\nDiagnoses: Sprain\n\nThis is either an emergency or "
+                         "urgent.")
+    assert p.escalation is None and any("ambiguous" in x for x in p.problems)
+    # a condition makes the second a safety net, so the decision is the first
     p = parse_assessment("## Assessment\nTriage level: ESI 4\nDiagnoses: Sprain\n\nSee your GP next week, or go to "
                          "the emergency department if you cannot walk.")
-    assert p.escalation is None and any("ambiguous" in x for x in p.problems)
+    assert p.escalation == "routine" and "escalation read from the prose: routine" in p.problems
+    assert not any("ambiguous" in x for x in p.problems)
 
 
 def test_escalation_without_field_from_the_advice() -> None:

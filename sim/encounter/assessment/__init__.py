@@ -1,8 +1,9 @@
 """Find and parse the agent's final assessment (the rules below; one module per part of them).
 
 The modules: ``_layout`` (lines, markdown, tables, JSON objects, labelled fields), ``_marker`` (where the
-assessment starts), ``_triage`` (triage level, escalation, disposition), ``_diagnoses``, ``_parse``
-(``parse_assessment``), ``_speech`` (the spoken form) and ``_judge`` (the ``--judge`` fallback).
+assessment starts), ``_prose`` (a final written as prose), ``_triage`` (triage level, escalation, disposition),
+``_diagnoses``, ``_parse`` (``parse_assessment``), ``_speech`` (the spoken form) and ``_judge`` (the ``--judge``
+fallback).
 
 The harness protocol asks the agent to finish with a block such as::
 
@@ -52,6 +53,13 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   nothing, and "here is my assessment" may sit inside a sentence. A value that defers the decision (a question,
   "so far", "pending", "once I ...", "tbd") is not decided, so a provisional level in the middle of an interview
   is not a final.
+- ``"prose"``: no marker and no block of fields, but a final written as prose (``_prose``): a sentence that decides
+  a triage level or an escalation (not a question, not conditional, hypothetical, deferring or about the illness's
+  course), an impression ("this sounds like X", "most likely X", "signs of X") or concluding words ("putting it all
+  together", "my final answer"), and no interview question left (closing checks such as "Does that make sense?"
+  are allowed). Voice transcripts and SSML are prose too: markup is removed, "level three", "E S I five" and "nine
+  one one" are read as numbers. Its escalation is the first decisive sentence's, its diagnoses those of a list
+  phrase ("my diagnoses, in order: X, Y") or of the impression phrases, what a sentence rules out left out.
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these
@@ -78,7 +86,9 @@ marker is a question (``Assessment: any allergies?``) is one only when a field f
   override it. Without such a field: the category of the first sentence of the ``Advice`` /
   ``Plan`` / ``Recommendations`` field when it names exactly one, else the one category named
   outside the triage and diagnoses fields (two or more is ambiguous). An escalation field that names
-  no category falls back the same way, taking the first category named when there are several.
+  no category falls back the same way, taking the first category named when there are several. A field naming
+  several ("your GP surgery today, a same-day appointment") takes the one its means of care belongs to. Where
+  all this leaves the escalation open, the first decisive sentence (``_prose``) gives it.
 - diagnoses: every ``Diagnoses`` / ``Differential`` / ``Most likely diagnosis`` / ``Impression``
   field in order, each once ("Most likely diagnosis: X" then "Differential: Y, Z" is X, Y, Z):
   inline (``1. X; 2. Y``, ``X; Y``, ``X, Y``, ``X | Y``, ``X -> Y``, ``X \u2192 Y``) or as the list under the

@@ -84,6 +84,8 @@ def is_draft(lines: list[_Line], start: int) -> bool:
         return True
     section = lines[start:]
     for j, f in _fields(section):
-        if f.kind in ("level", "escalation") and _DEFERRED.search(_field_text(section, j, f)):
+        # the value, not the sentences after it ("Escalation: urgent. ... a UTI, or possibly a stone")
+        value = re.split(r"(?<=[.!])\s", _field_text(section, j, f), maxsplit=1)[0]
+        if f.kind in ("level", "escalation") and _DEFERRED.search(value):
             return True
     return any(_UNDECIDED.search(line.body) for line in lines)

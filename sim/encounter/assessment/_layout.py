@@ -26,7 +26,8 @@ _TABLE_ROW = re.compile(r"^\s*(?:>\s*)*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*(?:>\s*)*\|?(?:\s*:?-{2,}:?\s*\|?)+\s*$")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:b|strong|i|em|u|p|span|div|font|mark|small|big|h[1-6]|ul|ol|li|table|tbody|thead|tr|td"
-                       r"|th|speak|prosody|emphasis|break|say-as|s)(?:\s[^>]*)?/?>|<br\s*/?>", re.IGNORECASE)
+                       r"|th|speak|prosody|emphasis|break|say-as|s|voice|sub|audio|mark|phoneme|lang"
+                       r"|amazon:[\w-]+)(?:\s[^>]*)?/?>|<br\s*/?>", re.IGNORECASE)
 _HTML_CELL_BREAK = re.compile(r"</t[dh]>\s*<t[dh](?:\s[^>]*)?>", re.IGNORECASE)
 _HTML_ITEM = re.compile(r"^\s*<li(?:\s[^>]*)?>", re.IGNORECASE)
 _ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&rarr;": "\u2192"}
@@ -72,7 +73,11 @@ def _xml(text: str) -> str:
     return "" if _XML_CLOSE.match(text) else text
 
 
+_DOT_LEADER = re.compile(r"(?<=[A-Za-z)])\s*(?:\.{3,}|…+|_{3,})\s*(?=\S)")  # "Triage level ...... ESI 2"
+
+
 def _plain(text: str) -> str:
+    text = _DOT_LEADER.sub(": ", text)
     text = _EMPHASIS.sub("", _STRONG.sub("", _html(text)))
     return " ".join(_LEADING_SYMBOLS.sub("", text).split())
 
@@ -85,7 +90,10 @@ def _line(raw: str) -> _Line:
     s = _HEADING.sub("", s)
     listed = _LIST_MARKER.match(s) is not None
     s = _LIST_MARKER.sub("", s, count=1)
-    return _Line(body=_plain(s), raw=raw, indent=indent, listed=listed, heading=heading)
+    body = _plain(s)
+    if not listed and s[:1] in "*_" and (m := _LIST_MARKER.match(body)):  # a numbered bold title: "**1. Urgency**"
+        body = body[m.end():]
+    return _Line(body=body, raw=raw, indent=indent, listed=listed, heading=heading)
 
 
 def _cells(row: str) -> list[str]:
@@ -326,7 +334,7 @@ _LABEL_KINDS = (
                          r"|emergency severity index|(?:[a-z]+ ){0,4}(?:triage|acuity)(?: and acuity)? (?:scale|system)"
                          r"|triage category|category)"
                          r"(?: (?:level|category|score|priority|acuity|esi|ctas))*$")),
-    ("escalation", re.compile(r"^(?:recommended |suggested |triage )?(?:escalation|recommendation"
+    ("escalation", re.compile(r"^r$|^(?:recommended |suggested |triage )?(?:escalation|recommendation"
                               r"|level of care|care level|urgency|where to go|action|care setting|how urgent"
                               r"(?: is (?:it|this))?|what kind of care|type of care|what to do next)"
                               r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level)?$")),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from sim.encounter.assessment._diagnoses import _field_diagnoses
-from sim.encounter.assessment._draft import _DRAFT_WORDS, is_draft
+from sim.encounter.assessment._draft import _DRAFT, _DRAFT_WORDS, is_draft
 from sim.encounter.assessment._layout import (
     _FIELD_KINDS,
     ASSESSMENT_RE,
@@ -20,6 +20,7 @@ from sim.encounter.assessment._layout import (
     _Line,
     _lines,
 )
+from sim.encounter.assessment._prose import is_prose_final
 from sim.encounter.assessment._triage import (
     _escalation_from,
     _field_levels,
@@ -46,8 +47,17 @@ def _is_question(text: str) -> bool:
     return re.sub(r"[^\w?]+$", "", text).endswith("?")
 
 
+# a clinical note (SOAP, SBAR): its "A:" section is the assessment once a "S:" section stands above it
+_NOTE_ASSESSMENT = re.compile(r"^(?:a|a\s*/\s*p|a\s*&\s*p)\s*(?::|[-\u2013\u2014]\s)\s*\S", re.IGNORECASE)
+_NOTE_OPENING = re.compile(r"^(?:s|subjective|situation)\s*(?::|[-\u2013\u2014]\s)", re.IGNORECASE)
+
+
 def _marker_form(lines: list[_Line], i: int) -> str | None:
     line = lines[i]
+    if _NOTE_ASSESSMENT.match(line.body) and any(_NOTE_OPENING.match(x.body) for x in lines[:i]):
+        # a note written mid-interview says so: a draft word, or a question after its assessment
+        unsettled = any(_DRAFT.search(x.body) or _is_question(x.body) for x in lines[i:])
+        return None if unsettled or _DRAFT.search(lines[0].body) else "markdown_label"
     m = _LABEL_MARKER.match(line.body)
     if m:
         # a question after the marker ("Assessment: any allergies?") or a qualified label is only the
@@ -149,7 +159,7 @@ def _found(lines: list[_Line]) -> tuple[int, str] | None:
             return i, "table" if table else form
     start = _by_fields(lines)
     if start is None:
-        return None
+        return (0, "prose") if is_prose_final("\n".join(line.body for line in lines)) else None
     return start, "json" if lines[start].json else "table" if lines[start].table else "fields"
 
 

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
-from sim.encounter.assessment._diagnoses import _read_diagnoses
+import re
+
+from sim.encounter.assessment._diagnoses import _read_diagnoses, _split_inline
 from sim.encounter.assessment._layout import _fields, _lines
 from sim.encounter.assessment._marker import _find
-from sim.encounter.assessment._triage import _read_disposition, _read_escalation, _read_level
+from sim.encounter.assessment._prose import prose_diagnoses, prose_disposition, prose_escalation
+from sim.encounter.assessment._triage import (
+    _escalation_from,
+    _levels,
+    _read_disposition,
+    _read_escalation,
+    _read_level,
+)
 from sim.records import ParsedAssessment
+
+# the marker line's own value: "Assessment: Impetigo (localised).", "A - Acute urinary retention. ESI 3."
+_MARKER_VALUE = re.compile(r"^(?:(?:my|final|clinical|overall)\s+)?(?:assessment|a|a\s*/\s*p"
+                           r"|a\s*&\s*p)(?:\s*(?:/|&|and)\s*"
+                           r"plan)?\s*(?::|[-\u2013\u2014]\s)\s*(?P<value>.+)$", re.IGNORECASE)
+_SENTENCE_OPENING = re.compile(r"(?:based|given|from|with|after|because|the|your|his|her|their|our|this|these"
+                               r"|that|i|you"
+                               r"|we|he|she|they|it)\b", re.IGNORECASE)
+_NAME_WORDS = 7  # a diagnosis, not a sentence about one
+
+
+def _marker_value(marker: str) -> list[str]:
+    """The diagnoses the marker line itself names, as a clinical note's "Assessment:" line does.
+
+    The first sentence's short names that are not a level or an escalation ("ESI 3, urgent").
+    """
+    m = _MARKER_VALUE.match(marker)
+    if m is None:
+        return []
+    first = re.split(r"(?<=[.!?])\s", m["value"], maxsplit=1)[0]
+    if _SENTENCE_OPENING.match(first):  # "Based on her runny nose, ...": a sentence, read as prose
+        return []
+    names = [n for n in _split_inline(first) if not _levels(n) and not _escalation_from(n)]
+    return [n for n in names if len(n.split()) <= _NAME_WORDS]
 
 
 def parse_assessment(reply: str) -> ParsedAssessment:
@@ -27,10 +60,17 @@ def parse_assessment(reply: str) -> ParsedAssessment:
     section = lines[start:]
     fields = _fields(section)
     problems: list[str] = []
+    text = "\n".join(line.body for line in section)
     level = _read_level(section, fields, problems)
-    escalation = _read_escalation(section, fields, problems)
-    disposition = _read_disposition(section, fields, escalation, problems)
-    diagnoses = _read_diagnoses(section, fields)
+    prose = prose_escalation(text) if form == "prose" else None
+    escalation = prose or _read_escalation(section, fields, problems)
+    if escalation is None and (prose := prose_escalation(text)) is not None:
+        problems[:] = [p for p in problems if not p.startswith(("ambiguous escalation", "no escalation"))]
+        problems.append(f"escalation read from the prose: {prose}")
+        escalation = prose
+    disposition = _read_disposition(section, fields, escalation, problems) or \
+        (prose_disposition(text, escalation) if form == "prose" else None)
+    diagnoses = _read_diagnoses(section, fields) or _marker_value(section[0].body) or prose_diagnoses(text)
     if not diagnoses:
         problems.append("no diagnoses (expected e.g. 'Diagnoses: 1. ...; 2. ...')")
     return ParsedAssessment(triage_level=level, escalation=escalation, disposition=disposition, diagnoses=diagnoses,

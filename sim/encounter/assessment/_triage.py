@@ -26,12 +26,15 @@ _LEVEL_RE = re.compile(
 
 
 _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
-_SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)(\s+)(one|two|three|four|five)\b",
-                           re.IGNORECASE)
+# "level three", "triage level: four", "a triage level of two", "E S I five" (a speech-to-text spelling)
+_SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)((?:\s*[:=,\-]\s*|\s+)(?:of\s+)?)"
+                           r"(one|two|three|four|five)\b", re.IGNORECASE)
+_SPELLED_ESI = re.compile(r"\bE[.\s]\s?S[.\s]\s?I\b\.?")
 
 
 def _levels(text: str) -> list[int]:
-    text = _SPOKEN_LEVEL.sub(lambda m: f"{m[1]}{m[2]}{_NUMBER_WORDS[m[3].lower()]}", text.replace("_", " "))
+    text = _SPELLED_ESI.sub("ESI", text.replace("_", " "))
+    text = _SPOKEN_LEVEL.sub(lambda m: f"{m[1]}{m[2]}{_NUMBER_WORDS[m[3].lower()]}", text)
     return [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
 
 
@@ -62,7 +65,8 @@ def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems
 
 # Most urgent first. Matched as words; "not an emergency" and the like are removed first (_NEGATED).
 ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "emergency": ("emergency", "emergent", "911", "999", "112", "ambulance", "er now", "a&e", "immediately to the",
+    "emergency": ("emergency", "emergent", "911", "999", "112", "nine one one", "nine-one-one", "nine nine nine",
+                  "ambulance", "er now", "a&e", "immediately to the",
                   "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
                   "eye casualty", "labour ward", "labor and delivery"),
     "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in", "urgent care", "tonight",
@@ -77,6 +81,8 @@ _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
     (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
     (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
+    (re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|won'?t|will not|wouldn'?t|shouldn'?t)\s+(?:need|require)\b"
+                r"[^.;,\n\u2013\u2014]*", re.IGNORECASE), " "),
 )
 _EMERGENCY_ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:ER|ED)(?![A-Za-z])")  # case matters: "ED", not "ed"
 _KEYWORD_RES = {category: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
@@ -137,15 +143,19 @@ def _decided_line(section: list[_Line], fields: list[tuple[int, _Field]]) -> str
 
 
 def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
+    from scenarios.schema import Disposition
+
     field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
     if field is None:  # a Disposition field names the category too ("Disposition: emergency")
         field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
         if field is not None and (named_means := disposition_from(_field_text(section, *field))):
-            from scenarios.schema import Disposition
-
             return Disposition(named_means).escalation.value
     if field is not None and (named := _escalation_from(_field_text(section, *field))):
-        return named[0]  # the field's value wins over every other mention
+        # the field's value wins over every other mention; naming several ("your GP surgery today, a same-day
+        # appointment"), the means it names settles which
+        means = disposition_from(_field_text(section, *field)) if len(named) > 1 else None
+        settled = Disposition(means).escalation.value if means else None
+        return settled if settled in named else named[0]
     if field is None and (decided := _decided_line(section, fields)) is not None:
         return decided
     advice = next(((j, f) for j, f in fields if f.kind == "other" and _ADVICE_LABEL.match(_norm_label(f.label))),
@@ -167,7 +177,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
 # ("same-day GP" over "GP"), an ambulance anywhere in the value wins over the emergency department
 # ("go to the ED by ambulance"), and a pharmacist over self care ("self-care via your pharmacist").
 DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "ambulance": ("ambulance", "911", "999", "112", "paramedic", "paramedics", "emergency services", "ems",
+    "ambulance": ("ambulance", "911", "999", "112", "nine one one", "nine-one-one", "nine nine nine", "paramedic",
+                  "paramedics", "emergency services", "ems",
                   "blue light"),
     "self_present_ed": ("self_present_ed", "self-present", "self present", "self-presentation", "own way",
                         "someone drive", "someone to drive", "drive you", "drive him", "drive her", "drive them",
@@ -267,14 +278,15 @@ def decision_escalation(text: str) -> str | None:
     """The escalation a line without a label decides ("ESI 5 - self-care at home", "Urgent: go today"), or None.
 
     Conditional clauses ("if it gets worse, call 999"), a question, and a level's own descriptor are not one; a line
-    naming several categories decides only when the means it names belongs to the first.
+    naming several categories decides only when the means it names belongs to one of them ("see a GP today": the
+    same-day GP settles urgent over the GP's routine).
     """
     from scenarios.schema import Disposition
 
     if _QUESTION.search(text):
         return None
     # a sentence or clause with a condition is safety-netting as a whole ("Call 999 if he turns blue")
-    text = " ".join(c for c in re.split(r"[.;!\n]+", text) if not _CONDITION_WORD.search(c))
+    text = "; ".join(c for c in re.split(r"[.;!\n]+", text) if not _CONDITION_WORD.search(c))
     kept, pos = [], 0
     for m in _LEVEL_RE.finditer(text):
         kept.append(text[pos:m.start()])
@@ -284,7 +296,8 @@ def decision_escalation(text: str) -> str | None:
     named = _escalation_from(text)
     if len(named) > 1:  # "Urgent | Same-day GP" names urgent (and "GP", routine): the means settles it
         means = disposition_from(text)
-        return named[0] if means is not None and Disposition(means).escalation.value == named[0] else None
+        settled = Disposition(means).escalation.value if means is not None else None
+        return settled if settled in named else None
     return named[0] if named else None
 
 

@@ -1,0 +1,256 @@
+"""A final assessment written as prose, without a marker or labelled fields (form ``prose``).
+
+Chat models and voice agents often end an interview in plain sentences: "Putting it all together, this sounds like
+a kidney infection. I'd rate it triage level three: please go to an urgent care centre today." A reply is read as
+such a final when all of these hold:
+
+- it **decides**: a sentence that is not a question, not conditional ("if it gets worse, call 999") and not
+  hypothetical ("that could mean A&E") names a triage level or an escalation as a decision (``decisive``);
+- it **concludes**: it names a diagnostic impression ("this sounds like X", "most likely X", "signs of X", "my main
+  concern is that he could be having X") or says that it concludes ("my final assessment", "here's what I think",
+  "putting it all together", "based on everything you've told me", "I've heard enough");
+- it **asks nothing**: no sentence is an interview question, only closing checks ("Does that make sense?", "Is
+  there someone who can drive you?") are allowed, unless the reply calls itself final ("final answer");
+- it **does not defer**: no sentence says that more questions come first ("one more question", "let me ask",
+  "before I decide"); the draft rules (``_draft``) apply as to any other form.
+
+Read from such a reply: the triage level (the scale's phrases, spoken numbers included), the escalation of the
+first decisive sentence, and the diagnoses the impression phrases name, in order, leaving out what the reply rules
+out ("I don't think it's a clot"). The same two readers fill a marked assessment's escalation or diagnoses when its
+fields do not give them (``prose_escalation``, ``prose_diagnoses``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sim.encounter.assessment._draft import _DRAFT_WORDS
+from sim.encounter.assessment._triage import _CONDITION_WORD, _levels, decision_escalation, disposition_from
+
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[\u2013\u2014]\s+(?=[A-Z])")
+_HYPOTHETICAL = re.compile(
+    r"\b(?:could|might|may|would)\s+(?:need|mean|require|have to|end up)\b|\bwould be\b(?![^.]*\b(?:best|safest"
+    r"|wise)\b)"
+    r"|\b(?:was|were|wondered|worried|thought)\b[^.]*\b(?:whether|might|if)\b|\bin the past\b|\blast time\b"
+    r"|\b(?:used to|have been to|went to|was seen)\b", re.IGNORECASE)
+_DEFER = re.compile(
+    rf"\b(?:{_DRAFT_WORDS})\b|\b(?:one|two|a few|some|a couple of|couple more|few more|more) (?:more )?questions?\b"
+    r"|\blet me (?:ask|check|just ask|confirm)\b|\bi (?:need|want|would like|'d like) to (?:ask|know|check|confirm)\b"
+    r"|\bbefore i (?:decide|give|make|can|tell|finali[sz]e|say)\b|\b(?:first|next),? (?:i|let)\b"
+    r"|\bcan you tell me\b|\bcould you tell me\b|\bafter (?:you|that|your)\b[^.]*\bi(?:'ll| will)\b"
+    r"|\bi(?:'ll| will) (?:then|come back|let you know|give you)\b|\bnot sure yet\b|\bstill (?:working|deciding)",
+    re.IGNORECASE)
+_CLOSING_QUESTION = re.compile(
+    r"\b(?:does (?:that|this|all that) (?:make sense|sound ok|sound okay|sound alright|sound right|help)"
+    r"|(?:is|are) (?:that|you) (?:ok|okay|alright|all right|clear|happy|comfortable|able to)"
+    r"|(?:do|have) you (?:have|got) any (?:other |more |further )?questions|anything else (?:i can|you)"
+    r"|is there (?:someone|anyone|somebody)|(?:can|could) you (?:do that|manage that|call|get someone|arrange)"
+    r"|^any (?:other |more |further )?questions|do you understand|would you like|shall i|do you want me to"
+    r"|can someone|(?:ok|okay|alright)\?$"
+    r"|(?:who|what) (?:can|could) (?:drive|take|stay)|are you (?:going|able) to)", re.IGNORECASE)
+_FINAL_WORDS = re.compile(r"\bfinal\b|\bmy (?:verdict|decision|conclusion|recommendation)\b", re.IGNORECASE)
+_CONCLUDES = re.compile(
+    r"\b(?:final|my) (?:assessment|answer|call|triage|decision|verdict|conclusion|recommendation|impression)\b"
+    r"|^\W*final\W*:|\(final\)"
+    r"|\bhere'?s (?:what i think|where i'?ve landed|my (?:thinking|view|advice))\b|\bputting (?:it|this|that"
+    r"|everything)"
+    r"(?: all)? together\b|\b(?:based on|given|considering|taking into account|from) (?:everything|all|what)(?: that)? "
+    r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b"
+    r"|\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need\b|\bstop the questions\b"
+    r"|\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bafter (?:carefully )?consider", re.IGNORECASE | re.MULTILINE)
+_IMPRESSION = re.compile(
+    r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+"
+    r"|\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?(?: for [^.,;]{0,40}?)?"
+    r" (?:is|are)\s+|\b(?:i'?m|i am) (?:worried|concerned) (?:about|that (?:this|it|he|she|you|they) (?:is|are"
+    r"|has|have|"
+    r"could be|may be|might be|may have|might have|could have)(?: got)?)\s+|\b(?:i am "
+    r"|i'?m )?concerned (?:that )?(?:you|he"
+    r"|she|they) (?:have|has|may have|might have|could have)\s+"
+    r"|\b(?:most|more)\s+(?:likely|probably|consistent with|in keeping with)\s+(?:to be\s+|is\s+|explanation is\s+)?"
+    r"|\b(?:concerning|suspicious|worrying|a concern) for\s+|\b(?:top|main|first|leading) (?:thought|suspicion|concern"
+    r"|possibility|diagnosis) is\s+|\bwhat i think is (?:going on|happening) is\s+"
+    r"|\bmost likely (?:thing )?going on is\s+|\b(?:typical|classic|characteristic)(?: of| for)\s+"
+    r"|\b(?:consistent|in keeping|fits|fit)\s+with\s+|\bsigns? of\s+|\bsuggest(?:s|ive of)?\s+"
+    r"|\bpoints? to(?:wards)?\s+"
+    r"|\bi (?:think|believe|suspect|suspected)\s+(?:this is|it'?s|it is|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s|"
+    r" has| have)(?: got)?|that (?:this|it) is|you may have|you might have)\s+"
+    r"|\b(?:could|may|might) (?:well )?be (?:having |developing |experiencing )?"
+    r"|\bmy (?:main |biggest |chief |greatest )?(?:concern|worry|working diagnosis|impression) is(?: that)?\s+"
+    r"(?:(?:you|he|she|they|your \w+) (?:could|may|might|are|is) (?:be )?(?:having |developing )?)?"
+    r"|\b(?:probably|likely)\s+(?=an?\s)|\bdiagnos(?:is|ed) (?:is|of|as)\s+", re.IGNORECASE)
+_NOT_IT = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|isn'?t|is not|not|unlikely|rule[sd]? out|ruling out"
+                     r"|rather than|instead of|worried|wondered|wondering|afraid|concerned that it)\b", re.IGNORECASE)
+_NAME_END = re.compile(
+    r"\s*(?:[.,;:!?()\u2013\u2014]|\s-\s|\b(?:rather than|and (?:not|that|it|you|this|the|a|i)|which|because|given"
+    r"|since|that|but|with|from|so|or|probably|possibly|made|caused|brought|triggered|due|after|as|in your|on your"
+    r"|in the|on the|affecting|here|going on|than|while|although|though|for which|then|who|where|when|if)\b)",
+    re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:(?:a|an|the|some|this|your|his|her|their)\s+|(?:kind|sort|type|form) of\s+)+",
+                      re.IGNORECASE)
+_NOT_A_NAME = re.compile(r"^(?:it|this|that|something|anything|nothing|what|one|you|he|she|they|we|i|there|here|me"
+                         r"|serious|urgent|worse|better|more|less|very|quite|really|fine|ok|okay|much|good|bad)\b",
+                         re.IGNORECASE)
+# "X can point to Y": what X means in general, not an impression of this patient
+_GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
+_QUESTION = re.compile(r"\?[\"')\]]*\s*$")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (and lines and dash-joined clauses), markup removed, empties dropped."""
+    return [s.strip(" *_#>-") for s in _SENTENCE.split(text) if s.strip(" *_#>-")]
+
+
+# the course of an illness is not a decision: "It should clear up within a week"
+_PROGNOSIS = re.compile(r"\b(?:clears?|clearing) up\b|\bsettle|\bget(?:ting)? better\b|\bimprov|\brecover"
+                        r"|\bgo(?:es)? away"
+                        r"|\bheal|\bfeel(?:ing)? better\b|\bshould (?:pass|ease|last)\b|\bmade worse\b", re.IGNORECASE)
+# words that place a decision in time but also fill any story ("since this morning", "you've hardly drunk today"):
+# read only where no sentence names the category itself
+_WEAK = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening|week)|within (?:24 hours|a few hours|a week)"
+                   r"|(?:in the )?next (?:few )?(?:hours|days|week)|follow[\s-]?up)\b", re.IGNORECASE)
+_CARE_BEFORE = re.compile(r"\b(?:gp|doctor|seen|care|cent(?:re|er)|clinic|appointment|surgery|nurse|pharmacist)\W+"
+                          r"(?:\w+\W+){0,2}$", re.IGNORECASE)
+_RULED_OUT_CATEGORY = re.compile(r"\b(?:isn'?t|is not|aren'?t|are not|not|non)[\s-]+(?:an? )?(?:urgent|emergency)\b",
+                                 re.IGNORECASE)
+# a clause ends at a comma, colon, semicolon or dash; in an unpunctuated transcript at "and", "so", "but" or "then"
+_CLAUSE_BREAK = re.compile(r"[,:;\u2013\u2014]|\s-\s|\s(?:and|so|but|then)\s")
+
+
+def _unconditional(sentence: str) -> str:
+    """The sentence without its condition.
+
+    Nothing when it opens with one ("If it gets worse, call 999") or the condition binds the whole clause ("Call 999
+    if he turns blue"); else the clauses before the condition ("Go to A&E now, or call 999 if you cannot get a
+    lift" keeps "Go to A&E now").
+    """
+    m = _CONDITION_WORD.search(sentence)
+    if m is None:
+        return sentence
+    breaks = [b.start() for b in _CLAUSE_BREAK.finditer(sentence, 0, m.start())]
+    return sentence[:breaks[-1]] if breaks else ""
+
+
+def decisive(sentence: str) -> str:
+    """The part of a sentence that can state a decision ("" when nothing is left).
+
+    Not a question, hypothetical, deferring or about the course of the illness; without its conditional clauses.
+    """
+    if _QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _DEFER.search(sentence) \
+            or _PROGNOSIS.search(sentence):
+        return ""
+    return _unconditional(sentence)
+
+
+def prose_escalation(text: str) -> str | None:
+    """The escalation of the first decisive sentence that decides one (``decision_escalation``), or None.
+
+    Sentences are read first without the words that only place care in time (``_WEAK``: "today", "this week"),
+    which fill any story; only when none decides are they read with them; and only when none names a category, the
+    first that names a means of care only one category uses (a pharmacist, the emergency department ...).
+    """
+    from scenarios.schema import Disposition
+
+    parts = [d for s in sentences(text) if (d := decisive(s))]
+    for weak in (False, True):
+        for part in parts:
+            if (named := decision_escalation(part if weak else _strong(part))) is not None:
+                return named
+    for part in parts:  # no category named: a means of care that only one category uses ("pop into a pharmacy")
+        if (means := disposition_from(part)) in _DISTINCT_MEANS:
+            return Disposition(means).escalation.value
+    return None
+
+
+_DISTINCT_MEANS = ("ambulance", "self_present_ed", "same_day_urgent_care", "crisis_team", "pharmacist")
+
+
+def _strong(part: str) -> str:
+    """The part without the words that do not decide.
+
+    A time word that does not follow a place of care goes ("see a GP today" keeps it), and so does a category named
+    only to rule it out ("it isn't urgent").
+    """
+    part = _RULED_OUT_CATEGORY.sub(" ", part)
+    return _WEAK.sub(lambda m: m[0] if _CARE_BEFORE.search(part, 0, m.start()) else " ", part)
+
+
+def prose_disposition(text: str, escalation: str | None) -> str | None:
+    """The means of care the first decisive sentence names that belongs to ``escalation``, or None.
+
+    "Call 999" is an ambulance, "have someone drive you to A&E" the emergency department on one's own.
+    """
+    from scenarios.schema import Disposition
+
+    for part in (d for s in sentences(text) if (d := decisive(s))):
+        named = disposition_from(part)
+        if named is not None and Disposition(named).escalation.value == escalation:
+            return named
+    return None
+
+
+def _name(after: str) -> str:
+    end = _NAME_END.search(after)
+    name = _ARTICLE.sub("", (after[:end.start()] if end else after).strip())
+    name = re.sub(r"^(?:having|developing|experiencing|an? episode of|a case of|an attack of)\s+", "", name, flags=re.I)
+    name = _ARTICLE.sub("", name).strip(" '\"")
+    return "" if not name or _NOT_A_NAME.match(name) or len(name.split()) > 7 else name
+
+
+# a list named in a sentence: "My diagnoses, in order: X, Y, Z", "my top three possibilities are: one, X; two, Y"
+_LIST_PHRASE = re.compile(r"\b(?:diagnos[ie]s|possibilities|differentials?|ddx)\b[^.:?!]{0,40}?(?::"
+                          r"|\bare\b:?)\s*(?P<list>[^.?!]+)",
+                          re.IGNORECASE)
+_SPOKEN_ITEM = re.compile(r"(?:^|(?<=[\s,;]))(one|two|three|four|five|first|second|third)\b[,:]?\s+", re.IGNORECASE)
+_ITEM_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "first": "1", "second": "2",
+               "third": "3"}
+
+
+def _listed(text: str) -> list[str]:
+    from sim.encounter.assessment._diagnoses import _split_inline
+
+    m = _LIST_PHRASE.search(text)
+    if m is None:
+        return []
+    items = _SPOKEN_ITEM.sub(lambda d: f"; {_ITEM_WORDS[d[1].lower()]}. ", m["list"]).strip(" ;")
+    return [n for n in _split_inline(re.sub(r",?\s+(?:and|then)\s+(?=\S)", ", ", items)) if len(n.split()) <= 7]
+
+
+def prose_diagnoses(text: str) -> list[str]:
+    """The names a list phrase gives ("my diagnoses, in order: X, Y"), else those the impression phrases give.
+
+    In order, once each, leaving out what a sentence rules out.
+    """
+    if listed := _listed(text):
+        return listed
+    names: list[str] = []
+    for sentence in sentences(text):
+        if (until := _UNTIL.search(sentence)) and (name := _ARTICLE.sub("", until["name"]).strip()):
+            names.append(name)
+        if _QUESTION.search(sentence) or _CONDITION_WORD.search(sentence):
+            continue
+        for m in _IMPRESSION.finditer(sentence):
+            if _NOT_IT.search(sentence[:m.start()]) or _GENERIC.search(sentence[:m.start()]):
+                continue
+            name = _name(sentence[m.end():])
+            if name and name.lower() not in (n.lower() for n in names):
+                names.append(name)
+    return names
+
+
+# "That's a stroke until proven otherwise", "A - Long lie after fall - risk of X"
+_UNTIL = re.compile(r"(?:^|\b(?:that'?s|this is|it'?s|is|as)\s+)(?P<name>[\w' -]{3,60}?)\s+until proven otherwise",
+                    re.IGNORECASE)
+
+
+def _asks(parts: list[str]) -> bool:
+    return any(_QUESTION.search(s) and not _CLOSING_QUESTION.search(s) for s in parts)
+
+
+def is_prose_final(text: str) -> bool:
+    """Whether ``text`` is a final assessment in prose (the module docstring)."""
+    parts = sentences(text)
+    if any(_DEFER.search(s) for s in parts) or (_asks(parts) and not _FINAL_WORDS.search(text)):
+        return False
+    decides = any((d := decisive(s)) and (_levels(d) or decision_escalation(_strong(d)) or decision_escalation(d))
+                  for s in parts)
+    return decides and bool(_CONCLUDES.search(text) or prose_diagnoses(text))

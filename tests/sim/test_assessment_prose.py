@@ -1,0 +1,85 @@
+"""A final assessment written as prose (form ``prose``): read when it decides and concludes, never mid-interview."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios import Scenario
+from sim.encounter import run_encounter
+from sim.encounter.assessment import assessment_form, parse_assessment
+from sim.encounter.assessment._prose import prose_diagnoses, prose_escalation
+from sim.encounter.channel import TextChannel
+from tests.sim.test_harness import ReplayAgent
+
+FINALS = [  # (reply, level, escalation, disposition, first diagnosis)
+    ("Right, that gives me a clear enough view. Your symptoms point to gallstones irritating the gallbladder. I'd "
+     "class this as triage level 3 and urgent: please get yourself to an urgent treatment centre this afternoon. "
+     "If the pain becomes constant or you turn yellow, call 999.",
+     3, "urgent", "same_day_urgent_care", "gallstones irritating the gallbladder"),
+    ("Having listened to all of that, I believe this is a pulled muscle in your back. It isn't urgent, and you can "
+     "look after it at home with gentle movement and ibuprofen. It should settle within a week or two.",
+     None, "self_care", "self_care", "pulled muscle"),
+    ("ok so here's what i think. it sounds like an allergic reaction affecting his airway, and that's an emergency, "
+     "triage level one. please call nine nine nine right now and use his adrenaline pen.",
+     1, "emergency", "ambulance", "allergic reaction"),
+    ("<speak>Thanks. <break time=\"200ms\"/> My final answer: E S I four, routine. "
+     "<prosody rate=\"slow\">This looks like a wart.</prosody> Book a normal appointment with your GP.</speak>",
+     4, "routine", "routine_gp", "wart"),
+    ("Thank you, I've heard enough. My diagnoses, in order: one, shingles; two, contact dermatitis. I'd rate it a "
+     "triage level of four, and you should see a GP today for antiviral tablets.",
+     4, "urgent", "same_day_gp", "shingles"),
+]
+
+MID_INTERVIEW = [
+    "Thanks. This sounds like it might be a migraine, but I want to be sure. Have you had any weakness in your arms?",
+    "If the rash doesn't fade when you press a glass on it, that would be an emergency. Can you try that now?",
+    "That could mean a trip to A&E, depending on what you tell me next. How high was the temperature?",
+    "I'm nearly ready to give you my view; one more question first. Is the pain worse lying flat?",
+    "Being thirsty and tired can point to high blood sugar, which is worth checking. When did you last eat?",
+    "Based on what you've told me so far, it's probably a chest infection. Are you coughing anything up?",
+    "Okay, let me ask a couple more things before I decide where you should go.",
+]
+
+
+@pytest.mark.parametrize("reply,level,escalation,disposition,diagnosis", FINALS)
+def test_a_prose_final_is_read(reply: str, level: int | None, escalation: str, disposition: str | None,
+                               diagnosis: str) -> None:
+    assert assessment_form(reply) == "prose"
+    p = parse_assessment(reply)
+    assert (p.triage_level, p.escalation, p.disposition) == (level, escalation, disposition)
+    assert p.diagnoses and p.diagnoses[0].lower() == diagnosis
+
+
+@pytest.mark.parametrize("reply", MID_INTERVIEW)
+def test_a_prose_turn_that_asks_defers_or_only_explains_is_not_final(reply: str) -> None:
+    assert assessment_form(reply) is None
+
+
+def test_the_decision_is_the_first_decisive_sentence_not_the_safety_net_or_the_story() -> None:
+    # the story's "today", the course's "within a week", and the condition's 999 are not the decision
+    text = ("You've had this cough since today's walk. It should clear up within a week. If you cough blood, call "
+            "999. You can manage this at home.")
+    assert prose_escalation(text) == "self_care"
+    # a condition at the end of a list item binds that item only: the clause before it still decides
+    assert prose_escalation("Go to A&E now, or call an ambulance if you can't get a lift.") == "emergency"
+    assert prose_escalation("Call an ambulance if she goes floppy.") is None
+
+
+def test_impressions_ruled_out_or_general_are_not_diagnoses() -> None:
+    text = ("You were worried about a blood clot, but I don't think it's that. This sounds like cramp. "
+            "Tiredness can point to anaemia.")
+    assert prose_diagnoses(text) == ["cramp"]
+
+
+def test_a_marked_assessment_without_diagnosis_lines_takes_the_prose_impression() -> None:
+    p = parse_assessment("Assessment:\nTriage level: ESI 5\nEscalation: self_care\n\nThe itching between your "
+                         "fingers at night is most consistent with scabies.")
+    assert p.form == "plain" and p.diagnoses == ["scabies"]
+
+
+async def test_a_prose_final_ends_the_encounter(by_id: dict[str, Scenario]) -> None:
+    agent = ReplayAgent(["Where exactly is the pain?", FINALS[0][0], "Any vomiting?"])
+    r = await run_encounter(by_id["appendicitis"], agent, TextChannel(), turn_limit=4)
+    assert r.termination == "assessment" and r.agent_turns == 2
+    assert [t.assessment_form for t in r.turns if t.speaker == "agent"] == [None, "prose"]
+    assert (r.assessment.triage_level, r.assessment.escalation) == (3, "urgent")
