@@ -83,3 +83,47 @@ async def test_a_prose_final_ends_the_encounter(by_id: dict[str, Scenario]) -> N
     assert r.termination == "assessment" and r.agent_turns == 2
     assert [t.assessment_form for t in r.turns if t.speaker == "agent"] == [None, "prose"]
     assert (r.assessment.triage_level, r.assessment.escalation) == (3, "urgent")
+
+
+NOTES_AND_DRESS = [  # (reply, form, level, escalation, first diagnosis): other dress of a final, invented here
+    ("S: 52F, 3 days of burning urine and loin pain, rigors last night.\nO: Temp 38.9 on home thermometer.\n"
+     "A: Acute pyelonephritis. Ddx: renal colic, cystitis.\nP: ESI 3. Same-day urgent care for antibiotics today.",
+     "markdown_label", 3, "urgent", "Acute pyelonephritis"),
+    ("Situation: 70M short of breath at rest since this morning.\nBackground: COPD, home oxygen.\n"
+     "Assessment: Infective COPD exacerbation secondary to a chest infection.\nRecommendation: Ambulance now via 999.",
+     "plain", None, "emergency", "Infective COPD exacerbation"),
+    ("Manchester Triage: YELLOW\nImpression: cellulitis of the shin\nWhere to go: urgent care this evening",
+     "fields", 3, "urgent", "cellulitis of the shin"),
+    ("Triage outcome: P3. Likely cause: migraine with aura. Book with your GP within the week.",
+     "fields", 3, "routine", "migraine with aura"),
+    ('Calling tool: save_triage\nArguments: {"acuity": 4, "escalation": "routine", "diagnoses": ["Plantar fasciitis"]}',
+     "json", 4, "routine", "Plantar fasciitis"),
+    ('{"tool": "save_triage", "arguments": "{\\"acuity\\": 2, \\"escalation\\": \\"emergency\\", '
+     '\\"diagnoses\\": [\\"Sepsis\\"]}"}', "json", 2, "emergency", "Sepsis"),
+    ("alright thanks for all that so from what you've described it sounds like shingles it isn't an emergency but "
+     "it does need treating today so i'd like you to get a same day appointment with your gp and if the rash spreads "
+     "to your eye go to a and e straight away okay",
+     "prose", None, "urgent", "shingles"),
+]
+
+
+@pytest.mark.parametrize("reply,form,level,escalation,diagnosis", NOTES_AND_DRESS)
+def test_notes_scales_tool_calls_and_run_on_transcripts_are_read(reply: str, form: str, level: int | None,
+                                                                 escalation: str, diagnosis: str) -> None:
+    assert assessment_form(reply) == form
+    p = parse_assessment(reply)
+    assert (p.triage_level, p.escalation) == (level, escalation)
+    assert p.diagnoses and p.diagnoses[0] == diagnosis
+
+
+def test_a_note_written_mid_interview_is_not_final() -> None:
+    note = ("S: 30M, cough for 3 weeks.\nA: Working impression: post-viral cough; asthma possible.\n"
+            "P: Need to ask about night sweats and weight loss. Any night sweats?")
+    assert assessment_form(note) is None
+
+
+def test_a_category_named_to_rule_it_out_or_in_a_service_name_is_not_the_decision() -> None:
+    assert prose_escalation("This isn't something you need the emergency department for. "
+                            "Book a routine appointment.") == "routine"
+    assert prose_escalation("You should see an emergency dentist today.") == "urgent"
+    assert prose_escalation("You don't need an ambulance; please get a lift to urgent care today.") == "urgent"

@@ -28,7 +28,9 @@ bold labels; bracketed tags ``[ESI 4] [URGENT]``; the protocol's fields in order
 self_care | ...``; combined labels ``ESI / escalation: 4 / routine``). Labels may be the protocol's or their common
 variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Triage System``), ``Urgency``,
 ``How urgent``, ``Where to go``, ``Who to see``, ``Impression``, ``Dx``, ``Likely causes``, ``What I think it is``,
-``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three") are numbers.
+``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three", "a triage level of two", "E S I five") are numbers, and so are
+the Manchester Triage System's colours where the text names that scale ("MTS: ORANGE" is 2) and ``P1`` to ``P5``.
+A tool call's arguments (``Arguments: {...}``, or a JSON string holding the object) are read as its JSON object.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -38,6 +40,9 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
 - ``"markdown_label"``: the same rule on the line with markdown removed (``**ASSESSMENT:**``,
   ``**Assessment**:``, ``- Assessment:``, ``> My assessment -``); an en or em dash counts as ``-``.
   "Final", "Clinical", "Overall" or "Triage" before "assessment" also count, when fields follow.
+- a clinical note's assessment section: "A:", "A -" or "A/P:" in a SOAP or SBAR note (an "S:" or "Situation:"
+  section above it), unless a draft word or a question follows it; its value names the first diagnoses ("A: Acute
+  pyelonephritis. Ddx: ..."), as the value of an "Assessment:" line that names no level, escalation or means does.
 - ``"heading"``: a line that is only "Assessment" (a ``#`` heading, a bold line, a table cell or the
   bare word, any case; "My", "Final", "Clinical", "Overall" or "Triage" before it, "Summary",
   "& Plan", "& Recommendations" and a colon after it are allowed: ``## Final Assessment``,

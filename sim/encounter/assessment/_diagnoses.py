@@ -99,8 +99,11 @@ def _split_inline(value: str) -> list[str]:
     return [d for d in map(_clean_diagnosis, parts) if d]
 
 
+_NEXT_SENTENCE = re.compile(r"(?<=[a-z)])\.\s+(?=[A-Z][a-z])")  # "Likely cause: migraine. Book with your GP ..."
+
+
 def _field_diagnoses(field: _Field, block: list[_Line]) -> list[str]:
-    items = _split_inline(field.value) if _has_value(field) else []
+    items = _split_inline(_NEXT_SENTENCE.split(field.value, maxsplit=1)[0]) if _has_value(field) else []
     if not items:
         for line in block:
             items.extend([_clean_diagnosis(line.body)] if line.listed else _split_inline(line.body))

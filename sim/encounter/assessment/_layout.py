@@ -151,6 +151,8 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
         label = _json_label(str(key))
         if not label:
             continue
+        if isinstance(value, str) and (inner := _json_object(value)) is not None:  # tool-call arguments as a string
+            value = inner
         if isinstance(value, dict) and not any(k in value for k in _NAME_KEYS):
             out.append(_Line(body=f"{label}:", json=True))
             out.extend(_json_lines(value, depth + 1))
@@ -163,6 +165,10 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
 
 
 _FENCE = re.compile(r"^\s*(?:>\s*)*```")
+# where an unfenced object starts: at the line's start, or after a tool call's label ("Arguments: {...")
+_JSON_OPENING = re.compile(r"^\s*(?:(?:arguments|args|parameters|params|input|tool input"
+                           r"|function call)\s*[:=]\s*)?(?=\{)",
+                           re.IGNORECASE)
 
 
 def _json_object(text: str) -> dict[str, object] | None:
@@ -182,8 +188,9 @@ def _json_object(text: str) -> dict[str, object] | None:
 def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
     """Where JSON objects sit among the raw lines: start index -> (end index, object).
 
-    A fenced code block that holds one object, or an unfenced object from a line starting ``{`` to the line where
-    it closes.
+    A fenced code block that holds one object, or an unfenced object from a line starting ``{`` (or a tool call's
+    ``Arguments: {``) to the line where it closes. A string value that holds an object (a tool call's arguments) is
+    read as that object.
     """
     spans: dict[int, tuple[int, dict[str, object]]] = {}
     i = 0
@@ -192,10 +199,11 @@ def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
         if _FENCE.match(raws[i]):
             end = next((k for k in range(i + 1, len(raws)) if _FENCE.match(raws[k])), None)
             body = "\n".join(raws[i + 1:end]) if end is not None else ""
-        elif raws[i].lstrip().startswith("{"):  # the object closes on one of the next few lines ending "}"
+        elif (opening := _JSON_OPENING.match(raws[i])) is not None:  # it closes on one of the next lines ending "}"
+            first = raws[i][opening.end():]
             closing = [k for k in range(i, min(len(raws), i + _JSON_LINES)) if raws[k].rstrip().endswith("}")][:3]
-            end = next((k for k in closing if _json_object("\n".join(raws[i:k + 1])) is not None), None)
-            body = "\n".join(raws[i:end + 1]) if end is not None else ""
+            end = next((k for k in closing if _json_object("\n".join([first, *raws[i + 1:k + 1]])) is not None), None)
+            body = "\n".join([first, *raws[i + 1:end + 1]]) if end is not None else ""
         data = _json_object(body) if end is not None else None
         if end is not None and data is not None:
             spans[i] = (end, data)

@@ -7,13 +7,14 @@ import re
 from sim.encounter.assessment._diagnoses import _read_diagnoses, _split_inline
 from sim.encounter.assessment._layout import _fields, _lines
 from sim.encounter.assessment._marker import _find
-from sim.encounter.assessment._prose import prose_diagnoses, prose_disposition, prose_escalation
+from sim.encounter.assessment._prose import _NAME_END, prose_diagnoses, prose_disposition, prose_escalation
 from sim.encounter.assessment._triage import (
     _escalation_from,
     _levels,
     _read_disposition,
     _read_escalation,
     _read_level,
+    disposition_from,
 )
 from sim.records import ParsedAssessment
 
@@ -30,15 +31,17 @@ _NAME_WORDS = 7  # a diagnosis, not a sentence about one
 def _marker_value(marker: str) -> list[str]:
     """The diagnoses the marker line itself names, as a clinical note's "Assessment:" line does.
 
-    The first sentence's short names that are not a level or an escalation ("ESI 3, urgent").
+    The short names of its first sentence, when that sentence names no level, escalation or means of care.
     """
     m = _MARKER_VALUE.match(marker)
     if m is None:
         return []
     first = re.split(r"(?<=[.!?])\s", m["value"], maxsplit=1)[0]
-    if _SENTENCE_OPENING.match(first):  # "Based on her runny nose, ...": a sentence, read as prose
+    # "Based on her runny nose, ...": a sentence, read as prose; "ESI 5 / self_care / pharmacist": the decision
+    if _SENTENCE_OPENING.match(first) or _levels(first) or _escalation_from(first) or disposition_from(first):
         return []
-    names = [n for n in _split_inline(first) if not _levels(n) and not _escalation_from(n)]
+    names = [_NAME_END.split(n, maxsplit=1)[0].strip() for n in _split_inline(first)]
+    names = [n for n in names if n and n.lower() != "final"]
     return [n for n in names if len(n.split()) <= _NAME_WORDS]
 
 
@@ -70,7 +73,9 @@ def parse_assessment(reply: str) -> ParsedAssessment:
         escalation = prose
     disposition = _read_disposition(section, fields, escalation, problems) or \
         (prose_disposition(text, escalation) if form == "prose" else None)
-    diagnoses = _read_diagnoses(section, fields) or _marker_value(section[0].body) or prose_diagnoses(text)
+    named = _marker_value(section[0].body)  # a note's "Assessment: X." names the first, before any "Ddx:" line
+    diagnoses = [*named, *(d for d in _read_diagnoses(section, fields) if d.lower() not in map(str.lower, named))]
+    diagnoses = diagnoses or prose_diagnoses(text)
     if not diagnoses:
         problems.append("no diagnoses (expected e.g. 'Diagnoses: 1. ...; 2. ...')")
     return ParsedAssessment(triage_level=level, escalation=escalation, disposition=disposition, diagnoses=diagnoses,

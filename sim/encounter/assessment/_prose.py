@@ -57,7 +57,9 @@ _CONCLUDES = re.compile(
     r"(?: all)? together\b|\b(?:based on|given|considering|taking into account|from) (?:everything|all|what)(?: that)? "
     r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b"
     r"|\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need\b|\bstop the questions\b"
-    r"|\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bafter (?:carefully )?consider", re.IGNORECASE | re.MULTILINE)
+    r"|\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bhere'?s a summary\b|\bto summari[sz]e\b|\bin summary\b"
+    r"|\bsummary of (?:our|your|what|today)\b|\bbased on (?:your|ur|the|his|her|their) (?:symptoms|answers"
+    r"|description)\b|\bafter (?:carefully )?consider", re.IGNORECASE | re.MULTILINE)
 _IMPRESSION = re.compile(
     r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+"
     r"|\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?(?: for [^.,;]{0,40}?)?"
@@ -70,6 +72,9 @@ _IMPRESSION = re.compile(
     r"|\b(?:concerning|suspicious|worrying|a concern) for\s+|\b(?:top|main|first|leading) (?:thought|suspicion|concern"
     r"|possibility|diagnosis) is\s+|\bwhat i think is (?:going on|happening) is\s+"
     r"|\bmost likely (?:thing )?going on is\s+|\b(?:typical|classic|characteristic)(?: of| for)\s+"
+    r"|\bfits\s+(?!with\b)|(?<=: )(?:most )?(?:likely|probably)\s+|\b(?:almost |most |pretty )?(?:certainly"
+    r"|definitely|clearly)\s+(?:a |an |the )?(?=\w)"
+    r"|\b(?:tells|shows) me (?:that )?(?:you|he|she|they)(?:'re| are|'s| is| have| has)(?: got)?(?: in| having)?\s+"
     r"|\b(?:consistent|in keeping|fits|fit)\s+with\s+|\bsigns? of\s+|\bsuggest(?:s|ive of)?\s+"
     r"|\bpoints? to(?:wards)?\s+"
     r"|\bi (?:think|believe|suspect|suspected)\s+(?:this is|it'?s|it is|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s|"
@@ -83,7 +88,8 @@ _NOT_IT = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|isn'?t|is not|not|un
 _NAME_END = re.compile(
     r"\s*(?:[.,;:!?()\u2013\u2014]|\s-\s|\b(?:rather than|and (?:not|that|it|you|this|the|a|i)|which|because|given"
     r"|since|that|but|with|from|so|or|probably|possibly|made|caused|brought|triggered|due|after|as|in your|on your"
-    r"|in the|on the|affecting|here|going on|than|while|although|though|for which|then|who|where|when|if)\b)",
+    r"|in the|on the|affecting|here|going on|than|while|although|though|for which|then|who|where|when|if"
+    r"|it|it'?s|you|we|i|he|she|they|um|uh|okay|ok|secondary to|in the context of|likely due)\b)",
     re.IGNORECASE)
 _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|this|your|his|her|their)\s+|(?:kind|sort|type|form) of\s+)+",
                       re.IGNORECASE)
@@ -95,15 +101,30 @@ _GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
 _QUESTION = re.compile(r"\?[\"')\]]*\s*$")
 
 
+# a transcript without punctuation is one long run: its clauses start at the words that join spoken clauses
+_RUN_ON = 30  # words: a sentence this long with hardly a comma is a run-on transcript
+_SPOKEN_JOIN = re.compile(r"\s+(?=(?:so|but|okay|ok|alright|um|uh|because|if|and if|which means"
+                          r"|please)\s)", re.IGNORECASE)
+
+
 def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (and lines and dash-joined clauses), markup removed, empties dropped."""
-    return [s.strip(" *_#>-") for s in _SENTENCE.split(text) if s.strip(" *_#>-")]
+    """``text`` split into sentences (and lines and dash-joined clauses), markup removed, empties dropped.
+
+    An unpunctuated run-on (a transcript) is split where spoken clauses join ("so", "but", "if", "okay" ...).
+    """
+    out: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        words = len(sentence.split())
+        runs = _SPOKEN_JOIN.split(sentence) if words > _RUN_ON and sentence.count(",") * 15 < words else [sentence]
+        out.extend(r.strip(" *_#>-") for r in runs if r.strip(" *_#>-"))
+    return out
 
 
 # the course of an illness is not a decision: "It should clear up within a week"
 _PROGNOSIS = re.compile(r"\b(?:clears?|clearing) up\b|\bsettle|\bget(?:ting)? better\b|\bimprov|\brecover"
                         r"|\bgo(?:es)? away"
-                        r"|\bheal|\bfeel(?:ing)? better\b|\bshould (?:pass|ease|last)\b|\bmade worse\b", re.IGNORECASE)
+                        r"|\bheal(?:s|ed|ing)?\b|\bfeel(?:ing)? better\b|\bshould (?:pass|ease|last)\b"
+                        r"|\bmade worse\b", re.IGNORECASE)
 # words that place a decision in time but also fill any story ("since this morning", "you've hardly drunk today"):
 # read only where no sentence names the category itself
 _WEAK = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening|week)|within (?:24 hours|a few hours|a week)"
@@ -191,7 +212,10 @@ def prose_disposition(text: str, escalation: str | None) -> str | None:
 def _name(after: str) -> str:
     end = _NAME_END.search(after)
     name = _ARTICLE.sub("", (after[:end.start()] if end else after).strip())
-    name = re.sub(r"^(?:having|developing|experiencing|an? episode of|a case of|an attack of)\s+", "", name, flags=re.I)
+    name = re.sub(r"^(?:what (?:we|doctors|they) call|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s| has"
+                  r"| have)(?: got)?|(?:most |more )?(?:likely"
+                  r"|probably|possibly)|having|developing|experiencing|an? episode of|a case of|an attack of)\s+", "",
+                  name, flags=re.I)
     name = _ARTICLE.sub("", name).strip(" '\"")
     return "" if not name or _NOT_A_NAME.match(name) or len(name.split()) > 7 else name
 
@@ -229,7 +253,8 @@ def prose_diagnoses(text: str) -> list[str]:
         if _QUESTION.search(sentence) or _CONDITION_WORD.search(sentence):
             continue
         for m in _IMPRESSION.finditer(sentence):
-            if _NOT_IT.search(sentence[:m.start()]) or _GENERIC.search(sentence[:m.start()]):
+            clause = _CLAUSE_BREAK.split(sentence[:m.start()])[-1]  # the words just before the impression
+            if _NOT_IT.search(clause) or _GENERIC.search(clause):
                 continue
             name = _name(sentence[m.end():])
             if name and name.lower() not in (n.lower() for n in names):
@@ -251,6 +276,6 @@ def is_prose_final(text: str) -> bool:
     parts = sentences(text)
     if any(_DEFER.search(s) for s in parts) or (_asks(parts) and not _FINAL_WORDS.search(text)):
         return False
-    decides = any((d := decisive(s)) and (_levels(d) or decision_escalation(_strong(d)) or decision_escalation(d))
-                  for s in parts)
+    decides = any((d := decisive(s)) and (_levels(d) or decision_escalation(_strong(d)) or decision_escalation(d)
+                                          or disposition_from(d) in _DISTINCT_MEANS) for s in parts)
     return decides and bool(_CONCLUDES.search(text) or prose_diagnoses(text))

@@ -32,7 +32,15 @@ _SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)((?:
 _SPELLED_ESI = re.compile(r"\bE[.\s]\s?S[.\s]\s?I\b\.?")
 
 
+# the Manchester Triage System's colours, when the text names that scale: "MTS priority: Yellow (urgent)"
+_MANCHESTER = re.compile(r"\b(?:manchester|mts)\b[^.\n]{0,40}?\b(red|orange|yellow|green|blue)\b", re.IGNORECASE)
+_COLOURS = {"red": "1", "orange": "2", "yellow": "3", "green": "4", "blue": "5"}
+_P_LEVEL = re.compile(r"(?<![\w-])P([1-5])(?![\w.,-])")  # "non-urgent (P4)", "PRIORITY: P1"
+
+
 def _levels(text: str) -> list[int]:
+    text = _MANCHESTER.sub(lambda m: f"{m[0]} (level {_COLOURS[m[1].lower()]})", text)
+    text = _P_LEVEL.sub(r"level \1", text)
     text = _SPELLED_ESI.sub("ESI", text.replace("_", " "))
     text = _SPOKEN_LEVEL.sub(lambda m: f"{m[1]}{m[2]}{_NUMBER_WORDS[m[3].lower()]}", text)
     return [int(m.group(1)) for m in _LEVEL_RE.finditer(text)]
@@ -66,7 +74,7 @@ def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems
 # Most urgent first. Matched as words; "not an emergency" and the like are removed first (_NEGATED).
 ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "emergency": ("emergency", "emergent", "911", "999", "112", "nine one one", "nine-one-one", "nine nine nine",
-                  "ambulance", "er now", "a&e", "immediately to the",
+                  "ambulance", "a and e", "er now", "a&e", "immediately to the",
                   "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
                   "eye casualty", "labour ward", "labor and delivery"),
     "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in", "urgent care", "tonight",
@@ -81,6 +89,10 @@ _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
     (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
     (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
+    (re.compile(r"\b(?:isn'?t|is not|not)\s+(?:something|anything)\s+(?:that\s+)?(?:you|he|she|they|we)\s+"
+                r"(?:need|require)\b[^.;,\n\u2013\u2014]*", re.IGNORECASE), " "),
+    # the emergency dentist is same-day dental care, not the emergency department
+    (re.compile(r"\bemergency\s+(?=dentist|dental)", re.IGNORECASE), "urgent "),
     (re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|won'?t|will not|wouldn'?t|shouldn'?t)\s+(?:need|require)\b"
                 r"[^.;,\n\u2013\u2014]*", re.IGNORECASE), " "),
 )
@@ -184,7 +196,8 @@ DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
                         "someone drive", "someone to drive", "drive you", "drive him", "drive her", "drive them",
                         "get a lift", "a taxi", "go to the ed", "go to the er", "go to a&e", "go to the emergency",
                         "go straight to", "attend a&e", "attend the emergency", "attend the ed", "emergency department",
-                        "emergency room", "a&e", "the ed", "the er", "nearest ed", "nearest er", "eye casualty",
+                        "emergency room", "a&e", "a and e", "the ed", "the er", "nearest ed", "nearest er",
+                        "eye casualty",
                         "labour ward", "labor and delivery", "maternity assessment"),
     "same_day_urgent_care": ("same_day_urgent_care", "urgent care", "urgent treatment centre",
                              "urgent treatment center",
