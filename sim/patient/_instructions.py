@@ -85,16 +85,21 @@ _ADVICE = re.compile(
 _HEADING = re.compile(r"^[A-Za-z][\w'/&-]*(?: [\w'/&-]+){0,2}:\s+(?=\S)")
 
 
+# A time clause before an instruction ("When you next go, have a look in the pan.", "Once she's up, ask her to
+# smile."): the instruction is still for now; advice in it is still advice (``_ADVICE`` reads the whole sentence).
+_WHEN = re.compile(r"^(?:when|once|after|as soon as|(?:the )?next time)\b[^,.;:?!]{1,40},\s*", re.I)
+
+
 def _instruction(s: str) -> str:
-    """``s`` without a short heading and the polite frame of an instruction ("Could you", "I'd like you to")."""
-    return _POLITE.sub("", _HEADING.sub("", s))
+    """``s`` without a short heading, a time clause, and the polite frame of an instruction ("Could you")."""
+    return _POLITE.sub("", _WHEN.sub("", _HEADING.sub("", s)))
 
 
 def instructs(s: str) -> bool:
     """Whether ``s`` (filler stripped) tells the listener to examine or observe something now and report it."""
-    s = _instruction(s)
     if _ADVICE.search(s):
         return False
+    s = _instruction(s)
     return bool(_OBSERVE.match(s) or _HAVE_DO.match(s) or ((_DO.match(s) or _TRY_DO.match(s)) and _REPORT.search(s)))
 
 
@@ -104,5 +109,7 @@ def manoeuvre(s: str) -> bool:
     Such a sentence is read with the question after it ("Ask him to smile. Is it even?", "Press on the bone. Does
     that hurt?").
     """
+    if _ADVICE.search(s):
+        return False
     s = _instruction(s)
-    return bool((_DO.match(s) or _TRY_DO.match(s) or _HAVE_DO.match(s)) and not _ADVICE.search(s))
+    return bool(_DO.match(s) or _TRY_DO.match(s) or _HAVE_DO.match(s))

@@ -446,14 +446,17 @@ class Understanding:
             for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
                 by_intent.setdefault(iid, []).append(fact)
         for iid, facts in by_intent.items():
-            for fact in self._tie_break(iid, facts, text) if len(facts) > 1 else facts:
+            triggered = any(found.get(f.id) == "trigger" for f in facts)
+            for fact in self._tie_break(iid, facts, text, triggered=triggered) if len(facts) > 1 else facts:
                 found.setdefault(fact.id, "intent")
         return found
 
-    def _tie_break(self, iid: str, facts: list[Fact], text: str) -> list[Fact]:
+    def _tie_break(self, iid: str, facts: list[Fact], text: str, *, triggered: bool = False) -> list[Fact]:
         """Which of the facts that share one matched intent the sentence (padded ``text``) means.
 
-        Words beyond those that made the intent match say it.
+        Words beyond those that made the intent match say it; when nothing more is said and one of the facts was
+        ``triggered`` by its own trigger, that trigger has said it ("How many puffs of the blue inhaler?" is the
+        reliever, not the preventer too).
         """
         cue_words = {w for c in compiled_intents()[iid][0] if c.hit(text) for p in c.phrases for w in p.split()}
         said = set(text.split()) - _STOP - _GENERIC - cue_words
@@ -461,7 +464,9 @@ class Understanding:
         tied = {f.id for f in facts}
         # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?" reveals the
         # melaena, not how much of it there was)
-        return specific or [f for f in facts if f.requires not in tied] or facts
+        if specific or triggered:
+            return specific
+        return [f for f in facts if f.requires not in tied] or facts
 
     def recognised(self, message: str) -> set[str]:
         """The lexicon intents the message's asking sentences ask for (vetoed ones left out).

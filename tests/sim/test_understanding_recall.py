@@ -5,6 +5,8 @@ Each example is invented (none comes from the bench sets) and fails without the 
 
 from __future__ import annotations
 
+import pytest
+
 from scenarios import Scenario
 from sim.patient.understanding import Understanding, asking_sentences, speech_act
 
@@ -40,3 +42,73 @@ def test_what_you_have_said_opens_a_statement_not_a_question() -> None:
     assert speech_act("What you've told me helps, and I want you to be safe tonight.") == "statement"
     assert speech_act("What you said earlier is important") == "statement"
     assert speech_act("What have you taken today") == "question"
+
+
+
+def test_an_instruction_after_a_time_clause_is_still_a_request() -> None:
+    assert speech_act("Once she's awake, get her to smile for me.") == "request"
+    assert speech_act("After you've been, look in the pan and tell me what you see.") == "request"
+    # advice stays advice, time clause or not
+    assert speech_act("When you get home, check his temperature.") == "statement"
+
+
+def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, Scenario]) -> None:
+    # the blue inhaler is the reliever, named by its trigger: the preventer (same intent, nothing of its own said)
+    # is not asked for too
+    found = Understanding(by_id["asthma_exacerbation_child"]).match("How many puffs of the blue inhaler today?")
+    assert "reliever_use" in found and "preventer" not in found, found
+
+# --------------------------------------------------------------------------- lay and textbook words (the lexicon)
+
+
+@pytest.mark.parametrize("scenario_id, message, fact", [
+    # walking unaided, in lay idiom
+    ("ankle_sprain", "Did you manage to get back to the changing room unaided?", "weight_bearing"),
+    ("ankle_sprain", "Did you get home under your own steam?", "weight_bearing"),
+    # talking in sentences, tested by counting in one breath
+    ("asthma_exacerbation_child", "Can she count from one to ten without stopping?", "speech"),
+    # thirst, as the water bottle
+    ("dka_teen", "Is he forever refilling his water bottle?", "thirst_urination"),
+    # alertness: answering to a name, foggy thinking, the textbook "mentation"
+    ("dka_teen", "If you shout his name, does he answer you?", "drowsy"),
+    ("pyelonephritis", "Does your mind feel foggy at all?", "mental_state"),
+    ("pyelonephritis", "Is her mentation normal?", "mental_state"),
+    # exertion before the pain
+    ("dramatic_benign_chest_wall", "Did you exert yourself at all yesterday?", "gym_onset"),
+    # pressing reproduces the pain
+    ("dramatic_benign_chest_wall", "If you push on the sore area, is it worse?", "reproducible"),
+    # the head caught in a fall
+    ("geriatric_fall_anticoagulant", "Did your head catch the table edge as you went over?", "head_strike"),
+    # vomiting in lay words, and what happens on getting up
+    ("gi_bleed_melena", "Has anything come up since breakfast?", "haematemesis"),
+    ("gi_bleed_melena", "Do you go funny if you get up quickly?", "postural"),
+    # the stool in the toilet pan
+    ("gi_bleed_melena", "After you go, look in the pan and tell me what you see.", "melena"),
+    # saddle sensation when wiping, and the textbook "sphincter"
+    ("mechanical_low_back_pain", "Does it feel different down there when you wipe?", "saddle_numbness"),
+    ("mechanical_low_back_pain", "Any sphincter problems?", "bladder_bowel"),
+    # home blood pressure as "numbers" or "readings"
+    ("medication_refill_hypertension", "Are the readings from your home machine high?", "home_bp"),
+    ("medication_refill_hypertension", "What numbers do you get at home?", "home_bp"),
+    # severity against the worst attacks
+    ("migraine_known", "How does today stack up?", "pain_severity"),
+    # pleuritic pain: a catch on a deep breath
+    ("pulmonary_embolism_postop", "Does it catch you when you breathe in deeply?", "chest_pain"),
+    # photophobia as shielding the eyes
+    ("subarachnoid_thunderclap", "Do you need sunglasses on?", "neck_light"),
+    # putting means aside
+    ("suicidal_ideation_plan", "Have you been setting aside any pills?", "plan"),
+    # the genitals in lay euphemism
+    ("testicular_torsion_teen", "Any pain between your legs?", "testicle"),
+    # medicines read off the packet
+    ("medication_refill_hypertension", "Can you read me the name and strength on each packet?", "current_meds"),
+    ("asthma_exacerbation_child", "How often is she using her puffer?", "reliever_use"),
+    # textbook signs and tests
+    ("simple_uti", "Any costovertebral tenderness?", "flank"),
+    ("ectopic_pregnancy", "Was the test positive?", "pregnancy_status"),
+    ("migraine_known", "Any focal deficit?", "neuro"),
+])
+def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str,
+                                                             message: str, fact: str) -> None:
+    found = Understanding(by_id[scenario_id]).match(message)
+    assert fact in found, found
