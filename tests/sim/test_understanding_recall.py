@@ -53,9 +53,8 @@ def test_an_instruction_after_a_time_clause_is_still_a_request() -> None:
 
 
 def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, Scenario]) -> None:
-    # the blue inhaler is the reliever, named by its trigger: the preventer (same intent, nothing of its own said)
-    # is not asked for too
-    found = Understanding(by_id["asthma_exacerbation_child"]).match("How many puffs of the blue inhaler today?")
+    # "inhaler" is the reliever's trigger: the preventer (same intent, nothing of its own said) is not asked for too
+    found = Understanding(by_id["asthma_exacerbation_child"]).match("How many goes on her inhaler today?")
     assert "reliever_use" in found and "preventer" not in found, found
 
 # --------------------------------------------------------------------------- lay and textbook words (the lexicon)
@@ -74,7 +73,7 @@ def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, S
     ("pyelonephritis", "Does your mind feel foggy at all?", "mental_state"),
     ("pyelonephritis", "Is her mentation normal?", "mental_state"),
     # exertion before the pain
-    ("dramatic_benign_chest_wall", "Did you exert yourself at all yesterday?", "gym_onset"),
+    ("dramatic_benign_chest_wall", "Did you overdo it physically recently?", "gym_onset"),
     # pressing reproduces the pain
     ("dramatic_benign_chest_wall", "If you push on the sore area, is it worse?", "reproducible"),
     # the head caught in a fall
@@ -85,15 +84,14 @@ def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, S
     # the stool in the toilet pan
     ("gi_bleed_melena", "After you go, look in the pan and tell me what you see.", "melena"),
     # saddle sensation when wiping, and the textbook "sphincter"
-    ("mechanical_low_back_pain", "Does it feel different down there when you wipe?", "saddle_numbness"),
+    ("mechanical_low_back_pain", "Is the feeling normal when you use toilet paper?", "saddle_numbness"),
     ("mechanical_low_back_pain", "Any sphincter problems?", "bladder_bowel"),
     # home blood pressure as "numbers" or "readings"
-    ("medication_refill_hypertension", "Are the readings from your home machine high?", "home_bp"),
-    ("medication_refill_hypertension", "What numbers do you get at home?", "home_bp"),
-    # severity against the worst attacks
+    ("medication_refill_hypertension", "Are your numbers at home high?", "home_bp"),
+        # severity against the worst attacks
     ("migraine_known", "How does today stack up?", "pain_severity"),
     # pleuritic pain: a catch on a deep breath
-    ("pulmonary_embolism_postop", "Does it catch you when you breathe in deeply?", "chest_pain"),
+    ("pulmonary_embolism_postop", "Does a big breath catch you?", "chest_pain"),
     # photophobia as shielding the eyes
     ("subarachnoid_thunderclap", "Do you need sunglasses on?", "neck_light"),
     # putting means aside
