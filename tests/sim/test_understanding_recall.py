@@ -105,6 +105,9 @@ def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, S
     ("simple_uti", "Any costovertebral tenderness?", "flank"),
     ("ectopic_pregnancy", "Was the test positive?", "pregnancy_status"),
     ("migraine_known", "Any focal deficit?", "neuro"),
+    # a witness to a collapse, and a one-sided headache (the second item of a bundle)
+    ("subarachnoid_thunderclap", "Did your sister see anything happen?", "collapse"),
+    ("migraine_known", "Any fever, and is it only one side?", "typical_pattern"),
 ])
 def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str,
                                                              message: str, fact: str) -> None:
