@@ -13,10 +13,13 @@ Layers, each recorded on the facts it reveals:
    observe something now ("Ask him to smile.", "Please send a photo of the rash.", "Press where it
    hurts and tell me if it's sore."); a *statement*, explanation, plan, deferral ("I'll ask about your
    family later.") or piece of advice ("Keep him warm and let me know if he gets worse.", "Check his
-   sugar again in an hour.") does not, nor do the items of a list of advice ("Call 999 if you
-   notice:" followed by "- Any blue lips"). A short topic lead-in or a manoeuvre before a question
+   sugar again in an hour.") does not, nor do the items of a list under a statement heading ("Call
+   999 if you notice:" followed by "- Any blue lips"), unless an item has its own question mark. An
+   item that does not ask for itself under a lead-in that asks ("Could you tell me:" followed by
+   "- whether your neck is stiff") is read with the lead-in. A short topic lead-in, a manoeuvre, or a
+   statement the question refers back to ("... Have you had thoughts like that?") before a question
    ("Now, your family. Has anyone had heart trouble?", "Press on the bone. Does that hurt?") is read
-   together with that question.
+   together with that question (instructions and manoeuvres: ``sim.patient._instructions``).
 3. **Triggers** (layer ``trigger``): a fact's own trigger phrases, contiguous, in an asking sentence.
 4. **Intents** (layer ``intent``): the shared lexicon (``scenarios/intents.yaml``); a fact that lists
    an intent is revealed by an asking sentence that matches one of the intent's cues. Each item of a
@@ -47,6 +50,7 @@ from scenarios.lexicon import (
     vetoed_intents,
 )
 from scenarios.schema import Fact, Scenario
+from sim.patient._instructions import HAVE_SOMEONE, instructs, manoeuvre
 
 Layer = Literal["trigger", "intent", "model", "volunteered", "barge_in"]
 SpeechAct = Literal["question", "request", "statement"]
@@ -136,112 +140,14 @@ _ACTION = re.compile(
     r"(?:\s+(?:just|now|quickly|also|first|briefly|then))*\s+" + _EXAM_VERB + r"\b|"
     r"(?:open your mouth|say ah|show me|follow my finger|squeeze my|stick out your tongue|"
     r"take a deep breath|breathe in))", re.I)
-# An instruction to examine or observe something now and report it is a request, however politely it opens
-# ("Can you ask him to smile?", "Please send a photo of the rash.", "Wiggle your toes for me.", "I'd like you to
-# press where it hurts and tell me if it's sore."); advice is not ("Keep him warm and let me know if he gets worse.",
-# "Give her ten puffs now.", "Take him straight to A&E.", "Ask your friend to stay with you."):
-# - an observation that is itself the report (check, measure, count, have a look, send a photo, take a reading);
-# - having someone else do a manoeuvre ("ask him to smile", "get her to blow into the meter", "have him grip");
-# - a manoeuvre (press, wiggle, stand, hold up, run your fingers over...) with a report asked in the same sentence
-#   ("... and tell me", "... for me", "... and see if", "... so I can read it").
-_POLITE = re.compile(
-    r"^(?:(?:(?:can|could|would|will) you(?: please)?(?: just)?(?: also)?|(?:would|do) you mind|"
-    r"(?:i|we)(?:'d| would) (?:also )?like you to|(?:i|we) (?:need|want) you to|if you (?:can|could),?|"
-    r"(?:try|trying) (?:to|and)|now|just|also|then|quickly|gently|carefully|first)\s+)*", re.I)
-
-
-_VERBS = ("press push prod poke touch feel put pop place hold lift raise wiggle move bend straighten squeeze grip "
-          "clench stand walk step hop open close shut smile show blow cough breathe turn tilt point follow say repeat "
-          "read undress pull swallow tap look watch count hum talk speak frown smell sniff listen time weigh check "
-          "measure shine")
-
-
-def _manoeuvres(ing: bool) -> str:
-    """The manoeuvres a listener may be asked to do, as a regex; with their -ing forms ("Try putting ...") or not."""
-    verbs: list[str] = []
-    for verb in _VERBS.split():
-        verbs.append(verb)
-        if ing:
-            verbs += [f"{verb}ing", f"{verb[:-1]}ing" if verb.endswith("e") else f"{verb}{verb[-1]}ing"]
-    g = "(?:ing)?" if ing else ""
-    return (r"(?:(?:" + "|".join(sorted(set(verbs), key=len, reverse=True)) + r")"
-            rf"|stick{g} out|puff{g} out|run{'(?:ning)?' if ing else ''} (?:your|his|her|a) (?:finger|hand)s?|"
-            rf"tak{'(?:e|ing)' if ing else 'e'} (?:a|some|\w+) (?:deep |big )?(?:breaths?|steps?)|"
-            rf"tak{'(?:e|ing)' if ing else 'e'} (?:your|his|her|their|the) \w+ off|"
-            rf"giv{'(?:e|ing)' if ing else 'e'} (?:a|me a|us a) (?:big |good |little )?cough)")
-
-
-_MANOEUVRE = _manoeuvres(ing=False)
-_TRY_DO = re.compile(r"^(?:try|trying) " + _manoeuvres(ing=True) + r"\b", re.I)  # "Try putting your weight on it"
-_OBSERVE = re.compile(
-    r"^(?:check(?! on\b)|measure|count|feel (?:for|her|his|their|your|the)|"
-    r"(?:have|take) a (?:quick |good |close |proper )?look|"
-    r"look (?:at|in|into|inside|under|closely)|watch (?:his|her|their|the|him|them)\b|"
-    r"see (?:if|whether) (?:he|she|they|you) can " + _MANOEUVRE + r"|"
-    r"(?:send|upload|snap|text|email|share|show|pop|grab|drop|fire|whatsapp|attach|forward|get)(?: (?:me|us))?"
-    r"(?: (?:a|an|the|some|a few))?(?: (?:quick|clear|close|good))? "
-    r"(?:photo|picture|pic|image|photograph|snap|video)s?|"
-    r"take (?:a|her|his|their|your|the|another|a new)?\s*(?:quick |fresh )?(?:reading|temperature|temp|pulse|"
-    r"blood pressure|bp|sats|oxygen|peak flow|sugar|glucose|photo|picture|pic|photograph)s?)\b", re.I)
-# "Have her sit upright" is an instruction, not the question "Have her symptoms changed?".
-_HAVE_SOMEONE = re.compile(
-    r"^(?:have|get|make|let) (?:him|her|them|someone|somebody|the (?:baby|child|patient|little one)) (?:to )?"
-    r"(?:sit|lie|stay|take|drink|keep|rest|use|wear|call|ring|phone|go|come|stop|avoid|eat|wait|sip|try|bring|give|"
-    r"carry|sleep|be|wash|change|put|hold|breathe|move|stand|walk|look|check|lift|raise|smile|show|blow|open|count|"
-    r"read|say|repeat|press|push|point|follow|squeeze|grip|touch|feel|speak|talk)\b", re.I)
-_HAVE_DO = re.compile(
-    r"^(?:ask|get|have) (?:him|her|them|the (?:baby|child|patient|little one)|your (?:\w+ )?\w+) (?:to )?"
-    + _MANOEUVRE + r"\b", re.I)
-_DO = re.compile(r"^" + _MANOEUVRE + r"\b", re.I)
-_REPORT = re.compile(
-    r"\b(?:tell me|tell us|read (?:me|us|out|it out)|for me|and see\b|see (?:if|whether|what|how)|"
-    r"let me know (?:what|how|whether|which|where)|so (?:that )?(?:i|we) can (?:see|read|hear|check|look)|"
-    r"what (?:you|he|she|they|it) (?:see|feel|notice|find|looks?|reads?|says?)|(?:and|to) (?:check|count|measure))",
-    re.I)
-# Advice and safety-netting: what to do until help comes, later, regularly, or if something changes.
-_ADVICE = re.compile(
-    r"\b(?:until|till|while (?:you|we|they|waiting|the|help|an?)\b|in case|when (?:the|they|you get|you arrive|help)|"
-    r"(?:if|should) [^,.;]{0,30}?\b(?:gets?|becomes?|starts?|changes?|stops?|goes|feels? worse|worsens?|spreads?|"
-    r"develops?|comes? back|does(?:n't| not) (?:improve|settle|get better))\b|every \w+|"
-    r"each (?:morning|day|night|hour)|"
-    r"tonight|tomorrow|overnight|through the night|later|regularly|from now on|over the next|at a time|"
-    r"in (?:an?|one|two|three|a few|\d+) (?:hours?|days?)|in (?:two|three|a few|\d+) minutes|"
-    r"for (?:the next|a few|two|three|\d+) (?:hours|days)|"
-    r"(?:call|ring|phone) (?:back|us|999|111|an ambulance)|go (?:to|straight)|come (?:in|back))\b",
-    re.I)
-# A short heading before an instruction ("Face: ask him to smile.", "**Arms**: get him to lift both arms.").
-_HEADING = re.compile(r"^[A-Za-z][\w'/&-]*(?: [\w'/&-]+){0,2}:\s+(?=\S)")
-
-
-def _instruction(s: str) -> str:
-    """``s`` without a short heading and the polite frame of an instruction ("Could you", "I'd like you to")."""
-    return _POLITE.sub("", _HEADING.sub("", s))
-
-
-def _instructs(s: str) -> bool:
-    """Whether ``s`` (filler stripped) tells the listener to examine or observe something now and report it."""
-    s = _instruction(s)
-    if _ADVICE.search(s):
-        return False
-    return bool(_OBSERVE.match(s) or _HAVE_DO.match(s) or ((_DO.match(s) or _TRY_DO.match(s)) and _REPORT.search(s)))
-
-
-def _manoeuvre(s: str) -> bool:
-    """Whether ``s`` tells the listener to do a manoeuvre now, not to follow advice.
-
-    Such a sentence is read with the question after it ("Ask him to smile. Is it even?", "Press on the bone. Does
-    that hurt?").
-    """
-    s = _instruction(s)
-    return bool((_DO.match(s) or _TRY_DO.match(s) or _HAVE_DO.match(s)) and not _ADVICE.search(s))
-
-
 # Opening words of a question written without its question mark ("Any fever." / "Did you fall").
 _PRONOUN = r"(?:you|he|she|they|we|i|it|your|his|her|their|the|there|this|that|any|anyone|anybody|anything)"
 _QUESTION_START = re.compile(
     r"^(?:any|anything|anyone|anybody|ever|did|does|is|are|was|were|has|can|could|would|will|shall|how|where|which|"
     r"who|whose|why|whereabouts|roughly how|approximately how|what(?! (?:to|you should|you can|we(?:'ll| will)|"
-    rf"i(?:'ll| will| recommend|'d recommend| would recommend)|happens|this means|next)\b)|(?:do|have|had) {_PRONOUN}|"
+    rf"i(?:'ll| will| recommend|'d recommend| would recommend)|happens|this means|next|"
+    r"(?:you|i|we)(?:'ve| have)? (?:told|said|described|mentioned|explained|heard|noticed) (?:me|us|so far|today)?"
+    rf")\b)|(?:do|have|had) {_PRONOUN}|"
     r"when (?:did|was|were|is|are|does|do|had|has|will|would|could|exactly|roughly|approximately))\b", re.I)
 _TOPIC_LEAD = re.compile(
     r"^(?:let'?s (?:talk|move on|turn|go on|switch|focus) (?:about|to|on)|moving on to|turning to|on to|onto|"
@@ -267,9 +173,9 @@ def speech_act(sentence: str) -> SpeechAct:
         return "statement"
     if s.endswith("?") or re.search(r"\?\s*[)\"'*_]*$", s):
         return "question"
-    if _REQUEST.match(s) or _instructs(s):
+    if _REQUEST.match(s) or instructs(s):
         return "request"
-    if _HAVE_SOMEONE.match(s):  # an instruction that is not an examination: advice
+    if HAVE_SOMEONE.match(s):  # an instruction that is not an examination: advice
         return "statement"
     if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
         return "statement"
@@ -279,7 +185,12 @@ def speech_act(sentence: str) -> SpeechAct:
 
 
 def asking_sentences(message: str) -> list[str]:
-    """The sentences of ``message`` that ask; a short topic lead-in is prefixed to the question after it."""
+    """The sentences of ``message`` that ask; a short topic lead-in is prefixed to the question after it.
+
+    The items of a list are read with the sentence the list hangs from (``_item_unit``); a question that refers
+    back to the statement before it ("Some people in pain feel life isn't worth living. Have you felt like that?")
+    is read with that statement.
+    """
     return list(_asking(message))
 
 
@@ -288,20 +199,65 @@ def _asking(message: str) -> tuple[str, ...]:
     pieces = _pieces(message)
     parts = [sentence for sentence, _ in pieces]
     out: list[str] = []
-    advice_list = False  # the items of a list of advice ("Call 999 if you notice:\n- Any blue lips") ask nothing
+    lead = ""  # the last sentence that is not a list item: what a list hangs from
     for i, (sentence, item) in enumerate(pieces):
         if not item:
-            advice_list = bool(_ADVICE_HEADING.search(sentence)) and not _QUESTION_HEADING.search(sentence)
-        advice = item and advice_list and not sentence.rstrip(" )\"'*_").endswith("?")
-        if advice or speech_act(sentence) == "statement":
+            lead = sentence if _strip_filler(sentence) else lead
+        elif lead:
+            unit = _item_unit(lead, sentence)
+            if unit:
+                out.append(unit)
             continue
-        if i > 0 and speech_act(parts[i - 1]) == "statement":
-            lead = _strip_filler(parts[i - 1])
-            if lead and not _DEFER.search(lead) and (_TOPIC_LEAD.match(lead) or len(lead.split()) <= 4
-                                                     or _manoeuvre(lead)):
-                sentence = f"{lead} {sentence}"
+        if speech_act(sentence) == "statement":
+            continue
+        if i > 0 and speech_act(parts[i - 1]) == "statement" and _leads_into(_strip_filler(parts[i - 1]), sentence):
+            sentence = f"{_strip_filler(parts[i - 1])} {sentence}"
         out.append(sentence)
     return tuple(out)
+
+
+def _leads_into(before: str, question: str) -> bool:
+    """Whether the statement ``before`` is read with the question after it.
+
+    A topic lead-in, a short one, a manoeuvre, or what the question refers back to (``_REFERS_TO_STATEMENT``);
+    never a deferral.
+    """
+    if not before or _DEFER.search(before):
+        return False
+    return bool(_TOPIC_LEAD.match(before) or len(before.split()) <= 4 or manoeuvre(before)
+                or _REFERS_TO_STATEMENT.search(question))
+
+
+# A question about "that" which the statement before it described ("... Have you had thoughts like that?",
+# "Has anything like this happened?", "Have you felt that way?").
+_REFERS_TO_STATEMENT = re.compile(r"\b(?:like (?:that|this|those|these)|(?:that|this|the same) (?:way|kind|sort)|"
+                                  r"such (?:thoughts?|feelings?|ideas?|things?)|anything similar)\b", re.I)
+
+
+def _item_unit(lead: str, item: str) -> str:
+    """What one list item asks, read with the sentence the list hangs from ("" when it asks nothing).
+
+    An item that asks for itself ("- Any rash?", "- When did it start") is read on its own; one that does not
+    ("- whether your neck is stiff", "- your current doses") asks with the lead-in when the lead-in asks ("Could you
+    tell me:", "Has he had any of these:", "I need a few details:"). Under a statement heading ("Things to tell the
+    crew about:", "Call 999 if you notice:") an item without a question mark asks nothing.
+    """
+    if item.rstrip(" )\"'*_").endswith("?"):
+        return item
+    if _lead_asks(lead):
+        return item if speech_act(item) != "statement" else f"{_strip_filler(lead)} {item}"
+    if lead.rstrip(" *_").endswith(":"):
+        return ""
+    return item if speech_act(item) != "statement" else ""
+
+
+def _lead_asks(lead: str) -> bool:
+    """Whether a list's lead-in asks (a question or request, with or without its colon) or heads questions."""
+    if _QUESTION_HEADING.search(lead):
+        return True
+    if _ADVICE_HEADING.search(lead):
+        return False
+    return speech_act(lead.rstrip(" *_").rstrip(":")) != "statement"
 
 
 # The heading of a list of advice or warning signs, not of questions ("Call 999 if you notice:", "Red flags:",
@@ -311,7 +267,7 @@ _ADVICE_HEADING = re.compile(
     r"look out|keep an eye|warning|red flags?|danger|signs?|safety|if you (?:notice|get|develop|see|have)|"
     r"if (?:he|she|they|it) (?:has|have|gets?|develops?|becomes?|starts?)|get help|emergency|straight away|"
     r"immediately|urgently|what to do|do not|don't|avoid|make sure)\b[^:]*:\s*$", re.I)
-_QUESTION_HEADING = re.compile(r"\b(?:ask(?:ing)?|questions?|check (?:a|some|few|these|the following)|"
+_QUESTION_HEADING = re.compile(r"\b(?:ask(?:ing)?|questions?|checks|check (?:a|some|few|these|the following)|"
                                r"(?:need|like|want) to know|tell me|details?|(?:a )?(?:few|couple of) "
                                r"(?:things|points))\b", re.I)
 
@@ -490,14 +446,17 @@ class Understanding:
             for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
                 by_intent.setdefault(iid, []).append(fact)
         for iid, facts in by_intent.items():
-            for fact in self._tie_break(iid, facts, text) if len(facts) > 1 else facts:
+            triggered = any(found.get(f.id) == "trigger" for f in facts)
+            for fact in self._tie_break(iid, facts, text, triggered=triggered) if len(facts) > 1 else facts:
                 found.setdefault(fact.id, "intent")
         return found
 
-    def _tie_break(self, iid: str, facts: list[Fact], text: str) -> list[Fact]:
+    def _tie_break(self, iid: str, facts: list[Fact], text: str, *, triggered: bool = False) -> list[Fact]:
         """Which of the facts that share one matched intent the sentence (padded ``text``) means.
 
-        Words beyond those that made the intent match say it.
+        Words beyond those that made the intent match say it; when nothing more is said and one of the facts was
+        ``triggered`` by its own trigger, that trigger has said it ("How many puffs of the blue inhaler?" is the
+        reliever, not the preventer too).
         """
         cue_words = {w for c in compiled_intents()[iid][0] if c.hit(text) for p in c.phrases for w in p.split()}
         said = set(text.split()) - _STOP - _GENERIC - cue_words
@@ -505,7 +464,9 @@ class Understanding:
         tied = {f.id for f in facts}
         # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?" reveals the
         # melaena, not how much of it there was)
-        return specific or [f for f in facts if f.requires not in tied] or facts
+        if specific or triggered:
+            return specific
+        return [f for f in facts if f.requires not in tied] or facts
 
     def recognised(self, message: str) -> set[str]:
         """The lexicon intents the message's asking sentences ask for (vetoed ones left out).

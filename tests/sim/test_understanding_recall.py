@@ -1,0 +1,115 @@
+"""Issue 35 §2: the patient understands natural questions for critical facts, by class.
+
+Each example is invented (none comes from the bench sets) and fails without the change it covers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios import Scenario
+from sim.patient.understanding import Understanding, asking_sentences, speech_act
+
+# --------------------------------------------------------------------------- lists and lead-ins
+
+
+def test_a_list_item_asks_with_the_lead_in_it_hangs_from(by_id: dict[str, Scenario]) -> None:
+    sah = Understanding(by_id["subarachnoid_thunderclap"])
+    assert "neck_light" in sah.match("Can you tell me:\n- how long it has lasted\n- whether bright lights bother you")
+    refill = Understanding(by_id["medication_refill_hypertension"])
+    assert "current_meds" in refill.match("I need a couple of details first:\n1. the tablets you take\n2. your GP")
+    # an item that asks for itself is still read on its own
+    assert "Any rash?" in asking_sentences("Can you tell me:\n- Any rash?\n- whether she is drinking")
+
+
+def test_a_list_under_a_statement_heading_asks_nothing(by_id: dict[str, Scenario]) -> None:
+    message = "Things to mention to the paramedics:\n- any trouble with her breathing\n- any new blotchy skin"
+    assert asking_sentences(message) == []
+    assert Understanding(by_id["sepsis_elderly"]).match(message) == {}
+    # a question mark still asks, whatever the heading
+    assert asking_sentences("Things I'd like to know:\n- Is she breathing fast?") == ["Is she breathing fast?"]
+
+
+def test_a_question_that_refers_back_is_read_with_the_statement_before_it(by_id: dict[str, Scenario]) -> None:
+    u = Understanding(by_id["suicidal_ideation_plan"])
+    message = "A lot of people under this much strain wish they could go to sleep and not wake up. Felt like that?"
+    assert "suicidal_thoughts" in u.match(message)
+    # a deferral is never read with the question after it
+    assert "suicidal_thoughts" not in u.match("We'll come back to dark thoughts later. Anything like that at work?")
+
+
+def test_what_you_have_said_opens_a_statement_not_a_question() -> None:
+    assert speech_act("What you've told me helps, and I want you to be safe tonight.") == "statement"
+    assert speech_act("What you said earlier is important") == "statement"
+    assert speech_act("What have you taken today") == "question"
+
+
+
+def test_an_instruction_after_a_time_clause_is_still_a_request() -> None:
+    assert speech_act("Once she's awake, get her to smile for me.") == "request"
+    assert speech_act("After you've been, look in the pan and tell me what you see.") == "request"
+    # advice stays advice, time clause or not
+    assert speech_act("When you get home, check his temperature.") == "statement"
+
+
+def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, Scenario]) -> None:
+    # "inhaler" is the reliever's trigger: the preventer (same intent, nothing of its own said) is not asked for too
+    found = Understanding(by_id["asthma_exacerbation_child"]).match("How many goes on her inhaler today?")
+    assert "reliever_use" in found and "preventer" not in found, found
+
+# --------------------------------------------------------------------------- lay and textbook words (the lexicon)
+
+
+@pytest.mark.parametrize("scenario_id, message, fact", [
+    # walking unaided, in lay idiom
+    ("ankle_sprain", "Did you manage to get back to the changing room unaided?", "weight_bearing"),
+    ("ankle_sprain", "Did you get home under your own steam?", "weight_bearing"),
+    # talking in sentences, tested by counting in one breath
+    ("asthma_exacerbation_child", "Can she count from one to ten without stopping?", "speech"),
+    # thirst, as the water bottle
+    ("dka_teen", "Is he forever refilling his water bottle?", "thirst_urination"),
+    # alertness: answering to a name, foggy thinking, the textbook "mentation"
+    ("dka_teen", "If you shout his name, does he answer you?", "drowsy"),
+    ("pyelonephritis", "Does your mind feel foggy at all?", "mental_state"),
+    ("pyelonephritis", "Is her mentation normal?", "mental_state"),
+    # exertion before the pain
+    ("dramatic_benign_chest_wall", "Did you overdo it physically recently?", "gym_onset"),
+    # pressing reproduces the pain
+    ("dramatic_benign_chest_wall", "If you push on the sore area, is it worse?", "reproducible"),
+    # the head caught in a fall
+    ("geriatric_fall_anticoagulant", "Did your head catch the table edge as you went over?", "head_strike"),
+    # vomiting in lay words, and what happens on getting up
+    ("gi_bleed_melena", "Has anything come up since breakfast?", "haematemesis"),
+    ("gi_bleed_melena", "Do you go funny if you get up quickly?", "postural"),
+    # the stool in the toilet pan
+    ("gi_bleed_melena", "After you go, look in the pan and tell me what you see.", "melena"),
+    # saddle sensation when wiping, and the textbook "sphincter"
+    ("mechanical_low_back_pain", "Is the feeling normal when you use toilet paper?", "saddle_numbness"),
+    ("mechanical_low_back_pain", "Any sphincter problems?", "bladder_bowel"),
+    # home blood pressure as "numbers" or "readings"
+    ("medication_refill_hypertension", "Are your numbers at home high?", "home_bp"),
+        # severity against the worst attacks
+    ("migraine_known", "How does today stack up?", "pain_severity"),
+    # pleuritic pain: a catch on a deep breath
+    ("pulmonary_embolism_postop", "Does a big breath catch you?", "chest_pain"),
+    # photophobia as shielding the eyes
+    ("subarachnoid_thunderclap", "Do you need sunglasses on?", "neck_light"),
+    # putting means aside
+    ("suicidal_ideation_plan", "Have you been setting aside any pills?", "plan"),
+    # the genitals in lay euphemism
+    ("testicular_torsion_teen", "Any pain between your legs?", "testicle"),
+    # medicines read off the packet
+    ("medication_refill_hypertension", "Can you read me the name and strength on each packet?", "current_meds"),
+    ("asthma_exacerbation_child", "How often is she using her puffer?", "reliever_use"),
+    # textbook signs and tests
+    ("simple_uti", "Any costovertebral tenderness?", "flank"),
+    ("ectopic_pregnancy", "Was the test positive?", "pregnancy_status"),
+    ("migraine_known", "Any focal deficit?", "neuro"),
+    # a witness to a collapse, and a one-sided headache (the second item of a bundle)
+    ("subarachnoid_thunderclap", "Did your sister see anything happen?", "collapse"),
+    ("migraine_known", "Any fever, and is it only one side?", "typical_pattern"),
+])
+def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str,
+                                                             message: str, fact: str) -> None:
+    found = Understanding(by_id[scenario_id]).match(message)
+    assert fact in found, found
