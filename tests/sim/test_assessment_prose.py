@@ -127,3 +127,11 @@ def test_a_category_named_to_rule_it_out_or_in_a_service_name_is_not_the_decisio
                             "Book a routine appointment.") == "routine"
     assert prose_escalation("You should see an emergency dentist today.") == "urgent"
     assert prose_escalation("You don't need an ambulance; please get a lift to urgent care today.") == "urgent"
+
+
+def test_a_means_of_care_decides_before_a_bare_time_word() -> None:
+    # "a pharmacist today" is self-care at a pharmacy, not same-day medical care
+    assert prose_escalation("Likely a cold sore. Please see a pharmacist today for a cream.") == "self_care"
+    p = parse_assessment("Assessment: Head lice.\nPlan: Pharmacist for a treatment lotion. GP if the scalp gets "
+                         "infected.")
+    assert p.escalation == "self_care"

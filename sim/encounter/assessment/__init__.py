@@ -28,8 +28,9 @@ bold labels; bracketed tags ``[ESI 4] [URGENT]``; the protocol's fields in order
 self_care | ...``; combined labels ``ESI / escalation: 4 / routine``). Labels may be the protocol's or their common
 variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Triage System``), ``Urgency``,
 ``How urgent``, ``Where to go``, ``Who to see``, ``Impression``, ``Dx``, ``Likely causes``, ``What I think it is``,
-``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three", "a triage level of two", "E S I five") are numbers, and so are
-the Manchester Triage System's colours where the text names that scale ("MTS: ORANGE" is 2) and ``P1`` to ``P5``.
+``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three", "a triage level of two",
+"E S I five") are numbers, and so are the Manchester Triage System's colours where the text names that scale ("MTS:
+ORANGE" is 2) and ``P1`` to ``P5``.
 A tool call's arguments (``Arguments: {...}``, or a JSON string holding the object) are read as its JSON object.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
@@ -89,7 +90,8 @@ marker is a question (``Assessment: any allergies?``) is one only when a field f
   an appointment" routine, "self-care" and "home care" self_care; "not an emergency" names none and
   "non-urgent" is routine), so that safety-netting elsewhere ("if it gets worse, call 911") cannot
   override it. Without such a field: the category of the first sentence of the ``Advice`` /
-  ``Plan`` / ``Recommendations`` field when it names exactly one, else the one category named
+  ``Plan`` / ``Recommendations`` field when it names exactly one (naming none, the category of the means of care it
+  names: "Plan: pharmacist for a cream"), else the one category named
   outside the triage and diagnoses fields (two or more is ambiguous). An escalation field that names
   no category falls back the same way, taking the first category named when there are several. A field naming
   several ("your GP surgery today, a same-day appointment") takes the one its means of care belongs to. Where

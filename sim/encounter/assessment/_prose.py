@@ -129,7 +129,7 @@ _PROGNOSIS = re.compile(r"\b(?:clears?|clearing) up\b|\bsettle|\bget(?:ting)? be
 # read only where no sentence names the category itself
 _WEAK = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening|week)|within (?:24 hours|a few hours|a week)"
                    r"|(?:in the )?next (?:few )?(?:hours|days|week)|follow[\s-]?up)\b", re.IGNORECASE)
-_CARE_BEFORE = re.compile(r"\b(?:gp|doctor|seen|care|cent(?:re|er)|clinic|appointment|surgery|nurse|pharmacist)\W+"
+_CARE_BEFORE = re.compile(r"\b(?:gp|doctor|seen|care|cent(?:re|er)|clinic|appointment|surgery|nurse)\W+"
                           r"(?:\w+\W+){0,2}$", re.IGNORECASE)
 _RULED_OUT_CATEGORY = re.compile(r"\b(?:isn'?t|is not|aren'?t|are not|not|non)[\s-]+(?:an? )?(?:urgent|emergency)\b",
                                  re.IGNORECASE)
@@ -166,19 +166,21 @@ def prose_escalation(text: str) -> str | None:
     """The escalation of the first decisive sentence that decides one (``decision_escalation``), or None.
 
     Sentences are read first without the words that only place care in time (``_WEAK``: "today", "this week"),
-    which fill any story; only when none decides are they read with them; and only when none names a category, the
-    first that names a means of care only one category uses (a pharmacist, the emergency department ...).
+    which fill any story; when none decides, the first that names a means of care only one category uses (a
+    pharmacist, the emergency department ...) gives its category; only then are the time words read.
     """
     from scenarios.schema import Disposition
 
     parts = [d for s in sentences(text) if (d := decisive(s))]
-    for weak in (False, True):
-        for part in parts:
-            if (named := decision_escalation(part if weak else _strong(part))) is not None:
-                return named
+    for part in parts:
+        if (named := decision_escalation(_strong(part))) is not None:
+            return named
     for part in parts:  # no category named: a means of care that only one category uses ("pop into a pharmacy")
         if (means := disposition_from(part)) in _DISTINCT_MEANS:
             return Disposition(means).escalation.value
+    for part in parts:
+        if (named := decision_escalation(part)) is not None:
+            return named
     return None
 
 

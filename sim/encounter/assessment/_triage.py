@@ -174,6 +174,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
                   None)
     if advice is not None and len(named := _escalation_from(_first_sentence(_field_text(section, *advice)))) == 1:
         return named[0]
+    if advice is not None and not named and (means := disposition_from(_first_sentence(_field_text(section, *advice)))):
+        return Disposition(means).escalation.value  # "Plan: Pharmacist for a cream. GP if spreading."
     named = _escalation_from(_outside_fields(section, fields))
     if len(named) == 1 or (field is not None and named):
         return named[0]
