@@ -135,3 +135,31 @@ def test_a_means_of_care_decides_before_a_bare_time_word() -> None:
     p = parse_assessment("Assessment: Head lice.\nPlan: Pharmacist for a treatment lotion. GP if the scalp gets "
                          "infected.")
     assert p.escalation == "self_care"
+
+
+THIRD_ROUND = [  # (reply, form, level, escalation, diagnoses): invented here, after dev set 5's classes
+    ("I'm sending an ambulance to you now; this sounds like a stroke. Is the front door unlocked so the crew can "
+     "get in?", "prose", None, "emergency", ["stroke"]),
+    ("This sounds like inflammation of the thick band of tissue under your heel, called plantar fasciitis. You can "
+     "look after it at home with rest, ice and calf stretches.", "prose", None, "self_care", ["plantar fasciitis"]),
+    ("My impression is a kidney stone. Other possibilities: a urine infection, a pulled muscle. Please go to urgent "
+     "care today.", "prose", None, "urgent", ["kidney stone", "urine infection", "pulled muscle"]),
+    ('submit_assessment({"triage_level": 2, "escalation": "emergency", "diagnoses": ["Ectopic pregnancy"]})',
+     "json", 2, "emergency", ["Ectopic pregnancy"]),
+    ("Manchester Triage outcome\nPriority: ORANGE\nImpression: open fracture of the forearm\n"
+     "Disposition: emergency department", "fields", 2, "emergency", ["open fracture of the forearm"]),
+    ("Thanks, that's everything I need. It sounds like a dental abscess, and you need to see a dentist within 4 "
+     "hours.", "prose", None, "urgent", ["dental abscess"]),
+]
+
+
+@pytest.mark.parametrize("reply,form,level,escalation,diagnoses", THIRD_ROUND)
+def test_dispatch_named_conditions_other_possibilities_calls_and_colours_are_read(
+        reply: str, form: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert (p.form, p.triage_level, p.escalation, p.diagnoses) == (form, level, escalation, diagnoses)
+
+
+def test_announcing_questions_is_not_final() -> None:
+    assert assessment_form("Thanks for that. I'm going to ask a few quick questions to work out how urgent this "
+                           "is; it could be a migraine.") is None

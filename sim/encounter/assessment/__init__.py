@@ -30,8 +30,10 @@ variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Tr
 ``How urgent``, ``Where to go``, ``Who to see``, ``Impression``, ``Dx``, ``Likely causes``, ``What I think it is``,
 ``Diagnosis 1``, ``Differential includes ...``. Spoken levels ("triage level three", "a triage level of two",
 "E S I five") are numbers, and so are the Manchester Triage System's colours where the text names that scale ("MTS:
-ORANGE" is 2) and ``P1`` to ``P5``.
-A tool call's arguments (``Arguments: {...}``, or a JSON string holding the object) are read as its JSON object.
+ORANGE" is 2; so is "Priority: ORANGE" under a "Manchester Triage outcome" heading) and ``P1`` to ``P5``; "within
+N hours" (N up to 24) and "within the hour" are urgent.
+A tool call's arguments (``Arguments: {...}``, a call ``submit_assessment({...})``, or a JSON string holding the
+object) are read as its JSON object.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -63,9 +65,13 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   a triage level or an escalation (not a question, not conditional, hypothetical, deferring or about the illness's
   course), an impression ("this sounds like X", "most likely X", "signs of X") or concluding words ("putting it all
   together", "my final answer"), and no interview question left (closing checks such as "Does that make sense?"
-  are allowed). Voice transcripts and SSML are prose too: markup is removed, "level three", "E S I five" and "nine
-  one one" are read as numbers. Its escalation is the first decisive sentence's, its diagnoses those of a list
-  phrase ("my diagnoses, in order: X, Y") or of the impression phrases, what a sentence rules out left out.
+  are allowed, and so is a practical question after a dispatch: "I'm sending an ambulance now ... Is the door
+  unlocked?"); a reply announcing questions ("I'm going to ask a few quick questions") is not final. Voice
+  transcripts and SSML are prose too: markup is removed, "level three", "E S I five" and "nine one one" are read as
+  numbers. Its escalation is the first decisive sentence's, its diagnoses those of a list
+  phrase ("my diagnoses, in order: X, Y", "other possibilities: Y, Z" after the impression) or of the impression
+  phrases (the name after "called" or "known as": "a tear in the main artery, called an aortic dissection"), what a
+  sentence rules out left out.
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these

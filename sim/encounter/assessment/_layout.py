@@ -166,8 +166,8 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
 
 _FENCE = re.compile(r"^\s*(?:>\s*)*```")
 # where an unfenced object starts: at the line's start, or after a tool call's label ("Arguments: {...")
-_JSON_OPENING = re.compile(r"^\s*(?:(?:arguments|args|parameters|params|input|tool input"
-                           r"|function call)\s*[:=]\s*)?(?=\{)",
+_JSON_OPENING = re.compile(r"^\s*(?:(?:arguments|args|parameters|params|input|tool input|function call)\s*[:=]\s*"
+                           r"|[A-Za-z_][\w.]{0,60}\(\s*)?(?=\{)",
                            re.IGNORECASE)
 
 
@@ -185,12 +185,17 @@ def _json_object(text: str) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
+def _call_body(first: str, rest: list[str]) -> str:
+    """The object's text: its first line's part from ``{`` on, the next lines, the call's ``)`` or ``);`` dropped."""
+    return "\n".join([first, *rest]).rstrip().rstrip(";").rstrip().removesuffix(")")
+
+
 def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
     """Where JSON objects sit among the raw lines: start index -> (end index, object).
 
     A fenced code block that holds one object, or an unfenced object from a line starting ``{`` (or a tool call's
-    ``Arguments: {``) to the line where it closes. A string value that holds an object (a tool call's arguments) is
-    read as that object.
+    ``Arguments: {``, or a call ``submit_assessment({``) to the line where it closes. A string value that holds an
+    object (a tool call's arguments) is read as that object.
     """
     spans: dict[int, tuple[int, dict[str, object]]] = {}
     i = 0
@@ -201,9 +206,9 @@ def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
             body = "\n".join(raws[i + 1:end]) if end is not None else ""
         elif (opening := _JSON_OPENING.match(raws[i])) is not None:  # it closes on one of the next lines ending "}"
             first = raws[i][opening.end():]
-            closing = [k for k in range(i, min(len(raws), i + _JSON_LINES)) if raws[k].rstrip().endswith("}")][:3]
-            end = next((k for k in closing if _json_object("\n".join([first, *raws[i + 1:k + 1]])) is not None), None)
-            body = "\n".join([first, *raws[i + 1:end + 1]]) if end is not None else ""
+            closing = [k for k in range(i, min(len(raws), i + _JSON_LINES)) if raws[k].rstrip(" );").endswith("}")][:3]
+            end = next((k for k in closing if _json_object(_call_body(first, raws[i + 1:k + 1])) is not None), None)
+            body = _call_body(first, raws[i + 1:end + 1]) if end is not None else ""
         data = _json_object(body) if end is not None else None
         if end is not None and data is not None:
             spans[i] = (end, data)
@@ -354,6 +359,7 @@ _LABEL_KINDS = (
                              r"(?: ?(?:/|and|&) ?(?:differentials?|diagnos[ie]s))?"
                              r"(?: (?:to consider|to rule out|considered))?(?: in order(?: of likelihood)?| ranked)?$"
                              r"|^(?:most likely|likely|likely (?:cause|source))$"
+                             r"|^(?:probable|likely|suspected) problem$"
                              r"|^what (?:i think|it (?:might|could|probably) be|this (?:is|might be|could be))"
                              r"(?: (?:it is|is going on|is happening|this is))?$")),
 )

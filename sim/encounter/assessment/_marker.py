@@ -22,6 +22,7 @@ from sim.encounter.assessment._layout import (
 )
 from sim.encounter.assessment._prose import is_prose_final
 from sim.encounter.assessment._triage import (
+    _MANCHESTER_NAMED,
     _escalation_from,
     _field_levels,
     _levels,
@@ -80,14 +81,17 @@ _BARE_WORDS = 14  # an unlabelled decision line is short: "ESI 5", "Urgent - go 
 _LOOK_BACK = 8  # lines above a block in which its triage level may stand ("Triage category 4 (green).")
 
 
-def _readable(lines: list[_Line], j: int, f: _Field) -> str | None:
-    """The field's kind when its value is readable and decided ("escalation" for a disposition), else None."""
+def _readable(lines: list[_Line], j: int, f: _Field, scale: str = "") -> str | None:
+    """The field's kind when its value is readable and decided ("escalation" for a disposition), else None.
+
+    ``scale``: "MTS " when the reply names the Manchester scale, so that a priority field's colour is a level.
+    """
     text = _field_text(lines, j, f)
     if f.kind == "diagnoses":
         return "diagnoses" if _field_diagnoses(f, _block(lines, j)[0]) else None
     if _TENTATIVE.search(text):
         return None
-    if f.kind == "level" and _field_levels(f.label, text):
+    if f.kind == "level" and _field_levels(scale + f.label, text):
         return "level"
     if f.kind in ("escalation", "disposition") and (_escalation_from(text) or disposition_from(text)):
         return "escalation"
@@ -114,17 +118,18 @@ def _by_fields(lines: list[_Line]) -> int | None:
     unlabelled decision line (``_bare``), with at least one labelled field. It decides when it gives two of a
     triage level, an escalation (or a disposition) and a differential, one of them the escalation or the
     differential. It starts at its first line, or at a line naming the triage level up to ``_LOOK_BACK`` lines
-    above it.
+    above it, or at a diagnoses field up to three times that far above it.
     """
     start: int | None = None
     last = -_CLUSTER_GAP - 1
     kinds: set[str] = set()
     labelled = False
     fields = dict(_fields(lines))
+    scale = "MTS " if any(_MANCHESTER_NAMED.search(line.body) for line in lines) else ""
     for j, line in enumerate(lines):
         f = fields.get(j)
         if f is not None and f.kind in _FIELD_KINDS:
-            found = {kind} if (kind := _readable(lines, j, f)) else set()
+            found = {kind} if (kind := _readable(lines, j, f, scale)) else set()
         else:
             found = _bare(line) if f is None or f.kind == "label" or (f.kind == "other" and not f.value) else set()
         if not found:
@@ -136,8 +141,14 @@ def _by_fields(lines: list[_Line]) -> int | None:
         labelled = labelled or (f is not None and f.kind in _FIELD_KINDS)
         if labelled and start is not None and _decides(kinds):
             above = [k for k in range(max(0, start - _LOOK_BACK), start)
-                     if _levels(lines[k].body) and not _TENTATIVE.search(lines[k].body)]
-            return above[0] if above and "level" not in kinds else start
+                     if _levels(scale + lines[k].body) and not _TENTATIVE.search(lines[k].body)]
+            if above and "level" not in kinds:
+                return above[0]
+            # a differential listed first, its advice between it and the decision ("Diagnoses: ... Advice: ...
+            # Escalation: urgent")
+            listed = [k for k in range(max(0, start - 3 * _LOOK_BACK), start)
+                      if (f := fields.get(k)) is not None and f.kind == "diagnoses" and _readable(lines, k, f)]
+            return listed[0] if listed and "diagnoses" not in kinds else start
     return None
 
 
@@ -159,7 +170,8 @@ def _found(lines: list[_Line]) -> tuple[int, str] | None:
             return i, "table" if table else form
     start = _by_fields(lines)
     if start is None:
-        return (0, "prose") if is_prose_final("\n".join(line.body for line in lines)) else None
+        named = any(f.kind == "diagnoses" and _readable(lines, j, f) for j, f in _fields(lines))
+        return (0, "prose") if is_prose_final("\n".join(line.body for line in lines), named) else None
     return start, "json" if lines[start].json else "table" if lines[start].table else "fields"
 
 

@@ -9,6 +9,7 @@ from sim.encounter.assessment._layout import _fields, _lines
 from sim.encounter.assessment._marker import _find
 from sim.encounter.assessment._prose import _NAME_END, prose_diagnoses, prose_disposition, prose_escalation
 from sim.encounter.assessment._triage import (
+    _MANCHESTER_NAMED,
     _escalation_from,
     _levels,
     _read_disposition,
@@ -36,7 +37,7 @@ def _marker_value(marker: str) -> list[str]:
     m = _MARKER_VALUE.match(marker)
     if m is None:
         return []
-    first = re.split(r"(?<=[.!?])\s", m["value"], maxsplit=1)[0]
+    first = re.split(r"(?<=[A-Za-z)][.!?])\s", m["value"], maxsplit=1)[0]  # not after "1."
     # "Based on her runny nose, ...": a sentence, read as prose; "ESI 5 / self_care / pharmacist": the decision
     if _SENTENCE_OPENING.match(first) or _levels(first) or _escalation_from(first) or disposition_from(first):
         return []
@@ -64,7 +65,7 @@ def parse_assessment(reply: str) -> ParsedAssessment:
     fields = _fields(section)
     problems: list[str] = []
     text = "\n".join(line.body for line in section)
-    level = _read_level(section, fields, problems)
+    level = _read_level(section, fields, problems, bool(_MANCHESTER_NAMED.search(reply)))
     prose = prose_escalation(text) if form == "prose" else None
     escalation = prose or _read_escalation(section, fields, problems)
     if escalation is None and (prose := prose_escalation(text)) is not None:

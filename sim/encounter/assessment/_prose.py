@@ -24,8 +24,13 @@ from __future__ import annotations
 
 import re
 
-from sim.encounter.assessment._draft import _DRAFT_WORDS
-from sim.encounter.assessment._triage import _CONDITION_WORD, _levels, decision_escalation, disposition_from
+from sim.encounter.assessment._triage import (
+    _CONDITION_WORD,
+    _escalation_from,
+    _levels,
+    decision_escalation,
+    disposition_from,
+)
 
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+|\s+[\u2013\u2014]\s+(?=[A-Z])")
 _HYPOTHETICAL = re.compile(
@@ -33,68 +38,91 @@ _HYPOTHETICAL = re.compile(
     r"|wise)\b)"
     r"|\b(?:was|were|wondered|worried|thought)\b[^.]*\b(?:whether|might|if)\b|\bin the past\b|\blast time\b"
     r"|\b(?:used to|have been to|went to|was seen)\b", re.IGNORECASE)
+# draft words that say a prose reply has not decided ("for now" and "working" fill ordinary advice, so they do not)
+_PROSE_DRAFT = (r"provisional(?:ly)?|draft|interim|preliminary|tentative(?:ly)?|so far|in progress|pending"
+                r"|not (?:yet )?final|tbd|tbc|to be (?:confirmed|decided|determined)")
 _DEFER = re.compile(
-    rf"\b(?:{_DRAFT_WORDS})\b|\b(?:one|two|a few|some|a couple of|couple more|few more|more) (?:more )?questions?\b"
-    r"|\blet me (?:ask|check|just ask|confirm)\b|\bi (?:need|want|would like|'d like) to (?:ask|know|check|confirm)\b"
+    rf"\b(?:{_PROSE_DRAFT})\b|\b(?:one|two|a few|some|a couple of|couple more|few more|more) (?:more )?questions?\b"
+    r"|\b(?:i'?m going to|i'?ll|i will|i need to|let me)(?: just)? ask\b|\bwork out (?:how|whether|if|what)\b"
+    r"|\bquestions? (?:for you|first)\b|\blet me (?:ask|check|just ask|confirm)\b"
+    r"|\bi (?:need|want|would like|'d like) to (?:ask|know|check|confirm)\b"
     r"|\bbefore i (?:decide|give|make|can|tell|finali[sz]e|say)\b|\b(?:first|next),? (?:i|let)\b"
     r"|\bcan you tell me\b|\bcould you tell me\b|\bafter (?:you|that|your)\b[^.]*\bi(?:'ll| will)\b"
     r"|\bi(?:'ll| will) (?:then|come back|let you know|give you)\b|\bnot sure yet\b|\bstill (?:working|deciding)",
     re.IGNORECASE)
-_CLOSING_QUESTION = re.compile(
-    r"\b(?:does (?:that|this|all that) (?:make sense|sound ok|sound okay|sound alright|sound right|help)"
-    r"|(?:is|are) (?:that|you) (?:ok|okay|alright|all right|clear|happy|comfortable|able to)"
-    r"|(?:do|have) you (?:have|got) any (?:other |more |further )?questions|anything else (?:i can|you)"
-    r"|is there (?:someone|anyone|somebody)|(?:can|could) you (?:do that|manage that|call|get someone|arrange)"
-    r"|^any (?:other |more |further )?questions|do you understand|would you like|shall i|do you want me to"
-    r"|can someone|(?:ok|okay|alright)\?$"
-    r"|(?:who|what) (?:can|could) (?:drive|take|stay)|are you (?:going|able) to)", re.IGNORECASE)
+_CLOSING_QUESTION = re.compile("|".join((
+    r"\bdoes (?:that|this|all that) (?:make sense|sound ok|sound okay|sound alright|sound right|help)",
+    r"\b(?:is|are) (?:that|you) (?:ok|okay|alright|all right|clear|happy|comfortable|able to)",
+    r"\b(?:do|have) you (?:have|got) any (?:other |more |further )?questions|\banything else (?:i can|you)",
+    r"\bis there (?:someone|anyone|somebody)|\b(?:can|could) you (?:do that|manage that|call|get someone|arrange)",
+    r"^any (?:other |more |further )?questions|\bdo you understand|\bwould you like|\bshall i|\bdo you want me to",
+    r"\bcan someone|\b(?:ok|okay|alright)\?$|\bdid you (?:get|catch) (?:all )?(?:that|of that)|\bgot (?:all )?that\?",
+    r"\b(?:who|what) (?:can|could) (?:drive|take|stay)|\bare you (?:going|able) to")), re.IGNORECASE)
 _FINAL_WORDS = re.compile(r"\bfinal\b|\bmy (?:verdict|decision|conclusion|recommendation)\b", re.IGNORECASE)
-_CONCLUDES = re.compile(
-    r"\b(?:final|my) (?:assessment|answer|call|triage|decision|verdict|conclusion|recommendation|impression)\b"
-    r"|^\W*final\W*:|\(final\)"
-    r"|\bhere'?s (?:what i think|where i'?ve landed|my (?:thinking|view|advice))\b|\bputting (?:it|this|that"
-    r"|everything)"
-    r"(?: all)? together\b|\b(?:based on|given|considering|taking into account|from) (?:everything|all|what)(?: that)? "
-    r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b"
-    r"|\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need\b|\bstop the questions\b"
-    r"|\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bhere'?s a summary\b|\bto summari[sz]e\b|\bin summary\b"
-    r"|\bsummary of (?:our|your|what|today)\b|\bbased on (?:your|ur|the|his|her|their) (?:symptoms|answers"
-    r"|description)\b|\bafter (?:carefully )?consider", re.IGNORECASE | re.MULTILINE)
-_IMPRESSION = re.compile(
-    r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+"
-    r"|\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?(?: for [^.,;]{0,40}?)?"
-    r" (?:is|are)\s+|\b(?:i'?m|i am) (?:worried|concerned) (?:about|that (?:this|it|he|she|you|they) (?:is|are"
-    r"|has|have|"
-    r"could be|may be|might be|may have|might have|could have)(?: got)?)\s+|\b(?:i am "
-    r"|i'?m )?concerned (?:that )?(?:you|he"
-    r"|she|they) (?:have|has|may have|might have|could have)\s+"
-    r"|\b(?:most|more)\s+(?:likely|probably|consistent with|in keeping with)\s+(?:to be\s+|is\s+|explanation is\s+)?"
-    r"|\b(?:concerning|suspicious|worrying|a concern) for\s+|\b(?:top|main|first|leading) (?:thought|suspicion|concern"
-    r"|possibility|diagnosis) is\s+|\bwhat i think is (?:going on|happening) is\s+"
-    r"|\bmost likely (?:thing )?going on is\s+|\b(?:typical|classic|characteristic)(?: of| for)\s+"
-    r"|\bfits\s+(?!with\b)|(?<=: )(?:most )?(?:likely|probably)\s+|\b(?:almost |most |pretty )?(?:certainly"
-    r"|definitely|clearly)\s+(?:a |an |the )?(?=\w)"
-    r"|\b(?:tells|shows) me (?:that )?(?:you|he|she|they)(?:'re| are|'s| is| have| has)(?: got)?(?: in| having)?\s+"
-    r"|\b(?:consistent|in keeping|fits|fit)\s+with\s+|\bsigns? of\s+|\bsuggest(?:s|ive of)?\s+"
-    r"|\bpoints? to(?:wards)?\s+"
-    r"|\bi (?:think|believe|suspect|suspected)\s+(?:this is|it'?s|it is|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s|"
-    r" has| have)(?: got)?|that (?:this|it) is|you may have|you might have)\s+"
-    r"|\b(?:could|may|might) (?:well )?be (?:having |developing |experiencing )?"
-    r"|\bmy (?:main |biggest |chief |greatest )?(?:concern|worry|working diagnosis|impression) is(?: that)?\s+"
-    r"(?:(?:you|he|she|they|your \w+) (?:could|may|might|are|is) (?:be )?(?:having |developing )?)?"
-    r"|\b(?:probably|likely)\s+(?=an?\s)|\bdiagnos(?:is|ed) (?:is|of|as)\s+", re.IGNORECASE)
+# care already on its way settles the decision; a practical question may follow ("Is there a defibrillator?")
+_DISPATCHED = re.compile(r"\b(?:i'?m|i am|i'?ve|i have|we'?re|we are) (?:sending|calling|called|sent|dispatching"
+                         r"|dispatched|arranging|arranged|getting) (?:an? |the )?(?:ambulance|paramedics|emergency"
+                         r" services|crew)|\bambulance (?:is|has been) (?:on (?:its|the) way|dispatched|coming|called)",
+                         re.IGNORECASE)
+_CONCLUDES = re.compile("|".join((
+    r"\b(?:final|my) (?:assessment|answer|call|triage|decision|verdict|conclusion|recommendation|impression)\b",
+    r"^\W*final\W*:|\(final\)",
+    r"\bhere'?s (?:what i think|where i'?ve landed|my (?:thinking|view|advice))\b",
+    r"\bputting (?:it|this|that|everything)(?: all)? together\b",
+    r"\b(?:based on|given|considering|taking into account|from) (?:everything|all|what)(?: that)? "
+    r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b",
+    r"\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need(?:ed)?\b|\bstop the questions\b",
+    r"\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bhere'?s a summary\b|\bto summari[sz]e\b|\bin summary\b",
+    r"\bsummary of (?:our|your|what|today)\b",
+    r"\bbased on (?:your|ur|the|his|her|their) (?:symptoms|answers|description)\b|\bafter (?:carefully )?consider",
+)), re.IGNORECASE | re.MULTILINE)
+_IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the reply gives as its impression
+    r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+",
+    r"\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?"
+    r"(?: for [^.,;]{0,40}?)? (?:is|are)\s+",
+    r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|that (?:this|it|he|she|you|they) (?:is|are|has|have|could be"
+    r"|may be|might be|may have|might have|could have)(?: got)?)\s+",
+    r"\b(?:i am |i'?m )?concerned (?:that )?(?:you|he|she|they) (?:have|has|may have|might have|could have)\s+",
+    r"\b(?:most|more)\s+(?:likely|probably|consistent with|in keeping with)\s+(?:to be\s+|is\s+|explanation is\s+)?",
+    r"\b(?:most |usually |commonly |often )+(?:caused by|due to)\s+|\bis most (?:often|commonly)\s+",
+    r"\b(?:concerning|suspicious|worrying|a concern) for\s+",
+    r"\b(?:top|main|first|leading) (?:thought|suspicion|concern|possibility|diagnosis) is\s+",
+    r"\bwhat i think is (?:going on|happening) is\s+|\bmost likely (?:thing )?going on is\s+",
+    r"\b(?:typical|classic|characteristic)(?: \w+)? (?:of|for)\s+|\b(?:is|are) (?:a )?(?:classic|typical)\s+",
+    r"\bfits\s+(?!with\b)|(?<=: )(?:most )?(?:likely|probably)\s+",
+    r"\b(?:almost |most |pretty )?(?:certainly|definitely|clearly)\s+(?:a |an |the )?(?=\w)",
+    r"\b(?:tells|shows) me (?:that )?(?:you|he|she|they)(?:'re| are|'s| is| have| has)(?: got)?(?: in| having)?\s+",
+    r"\b(?:consistent|in keeping|fits|fit)\s+with\s+|\bsigns? of\s+|\bsuggest(?:s|ive of)?\s+",
+    r"\bpoints? to(?:wards)?\s+",
+    r"\bi (?:think|believe|suspect|suspected)\s+(?:this is|it'?s|it is|you(?:'ve| have)(?: got)?|(?:he|she|they)"
+    r"(?:'s| has| have)(?: got)?|that (?:this|it) is|you may have|you might have)\s+|\bi suspect (?:that )?",
+    r"\b(?:could|may|might|will) (?:well )?have been (?:a |an )?",
+    r"\b(?:could|may|might) (?:well )?be (?:having |developing |experiencing )?",
+    r"\bmy (?:main |biggest |chief |greatest )?(?:concern|worry|working diagnosis|impression) is(?: that)?\s+"
+    r"(?:(?:you|he|she|they|your \w+) (?:could|may|might|are|is) (?:be )?(?:having |developing )?)?",
+    r"\bmy (?:assessment|impression|diagnosis|view) is (?:that )?(?:you(?:'ve| have) (?:had|got) )?",
+    r"\b(?:probably|likely)\s+(?=an?\s)|\bdiagnos(?:is|ed) (?:is|of|as)\s+",
+)), re.IGNORECASE)
+# the plainest statement of a diagnosis, read only where no impression phrase is: "This is a first-degree sunburn"
+_PLAIN_IMPRESSION = re.compile(r"\b(?:this|that|it)(?:'s| is)(?: (?:likely|probably|almost certainly))? (?:a |an )?",
+                               re.IGNORECASE)
+# someone else's worry, or a judgement against: "you were worried about a clot, but I don't think it is"
 _NOT_IT = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|isn'?t|is not|not|unlikely|rule[sd]? out|ruling out"
-                     r"|rather than|instead of|worried|wondered|wondering|afraid|concerned that it)\b", re.IGNORECASE)
+                     r"|rather than|instead of|wondered|wondering|afraid|concerned that it"
+                     r"|(?:you|he|she|they)(?: were| was|'re| are)? worried)\b", re.IGNORECASE)
 _NAME_END = re.compile(
     r"\s*(?:[.,;:!?()\u2013\u2014]|\s-\s|\b(?:rather than|and (?:not|that|it|you|this|the|a|i)|which|because|given"
     r"|since|that|but|with|from|so|or|probably|possibly|made|caused|brought|triggered|due|after|as|in your|on your"
     r"|in the|on the|affecting|here|going on|than|while|although|though|for which|then|who|where|when|if"
-    r"|it|it'?s|you|we|i|he|she|they|um|uh|okay|ok|secondary to|in the context of|likely due)\b)",
+    r"|it|it'?s|you|we|i|he|she|they|um|uh|okay|ok|secondary to|in the context of|likely due|called|known as)\b)",
     re.IGNORECASE)
+_CALLED = re.compile(r"\b(?:called|known as)\s+(?:an?\s+)?", re.IGNORECASE)  # "a tear ..., called an aortic dissection"
 _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|this|your|his|her|their)\s+|(?:kind|sort|type|form) of\s+)+",
                       re.IGNORECASE)
 _NOT_A_NAME = re.compile(r"^(?:it|this|that|something|anything|nothing|what|one|you|he|she|they|we|i|there|here|me"
-                         r"|serious|urgent|worse|better|more|less|very|quite|really|fine|ok|okay|much|good|bad)\b",
+                         r"|serious|urgent|worse|better|more|less|very|quite|really|fine|ok|okay|much|good|bad"
+                         r"|emergency|lot|bit|problem|worry|concern|mother|mum|mom|father|dad|son|daughter|husband"
+                         r"|wife|partner|baby|child|boy|girl|sister|brother|friend|symptoms?|answers?)\b",
                          re.IGNORECASE)
 # "X can point to Y": what X means in general, not an impression of this patient
 _GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
@@ -121,7 +149,7 @@ def sentences(text: str) -> list[str]:
 
 
 # the course of an illness is not a decision: "It should clear up within a week"
-_PROGNOSIS = re.compile(r"\b(?:clears?|clearing) up\b|\bsettle|\bget(?:ting)? better\b|\bimprov|\brecover"
+_PROGNOSIS = re.compile(r"\b(?:clears?|clearing) up\b|\bsettle|\bget(?:ting)? better\b|\bimprov|\brecover(?! at home)"
                         r"|\bgo(?:es)? away"
                         r"|\bheal(?:s|ed|ing)?\b|\bfeel(?:ing)? better\b|\bshould (?:pass|ease|last)\b"
                         r"|\bmade worse\b", re.IGNORECASE)
@@ -231,37 +259,63 @@ _ITEM_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "
                "third": "3"}
 
 
-def _listed(text: str) -> list[str]:
+def _listed(text: str) -> tuple[list[str], bool]:
+    """The names of a list phrase, and whether it lists the other possibilities (read after the impression)."""
     from sim.encounter.assessment._diagnoses import _split_inline
 
     m = _LIST_PHRASE.search(text)
     if m is None:
-        return []
+        return [], False
     items = _SPOKEN_ITEM.sub(lambda d: f"; {_ITEM_WORDS[d[1].lower()]}. ", m["list"]).strip(" ;")
-    return [n for n in _split_inline(re.sub(r",?\s+(?:and|then)\s+(?=\S)", ", ", items)) if len(n.split()) <= 7]
+    names = [n for n in _split_inline(re.sub(r",?\s+(?:and|then)\s+(?=\S)", ", ", items)) if len(n.split()) <= 7]
+    return names, bool(_OTHER_LIST.search(text[max(0, m.start() - 30):m.start()]))
+
+
+_OTHER_LIST = re.compile(r"\b(?:other|alternative|less likely|also consider|else)\W*$", re.IGNORECASE)
 
 
 def prose_diagnoses(text: str) -> list[str]:
-    """The names a list phrase gives ("my diagnoses, in order: X, Y"), else those the impression phrases give.
+    """The names the reply gives as its impression, most likely first, once each.
 
-    In order, once each, leaving out what a sentence rules out.
+    A list phrase ("my diagnoses, in order: X, Y") first; else the impression phrases in order (a name the same
+    sentence gives as what it is "called" replaces the lay words before it), leaving out what the words just before
+    rule out or give as someone else's worry; a list of "other possibilities" comes after them. Only where none of
+    these names anything, the plainest statement ("This is a first-degree sunburn").
     """
-    if listed := _listed(text):
+    listed, other = _listed(text)
+    if listed and not other:
         return listed
     names: list[str] = []
     for sentence in sentences(text):
         if (until := _UNTIL.search(sentence)) and (name := _ARTICLE.sub("", until["name"]).strip()):
             names.append(name)
-        if _QUESTION.search(sentence) or _CONDITION_WORD.search(sentence):
+        if _QUESTION.search(sentence):
             continue
-        for m in _IMPRESSION.finditer(sentence):
-            clause = _CLAUSE_BREAK.split(sentence[:m.start()])[-1]  # the words just before the impression
-            if _NOT_IT.search(clause) or _GENERIC.search(clause):
-                continue
-            name = _name(sentence[m.end():])
-            if name and name.lower() not in (n.lower() for n in names):
-                names.append(name)
+        names.extend(n for n in _impressions(sentence, _IMPRESSION) if n.lower() not in map(str.lower, names))
+    names.extend(n for n in listed if n.lower() not in map(str.lower, names))
+    if not names:
+        for sentence in sentences(text):
+            if not _QUESTION.search(sentence):
+                names.extend(n for n in _impressions(sentence, _PLAIN_IMPRESSION)
+                             if n.lower() not in map(str.lower, names))
     return names
+
+
+def _impressions(sentence: str, cue: re.Pattern[str]) -> list[str]:
+    names: list[str] = []
+    for m in cue.finditer(sentence):
+        clause = _CLAUSE_BREAK.split(sentence[:m.start()])[-1]  # the words just before the impression
+        if _NOT_IT.search(clause) or _GENERIC.search(clause) or _CONDITION_WORD.search(clause):
+            continue
+        rest = sentence[m.end():]
+        called = _CALLED.search(rest)
+        name = _name(rest[called.end():] if called and called.start() < _CALLED_WITHIN else rest)
+        if name and _escalation_from(name) == [] and name.lower() not in map(str.lower, names):
+            names.append(name)
+    return names
+
+
+_CALLED_WITHIN = 80  # characters: "a tear in the main artery from the heart, called an aortic dissection"
 
 
 # "That's a stroke until proven otherwise", "A - Long lie after fall - risk of X"
@@ -273,11 +327,15 @@ def _asks(parts: list[str]) -> bool:
     return any(_QUESTION.search(s) and not _CLOSING_QUESTION.search(s) for s in parts)
 
 
-def is_prose_final(text: str) -> bool:
-    """Whether ``text`` is a final assessment in prose (the module docstring)."""
+def is_prose_final(text: str, named: bool = False) -> bool:
+    """Whether ``text`` is a final assessment in prose (the module docstring).
+
+    ``named``: a labelled diagnoses field ("Impression: X") already names the impression.
+    """
     parts = sentences(text)
-    if any(_DEFER.search(s) for s in parts) or (_asks(parts) and not _FINAL_WORDS.search(text)):
+    settled = _FINAL_WORDS.search(text) or _DISPATCHED.search(text)
+    if any(_DEFER.search(s) for s in parts) or (_asks(parts) and not settled):
         return False
     decides = any((d := decisive(s)) and (_levels(d) or decision_escalation(_strong(d)) or decision_escalation(d)
                                           or disposition_from(d) in _DISTINCT_MEANS) for s in parts)
-    return decides and bool(_CONCLUDES.search(text) or prose_diagnoses(text))
+    return decides and bool(named or _CONCLUDES.search(text) or prose_diagnoses(text))

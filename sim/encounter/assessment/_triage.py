@@ -34,12 +34,20 @@ _SPELLED_ESI = re.compile(r"\bE[.\s]\s?S[.\s]\s?I\b\.?")
 
 # the Manchester Triage System's colours, when the text names that scale: "MTS priority: Yellow (urgent)"
 _MANCHESTER = re.compile(r"\b(?:manchester|mts)\b[^.\n]{0,40}?\b(red|orange|yellow|green|blue)\b", re.IGNORECASE)
+_MANCHESTER_NAMED = re.compile(r"\b(?:manchester|mts)\b", re.IGNORECASE)
 _COLOURS = {"red": "1", "orange": "2", "yellow": "3", "green": "4", "blue": "5"}
 _P_LEVEL = re.compile(r"(?<![\w-])P([1-5])(?![\w.,-])")  # "non-urgent (P4)", "PRIORITY: P1"
 
 
+_MTS_LABEL = re.compile(r"\b(?:priority|category|triage|colour|color)\b[^.\n]{0,20}?\b(red|orange|yellow|green|blue)\b",
+                        re.IGNORECASE)
+
+
 def _levels(text: str) -> list[int]:
     text = _MANCHESTER.sub(lambda m: f"{m[0]} (level {_COLOURS[m[1].lower()]})", text)
+    if _MANCHESTER_NAMED.search(text):  # "Manchester Triage outcome ... Priority: ORANGE"
+        text = _MTS_LABEL.sub(lambda m: m[0] if "(level" in text[m.end():m.end() + 8] else
+                              f"{m[0]} (level {_COLOURS[m[1].lower()]})", text)
     text = _P_LEVEL.sub(r"level \1", text)
     text = _SPELLED_ESI.sub("ESI", text.replace("_", " "))
     text = _SPOKEN_LEVEL.sub(lambda m: f"{m[1]}{m[2]}{_NUMBER_WORDS[m[3].lower()]}", text)
@@ -59,9 +67,17 @@ def _field_levels(label: str, value: str) -> list[int]:
     return levels
 
 
-def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> int | None:
-    levels = [n for j, f in fields if f.kind == "level" for n in _field_levels(f.label, _field_text(section, j, f))]
-    levels = levels or _levels("\n".join(line.body for line in section))
+def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str],
+                manchester: bool = False) -> int | None:
+    """The section's level.
+
+    ``manchester``: the reply names that scale above the section (a "Manchester Triage outcome" heading), so a
+    priority field's colour is an MTS priority.
+    """
+    scale = "MTS " if manchester else ""
+    levels = [n for j, f in fields if f.kind == "level"
+              for n in _field_levels(scale + f.label, _field_text(section, j, f))]
+    levels = levels or _levels(scale + "\n".join(line.body for line in section))
     if not levels:
         problems.append("no triage level (expected e.g. 'Triage level: ESI 2')")
         return None
@@ -77,7 +93,9 @@ ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
                   "ambulance", "a and e", "er now", "a&e", "immediately to the",
                   "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
                   "eye casualty", "labour ward", "labor and delivery"),
-    "urgent": ("urgent", "same day", "same-day", "within 24 hours", "today", "walk-in", "urgent care", "tonight",
+    "urgent": ("urgent", "same day", "same-day", "within 24 hours", "within 12 hours", "within 6 hours",
+               "within 4 hours", "within 2 hours", "within an hour", "within the hour", "today", "walk-in",
+               "urgent care", "tonight",
                "within a few hours", "next few hours", "out-of-hours", "out of hours", "minor injuries"),
     "routine": ("routine", "primary care", "gp", "family doctor", "regular doctor", "follow up", "follow-up",
                 "schedule an appointment", "refill", "book an appointment", "make an appointment",
