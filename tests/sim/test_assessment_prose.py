@@ -163,3 +163,42 @@ def test_dispatch_named_conditions_other_possibilities_calls_and_colours_are_rea
 def test_announcing_questions_is_not_final() -> None:
     assert assessment_form("Thanks for that. I'm going to ask a few quick questions to work out how urgent this "
                            "is; it could be a migraine.") is None
+
+
+FOURTH_ROUND = [  # (reply, level, escalation, diagnoses): invented here, after dev set 6's classes
+    ("Right, I've heard enough. This looks like tonsillitis, so ring your GP practice this morning for an "
+     "appointment.", None, "urgent", ["tonsillitis"]),
+    ("I'd put this at level five, the least urgent. The itchy ring on your arm sounds like ringworm, and a "
+     "pharmacist can sell you a cream for it.", 5, "self_care", ["ringworm"]),
+    ("alright i've got what i need your triage level is two the most likely thing is a kidney stone i'm going to "
+     "ask you to go to the emergency department now and don't drive yourself there please",
+     2, "emergency", ["kidney stone"]),
+    ("ok so to sum up this sounds like a tension headache you're fine to stay at home tonight with paracetamol and "
+     "plenty of water", None, "self_care", ["tension headache"]),
+    ("Thanks. Your daughter seems to have croup. Please take her to an urgent care centre today.",
+     None, "urgent", ["croup"]),
+    ("Thank you. It sounds like your grandson has hand, foot and mouth disease. It normally clears up on its own "
+     "in a week, so there's no need to see a doctor.", None, "self_care", ["hand, foot and mouth disease"]),
+    ("Tummy pain, vomiting and not having opened her bowels for two days could be caused by a blocked bowel. "
+     "Please go to A&E now.", None, "emergency", ["blocked bowel"]),
+    ("I'm worried she has pneumonia. Please see an out-of-hours doctor tonight. If she gets breathless at rest, "
+     "call 999, as that could mean sepsis.", None, "urgent", ["pneumonia"]),
+    ('{"type": "function", "function": {"name": "record_triage", "arguments": "{\\"esi\\": 3, \\"escalation\\": '
+     '\\"urgent\\", \\"diagnoses\\": [\\"Cellulitis\\"]}"}}', 3, "urgent", ["Cellulitis"]),
+    ('<triage_result acuity="4" escalation="routine">\n<diagnoses>Tennis elbow</diagnoses>\n</triage_result>',
+     4, "routine", ["Tennis elbow"]),
+]
+
+
+@pytest.mark.parametrize("reply,level,escalation,diagnoses", FOURTH_ROUND)
+def test_gp_today_spoken_levels_plain_impressions_calls_and_attributes_are_read(
+        reply: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert p.form is not None
+    assert (p.triage_level, p.escalation, p.diagnoses) == (level, escalation, diagnoses)
+
+
+def test_thanks_for_what_happened_today_decides_nothing() -> None:
+    from sim.encounter.assessment._triage import decision_escalation
+    assert decision_escalation("Thank you for completing the questions with me today.") is None
+    assert assessment_form("It's a shame the queue was so long at the walk-in centre.") is None

@@ -33,7 +33,8 @@ variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Tr
 ORANGE" is 2; so is "Priority: ORANGE" under a "Manchester Triage outcome" heading) and ``P1`` to ``P5``; "within
 N hours" (N up to 24) and "within the hour" are urgent.
 A tool call's arguments (``Arguments: {...}``, a call ``submit_assessment({...})``, or a JSON string holding the
-object) are read as its JSON object.
+object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call) are read as its JSON object, and an
+XML tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``).
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -70,8 +71,12 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   transcripts and SSML are prose too: markup is removed, "level three", "E S I five" and "nine one one" are read as
   numbers. Its escalation is the first decisive sentence's, its diagnoses those of a list
   phrase ("my diagnoses, in order: X, Y", "other possibilities: Y, Z" after the impression) or of the impression
-  phrases (the name after "called" or "known as": "a tear in the main artery, called an aortic dissection"), what a
-  sentence rules out left out.
+  phrases (the name after "called" or "known as": "a tear in the main artery, called an aortic dissection"; "sounds
+  like your son has X", "seems to have X", "could be caused by X"), what a sentence rules out left out; "could mean
+  X" in a safety-net sentence is no impression. A run-on transcript is also split before "your triage level", "the
+  most likely" and the like, and "level is two" is spoken level 2. A GP named with the day ("ring your GP practice
+  this morning") is a same-day GP, so urgent; "the least urgent" names no category, "there's no need to see a
+  doctor" is self-care, and thanks for what happened ("thank you for calling today") decide nothing.
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these

@@ -34,6 +34,7 @@ _ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"
 # XML-style fields: "<triage_level>3</triage_level>" is "triage level: 3", "<diagnoses>" alone a label line
 _XML_FIELD = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>(?P<value>[^<]*)</(?P=tag)>$")
 _XML_OPEN = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>$")
+_XML_ATTRIBUTE = re.compile(r"\s([A-Za-z][\w-]{0,40})=[\"']([^\"'<>]{1,80})[\"']")
 _XML_CLOSE = re.compile(r"^</[A-Za-z][\w-]{0,40}>$")
 
 
@@ -68,8 +69,9 @@ def _xml(text: str) -> str:
         label = _json_label(m["tag"])
         # "<item>X</item>" inside "<diagnoses>": an item of the list, not a field of its own
         return f"- {m['value']}" if _label_kind(label) in (None, "label") else f"{label}: {m['value']}"
-    if m := _XML_OPEN.match(text):
-        return f"{_json_label(m['tag'])}:"
+    if m := _XML_OPEN.match(text):  # its attributes are fields: <final_assessment esi="3" escalation="urgent">
+        attributes = " | ".join(f"{_json_label(k)}: {v}" for k, v in _XML_ATTRIBUTE.findall(m[0]))
+        return f"{_json_label(m['tag'])}: {attributes}" if attributes else f"{_json_label(m['tag'])}:"
     return "" if _XML_CLOSE.match(text) else text
 
 
@@ -126,6 +128,7 @@ def _table_lines(rows: list[str]) -> list[_Line]:
 _JSON_DEPTH = 6  # levels of nesting read; deeper values are ignored
 _JSON_LINES = 200  # an unfenced object longer than this is not read as the assessment
 _NAME_KEYS = ("name", "diagnosis", "condition", "dx", "label", "title", "value")
+_CALL_KEYS = {"arguments", "args", "parameters", "input"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -153,7 +156,10 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
             continue
         if isinstance(value, str) and (inner := _json_object(value)) is not None:  # tool-call arguments as a string
             value = inner
-        if isinstance(value, dict) and not any(k in value for k in _NAME_KEYS):
+        # a nested object is its own block, unless it is a named entry ({"name": "Anaphylaxis", ...}); a named
+        # call with arguments ({"name": "finalize_triage", "arguments": "{...}"}) is a block
+        named = any(isinstance(value.get(k), (str, int, float)) for k in _NAME_KEYS) if isinstance(value, dict) else 0
+        if isinstance(value, dict) and (not named or _CALL_KEYS & value.keys()):
             out.append(_Line(body=f"{label}:", json=True))
             out.extend(_json_lines(value, depth + 1))
         elif isinstance(value, list):

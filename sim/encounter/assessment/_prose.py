@@ -43,7 +43,8 @@ _PROSE_DRAFT = (r"provisional(?:ly)?|draft|interim|preliminary|tentative(?:ly)?|
                 r"|not (?:yet )?final|tbd|tbc|to be (?:confirmed|decided|determined)")
 _DEFER = re.compile(
     rf"\b(?:{_PROSE_DRAFT})\b|\b(?:one|two|a few|some|a couple of|couple more|few more|more) (?:more )?questions?\b"
-    r"|\b(?:i'?m going to|i'?ll|i will|i need to|let me)(?: just)? ask\b|\bwork out (?:how|whether|if|what)\b"
+    r"|\b(?:i'?m going to|i'?ll|i will|i need to|let me)(?: just)? ask\b(?! (?:you|him|her|them) to\b)"
+    r"|\bwork out (?:how|whether|if|what)\b"
     r"|\bquestions? (?:for you|first)\b|\blet me (?:ask|check|just ask|confirm)\b"
     r"|\bi (?:need|want|would like|'d like) to (?:ask|know|check|confirm)\b"
     r"|\bbefore i (?:decide|give|make|can|tell|finali[sz]e|say)\b|\b(?:first|next),? (?:i|let)\b"
@@ -73,14 +74,19 @@ _CONCLUDES = re.compile("|".join((
     r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b",
     r"\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need(?:ed)?\b|\bstop the questions\b",
     r"\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bhere'?s a summary\b|\bto summari[sz]e\b|\bin summary\b",
+    r"\b(?:to sum|summing)(?: it| this| things)? up\b|\ball in all\b",
     r"\bsummary of (?:our|your|what|today)\b",
     r"\bbased on (?:your|ur|the|his|her|their) (?:symptoms|answers|description)\b|\bafter (?:carefully )?consider",
 )), re.IGNORECASE | re.MULTILINE)
 _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the reply gives as its impression
+    r"\b(?:sounds?|looks?|seems?) (?:as if|as though|like) (?:you|he|she|they|your \w+|[A-Z]\w+)(?:'ve|'s)?"
+    r" (?:(?:has|have|may have|might have|could have|is having|are having)(?: got)?|got)\s+",
+    r"\b(?:seems?|appears?) to (?:have|be having)(?: got)?\s+",
+    r"\b(?:could|may|might) (?:well )?(?:be (?:caused by|due to)|mean|indicate)\s+",
     r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+",
     r"\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?"
     r"(?: for [^.,;]{0,40}?)? (?:is|are)\s+",
-    r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|that (?:this|it|he|she|you|they) (?:is|are|has|have|could be"
+    r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|(?:that )?(?:this|it|he|she|you|they) (?:is|are|has|have|could be"
     r"|may be|might be|may have|might have|could have)(?: got)?)\s+",
     r"\b(?:i am |i'?m )?concerned (?:that )?(?:you|he|she|they) (?:have|has|may have|might have|could have)\s+",
     r"\b(?:most|more)\s+(?:likely|probably|consistent with|in keeping with)\s+(?:to be\s+|is\s+|explanation is\s+)?",
@@ -107,14 +113,16 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
 _PLAIN_IMPRESSION = re.compile(r"\b(?:this|that|it)(?:'s| is)(?: (?:likely|probably|almost certainly))? (?:a |an )?",
                                re.IGNORECASE)
 # someone else's worry, or a judgement against: "you were worried about a clot, but I don't think it is"
-_NOT_IT = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|isn'?t|is not|not|unlikely|rule[sd]? out|ruling out"
+_NOT_IT = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|isn'?t|is not|unlikely|rule[sd]? out|ruling out"
+                     r"|not(?! (?:having|had|been|being|passed|passing|done|able|eating|drinking|sleeping|opened"
+                     r"|moving|feeling)\b)"
                      r"|rather than|instead of|wondered|wondering|afraid|concerned that it"
                      r"|(?:you|he|she|they)(?: were| was|'re| are)? worried)\b", re.IGNORECASE)
 _NAME_END = re.compile(
     r"\s*(?:[.,;:!?()\u2013\u2014]|\s-\s|\b(?:rather than|and (?:not|that|it|you|this|the|a|i)|which|because|given"
     r"|since|that|but|with|from|so|or|probably|possibly|made|caused|brought|triggered|due|after|as|in your|on your"
     r"|in the|on the|affecting|here|going on|than|while|although|though|for which|then|who|where|when|if"
-    r"|it|it'?s|you|we|i|he|she|they|um|uh|okay|ok|secondary to|in the context of|likely due|called|known as)\b)",
+    r"|it|it'?s|you|we|i|he|she|they|um|uh|okay|ok|secondary to|in the context of|likely due|called|known as|and$)\b)",
     re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|known as)\s+(?:an?\s+)?", re.IGNORECASE)  # "a tear ..., called an aortic dissection"
 _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|this|your|his|her|their)\s+|(?:kind|sort|type|form) of\s+)+",
@@ -122,7 +130,9 @@ _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|this|your|his|her|their)\s+|(?:kind
 _NOT_A_NAME = re.compile(r"^(?:it|this|that|something|anything|nothing|what|one|you|he|she|they|we|i|there|here|me"
                          r"|serious|urgent|worse|better|more|less|very|quite|really|fine|ok|okay|much|good|bad"
                          r"|emergency|lot|bit|problem|worry|concern|mother|mum|mom|father|dad|son|daughter|husband"
-                         r"|wife|partner|baby|child|boy|girl|sister|brother|friend|symptoms?|answers?)\b",
+                         r"|wife|partner|baby|child|boy|girl|sister|brother|friend|symptoms?|answers?"
+                         r"|highest|lowest|top|priority|level|about|around|roughly|important|essential|vital"
+                         r"|necessary|reassuring|shame|pity|sorry|glad|safe|\d)\b",
                          re.IGNORECASE)
 # "X can point to Y": what X means in general, not an impression of this patient
 _GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
@@ -132,7 +142,9 @@ _QUESTION = re.compile(r"\?[\"')\]]*\s*$")
 # a transcript without punctuation is one long run: its clauses start at the words that join spoken clauses
 _RUN_ON = 30  # words: a sentence this long with hardly a comma is a run-on transcript
 _SPOKEN_JOIN = re.compile(r"\s+(?=(?:so|but|okay|ok|alright|um|uh|because|if|and if|which means"
-                          r"|please)\s)", re.IGNORECASE)
+                          r"|please|(?:your|my) (?:triage )?level|the most likely|the other (?:possibility|thing)"
+                          r"|either way|i'?m going to|i want you to|you(?:'re| are) (?:safe|fine|okay) to)\s)",
+                          re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -179,14 +191,18 @@ def _unconditional(sentence: str) -> str:
     return sentence[:breaks[-1]] if breaks else ""
 
 
+_SO = re.compile(r",\s*(?:and\s+)?(?:so|which means)\s+", re.IGNORECASE)
+
+
 def decisive(sentence: str) -> str:
     """The part of a sentence that can state a decision ("" when nothing is left).
 
     Not a question, hypothetical, deferring or about the course of the illness; without its conditional clauses.
     """
-    if _QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _DEFER.search(sentence) \
-            or _PROGNOSIS.search(sentence):
+    if _QUESTION.search(sentence) or _HYPOTHETICAL.search(sentence) or _DEFER.search(sentence):
         return ""
+    if _PROGNOSIS.search(sentence):  # "It usually clears up in a week, so there's no need to see a doctor"
+        sentence = "; ".join(c for c in _SO.split(sentence)[1:] if not _PROGNOSIS.search(c))
     return _unconditional(sentence)
 
 
@@ -239,7 +255,13 @@ def prose_disposition(text: str, escalation: str | None) -> str | None:
     return None
 
 
+# a name that holds a comma: "hand, foot and mouth disease"
+_COMMA_NAME = re.compile(r"^(?:an?\s+|the\s+)?\w+, \w+,? (?:and|&) \w+ (?:disease|syndrome)\b", re.IGNORECASE)
+
+
 def _name(after: str) -> str:
+    if (whole := _COMMA_NAME.match(after.lstrip())) is not None:
+        return _ARTICLE.sub("", whole[0])
     end = _NAME_END.search(after)
     name = _ARTICLE.sub("", (after[:end.start()] if end else after).strip())
     name = re.sub(r"^(?:what (?:we|doctors|they) call|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s| has"
@@ -307,6 +329,8 @@ def _impressions(sentence: str, cue: re.Pattern[str]) -> list[str]:
         clause = _CLAUSE_BREAK.split(sentence[:m.start()])[-1]  # the words just before the impression
         if _NOT_IT.search(clause) or _GENERIC.search(clause) or _CONDITION_WORD.search(clause):
             continue
+        if _WHAT_IT_COULD_MEAN.match(m[0]) and _CONDITION_WORD.search(sentence[:m.start()]):
+            continue  # "If you cough blood, call 999, as that could mean a clot in the lungs": safety-netting
         rest = sentence[m.end():]
         called = _CALLED.search(rest)
         name = _name(rest[called.end():] if called and called.start() < _CALLED_WITHIN else rest)
@@ -315,6 +339,7 @@ def _impressions(sentence: str, cue: re.Pattern[str]) -> list[str]:
     return names
 
 
+_WHAT_IT_COULD_MEAN = re.compile(r"(?:could|may|might) (?:well )?(?:mean|indicate)", re.IGNORECASE)
 _CALLED_WITHIN = 80  # characters: "a tear in the main artery from the heart, called an aortic dissection"
 
 

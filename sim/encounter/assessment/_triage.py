@@ -27,7 +27,7 @@ _LEVEL_RE = re.compile(
 
 _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
 # "level three", "triage level: four", "a triage level of two", "E S I five" (a speech-to-text spelling)
-_SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)((?:\s*[:=,\-]\s*|\s+)(?:of\s+)?)"
+_SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)((?:\s*[:=,\-]\s*|\s+)(?:of\s+|is\s+)?)"
                            r"(one|two|three|four|five)\b", re.IGNORECASE)
 _SPELLED_ESI = re.compile(r"\bE[.\s]\s?S[.\s]\s?I\b\.?")
 
@@ -105,7 +105,10 @@ ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
+    (re.compile(r"\bleast[\s-]+urgent\b", re.IGNORECASE), " "),
     (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
+    (re.compile(r"\bno\s+need\s+(?:to\s+(?:see|visit|call|contact)|for)\s+(?:a|the|your)\s+(?:doctor|gp)\b",
+                re.IGNORECASE), " self-care "),
     (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
     (re.compile(r"\b(?:isn'?t|is not|not)\s+(?:something|anything)\s+(?:that\s+)?(?:you|he|she|they|we)\s+"
                 r"(?:need|require)\b[^.;,\n\u2013\u2014]*", re.IGNORECASE), " "),
@@ -239,6 +242,9 @@ DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 _DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") for w in words]
                     for d, words in DISPOSITION_KEYWORDS.items()}
+# a GP named with the day it is wanted: "contact your GP practice today", not "it doesn't need to be today"
+_SAME_DAY = re.compile(r"\b(?:today|same[- ]day|this (?:morning|afternoon|evening)|urgently)\b")
+_NOT_TODAY = re.compile(r"\b(?:not|n'?t|no need)\b[^.;,\n]{0,30}?\b(?:today|same[- ]day)\b")
 _CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
 _NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
                            r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
@@ -268,7 +274,10 @@ def disposition_from(text: str) -> str | None:
         return "ambulance"
     if {"pharmacist", "self_care"} <= named:  # "self-care with advice from your pharmacist"
         return "pharmacist"
-    return min(hits)[2]
+    first = min(hits)[2]
+    if first == "routine_gp" and _SAME_DAY.search(_NOT_TODAY.sub(" ", low)):  # "call your GP surgery today"
+        return "same_day_gp"
+    return first
 
 
 def _read_disposition(section: list[_Line], fields: list[tuple[int, _Field]], escalation: str | None,
@@ -303,6 +312,7 @@ _LEVEL_DESCRIPTOR = {level: re.compile(
     rf"\s*[-\u2013\u2014:,(]?\s*\(?(?:{words}|standard|red|orange|yellow|green|blue|high|moderate|low|lowest)\b\)?",
     re.IGNORECASE) for level, words in _DESCRIPTORS.items()}
 _QUESTION = re.compile(r"\?\s*$")
+_THANKS = re.compile(r"\bthank(?:s| you)(?: so much| very much)? for\b[^.;!\n]*", re.IGNORECASE)
 _CONDITION_WORD = re.compile(r"\b(?:if|unless|in case|whenever|should (?:it|he|she|they|you|things)|otherwise)\b",
                              re.IGNORECASE)
 
@@ -318,7 +328,9 @@ def decision_escalation(text: str) -> str | None:
 
     if _QUESTION.search(text):
         return None
-    # a sentence or clause with a condition is safety-netting as a whole ("Call 999 if he turns blue")
+    # a sentence or clause with a condition is safety-netting as a whole ("Call 999 if he turns blue"); thanks for
+    # what happened decide nothing ("Thank you for completing Tom's triage today")
+    text = _THANKS.sub(" ", text)
     text = "; ".join(c for c in re.split(r"[.;!\n]+", text) if not _CONDITION_WORD.search(c))
     kept, pos = [], 0
     for m in _LEVEL_RE.finditer(text):
@@ -327,6 +339,8 @@ def decision_escalation(text: str) -> str | None:
         pos = descriptor.end() if descriptor else m.end()
     text = " ".join([*kept, text[pos:]])
     named = _escalation_from(text)
+    if named == ["routine"] and disposition_from(text) == "same_day_gp":  # "ring your GP this morning"
+        return "urgent"
     if len(named) > 1:  # "Urgent | Same-day GP" names urgent (and "GP", routine): the means settles it
         means = disposition_from(text)
         settled = Disposition(means).escalation.value if means is not None else None
