@@ -19,7 +19,9 @@ Layers, each recorded on the facts it reveals:
    "- whether your neck is stiff") is read with the lead-in. A short topic lead-in, a manoeuvre, or a
    statement the question refers back to ("... Have you had thoughts like that?") before a question
    ("Now, your family. Has anyone had heart trouble?", "Press on the bone. Does that hurt?") is read
-   together with that question (instructions and manoeuvres: ``sim.patient._instructions``).
+   together with that question (instructions and manoeuvres: ``sim.patient._instructions``). A voice agent's
+   transcript loses its hesitations ("um", "uh"), and an unpunctuated run is split before the question it holds
+   ("that must be worrying for you has the rash spread": ``sim.patient._speech``).
 3. **Triggers** (layer ``trigger``): a fact's own trigger phrases, contiguous, in an asking sentence.
 4. **Intents** (layer ``intent``): the shared lexicon (``scenarios/intents.yaml``); a fact that lists
    an intent is revealed by an asking sentence that matches one of the intent's cues. Each item of a
@@ -51,6 +53,7 @@ from scenarios.lexicon import (
 )
 from scenarios.schema import Fact, Scenario
 from sim.patient._instructions import HAVE_SOMEONE, instructs, manoeuvre
+from sim.patient._speech import split_run, without_disfluencies
 
 Layer = Literal["trigger", "intent", "model", "volunteered", "barge_in"]
 SpeechAct = Literal["question", "request", "statement"]
@@ -71,7 +74,7 @@ def sentences(message: str) -> list[str]:
 def _pieces(message: str) -> list[tuple[str, bool]]:
     """Each sentence of the message and whether it belongs to a list item."""
     out: list[tuple[str, bool]] = []
-    for raw in message.splitlines():
+    for raw in map(without_disfluencies, message.splitlines()):  # a transcript's "um", "uh" (``_speech``)
         item = bool(_LIST_MARK.match(raw)) and bool(_LIST_MARK.sub("", raw).strip())
         line = _EMPHASIS.sub("", _LIST_MARK.sub("", raw)).strip()
         if not line:
@@ -119,12 +122,12 @@ _REQUEST = re.compile(
     r"^(?:please )?go (?:over|through)\b|"
     r"^(?:please )?let (?:me|us) know\b(?! (?:if|when|whether you (?:need|want)|straight away|immediately|right away))|"
     r"^let me (?:ask|check|just ask|quickly ask|also ask)\b|"
-    r"^(?:i|we)(?:'d| would)? (?:also )?(?:like|love|want|need|have|must) (?:you )?to "
+    r"^(?:i|we)(?:'d| would)? (?:also |just )?(?:like|love|want|need|have|must) (?:you )?to "
     r"(?:know|ask|hear|check|understand|find out|confirm|clarify|get a sense|learn|establish|be sure|make sure|"
     r"rule out)\b|"
     r"^(?:i|we)(?:'m| am| was| were) (?:also )?(?:wondering|curious|interested to know|keen to know)\b|"
     r"^(?:may|can|could|might) (?:i|we) (?:also )?(?:ask|check|know)\b|"
-    r"^(?:i|we) (?:also )?(?:need|want|have) to (?:ask|know|check)\b|"
+    r"^(?:i|we) (?:also |just )?(?:need|want|have) to (?:ask|know|check)\b|"
     r"^(?:i|we)(?:'d| would) (?:also )?like (?:some|a bit of|more) (?:information|detail)",
     re.I,
 )
@@ -209,7 +212,10 @@ def _asking(message: str) -> tuple[str, ...]:
                 out.append(unit)
             continue
         if speech_act(sentence) == "statement":
-            continue
+            run = split_run(sentence)  # a transcript's unpunctuated run: "that sounds awful is she breathing okay"
+            if len(run) == 1 or speech_act(run[1]) == "statement":
+                continue
+            sentence = run[1]
         if i > 0 and speech_act(parts[i - 1]) == "statement" and _leads_into(_strip_filler(parts[i - 1]), sentence):
             sentence = f"{_strip_filler(parts[i - 1])} {sentence}"
         out.append(sentence)

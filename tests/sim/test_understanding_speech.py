@@ -1,0 +1,54 @@
+"""A voice agent's turn as a transcript gives it: hesitations, and no punctuation (``sim.patient._speech``).
+
+The examples are invented here; each class fails without ``_speech``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios import Scenario
+from sim.patient._speech import split_run, without_disfluencies
+from sim.patient.understanding import Understanding, asking_sentences
+
+ASKING = [
+    "um okay so has she had a temperature at all",
+    "mm okay and uh when did the pain first start",
+    "okay got it uh and do you take any medicines regularly",
+    "right that sounds really scary for you is she breathing okay right now",
+    "that must be really worrying for you has the rash spread anywhere",
+    "you mentioned the pain started this morning and has it moved at all since then",
+    "thanks for bearing with me I just need to check whether she's had any fits",
+]
+
+
+@pytest.mark.parametrize("turn", ASKING)
+def test_an_unpunctuated_transcript_still_asks(turn: str) -> None:
+    assert asking_sentences(turn)
+
+
+def test_hesitations_go_but_words_that_look_like_them_stay() -> None:
+    assert without_disfluencies("um so uh, has he erm been sick") == "so has he been sick"
+    assert without_disfluencies("go to the ER now") == "go to the ER now"  # the emergency room is no hesitation
+    assert without_disfluencies("hummus and umbrella") == "hummus and umbrella"
+
+
+def test_a_run_splits_before_its_question_and_a_punctuated_sentence_never() -> None:
+    assert split_run("that sounds awful for you is the pain there all the time") == [
+        "that sounds awful for you", "is the pain there all the time"]
+    assert split_run("That sounds awful for you is the pain there all the time.") == [
+        "That sounds awful for you is the pain there all the time."]
+    # a clause that a word embeds is no question of its own
+    assert split_run("i know that is a lot to take in") == ["i know that is a lot to take in"]
+
+
+def test_a_statement_transcript_asks_nothing(by_id: dict[str, Scenario]) -> None:
+    turn = "okay so um the ambulance is on its way keep her lying down and stay on the line with me"
+    assert asking_sentences(turn) == []
+    assert Understanding(by_id["anaphylaxis_peanut"]).match(turn) == {}
+
+
+def test_a_transcript_reveals_the_critical_fact_it_asks_for(by_id: dict[str, Scenario]) -> None:
+    u = Understanding(by_id["febrile_infant_6weeks"])
+    assert "fever_measured" in u.match("oh that's really worrying um has she had a temperature today")
+    assert "feeding" in u.match("okay thanks uh how has she been feeding")
