@@ -113,3 +113,38 @@ def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, S
                                                              message: str, fact: str) -> None:
     found = Understanding(by_id[scenario_id]).match(message)
     assert fact in found, found
+
+
+@pytest.mark.parametrize("scenario_id, message, fact", [
+    # a hedge inside a phrase cue ("were you doing") says nothing about what is asked
+    ("acs_chest_pain", "What were you basically doing when it hit you?", "onset_exertion"),
+    # the run-up to the onset, and "kicked off" for "started"
+    ("acs_chest_pain", "Take me through the moments before it came on.", "onset_exertion"),
+    ("acs_chest_pain", "Were you at home when it kicked off?", "onset_exertion"),
+    # ongoing conditions as what the doctor keeps an eye on, or regular check-ups
+    ("acs_chest_pain", "Does your doctor keep an eye on anything?", "risk_factors"),
+    ("acs_chest_pain", "Do you have regular check-ups at the surgery?", "risk_factors"),
+    # walking, as how the person got home
+    ("ankle_sprain", "Did you manage to get home by bus?", "weight_bearing"),
+    # what usually works, this time
+    ("anxious_patient_real_mi", "Is what usually settles it working this time?", "different_from_panic"),
+    # whether the pain has stayed put
+    ("appendicitis", "Is it in the same spot as when it began?", "migration"),
+    # worse than ever
+    ("migraine_known", "Is it worse than it has ever been?", "pain_severity"),
+    # a witness noticing something happen to the patient
+    ("subarachnoid_thunderclap", "Did the people at work notice anything happen to you?", "collapse"),
+    # not worth carrying on
+    ("suicidal_ideation_plan", "Does it feel like it's not worth carrying on?", "suicidal_thoughts"),
+    # vision as watching the telly or managing books
+    ("conjunctivitis", "Can he watch the telly normally?", "vision"),
+    ("conjunctivitis", "Is he managing to read his books?", "vision"),
+    # alertness as chatting normally
+    ("dka_teen", "Is he chatting away to you like normal?", "drowsy"),
+    # drugs as what is taken at a party
+    ("dramatic_benign_chest_wall", "Do you take anything when you go to a party?", "drugs"),
+])
+def test_everyday_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str, message: str,
+                                                      fact: str) -> None:
+    found = Understanding(by_id[scenario_id]).match(message)
+    assert fact in found, found
