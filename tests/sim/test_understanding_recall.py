@@ -52,6 +52,15 @@ def test_an_instruction_after_a_time_clause_is_still_a_request() -> None:
     assert speech_act("When you get home, check his temperature.") == "statement"
 
 
+def test_a_manoeuvre_and_tell_me_if_asks_for_the_finding_now(by_id: dict[str, Scenario]) -> None:
+    assert speech_act("Lift your arm above your head and tell me if the ache spreads.") == "request"
+    found = Understanding(by_id["acs_chest_pain"]).match("Take a deep breath in and tell me if the pain spreads.")
+    assert "radiation" in found, found
+    # a time word keeps it advice, and so does a sentence that is no manoeuvre
+    assert speech_act("Lift your arm and tell me if the ache spreads overnight.") == "statement"
+    assert speech_act("Keep it raised and tell me if it spreads.") == "statement"
+
+
 def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, Scenario]) -> None:
     # "inhaler" is the reliever's trigger: the preventer (same intent, nothing of its own said) is not asked for too
     found = Understanding(by_id["asthma_exacerbation_child"]).match("How many goes on her inhaler today?")
