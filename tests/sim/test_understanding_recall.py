@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios import Scenario
+from scenarios.lexicon import padded, respelt
 from sim.patient.understanding import Understanding, asking_sentences, speech_act
 
 # --------------------------------------------------------------------------- lists and lead-ins
@@ -65,6 +66,17 @@ def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, S
     # "inhaler" is the reliever's trigger: the preventer (same intent, nothing of its own said) is not asked for too
     found = Understanding(by_id["asthma_exacerbation_child"]).match("How many goes on her inhaler today?")
     assert "reliever_use" in found and "preventer" not in found, found
+
+# --------------------------------------------------------------------------- slips of the keyboard
+
+
+def test_a_slip_of_the_keyboard_in_a_long_word_is_mended(by_id: dict[str, Scenario]) -> None:
+    for slip, word in [("diziness", "dizziness"), ("temperture", "temperature"), ("palpitaitons", "palpitations")]:
+        assert padded(f"Any {slip}?") == padded(f"Any {word}?")
+    assert "postural" in Understanding(by_id["gi_bleed_melena"]).match("Any diziness when you stand?")
+    # a word the lexicon does not know but that is spelt right stays itself, and so do short words
+    assert [respelt(w) for w in ("wedding", "persona", "speaker", "fals")] == ["wedding", "persona", "speaker", "fals"]
+
 
 # --------------------------------------------------------------------------- lay and textbook words (the lexicon)
 
