@@ -145,6 +145,8 @@ def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, S
     # ongoing conditions as what the doctor keeps an eye on, or regular check-ups
     ("acs_chest_pain", "Does your doctor keep an eye on anything?", "risk_factors"),
     ("acs_chest_pain", "Do you have regular check-ups at the surgery?", "risk_factors"),
+    # "on ... for you" is not "on anything for your ..." (which asks for medicines, not conditions)
+    ("acs_chest_pain", "Does your doctor keep an eye on anything for you?", "risk_factors"),
     # walking, as how the person got home
     ("ankle_sprain", "Did you manage to get home by bus?", "weight_bearing"),
     # what usually works, this time
