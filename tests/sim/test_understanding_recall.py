@@ -164,10 +164,13 @@ def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, S
     ("conjunctivitis", "Is he managing to read his books?", "vision"),
     # alertness as chatting normally
     ("dka_teen", "Is he chatting away to you like normal?", "drowsy"),
+    # what has been taken, and passing urine as "going"
+    ("pyelonephritis", "What have you taken so far?", "medications"),
+    ("simple_uti", "Have you been going more often lately?", "frequency"),
     # drugs as what is taken at a party
     ("dramatic_benign_chest_wall", "Do you take anything when you go to a party?", "drugs"),
 ])
-def test_everyday_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str, message: str,
+def test_everyday_wordings_reveal_their_fact(by_id: dict[str, Scenario], scenario_id: str, message: str,
                                                       fact: str) -> None:
     found = Understanding(by_id[scenario_id]).match(message)
     assert fact in found, found
