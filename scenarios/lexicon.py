@@ -23,7 +23,8 @@ The lexicon is one YAML file, ``scenarios/intents.yaml``, shared by every scenar
       bleeding: [vaginal_bleeding, blood_in_stool, blood_in_vomit]   # patient never answers "no" to one
                                   # of a group when one of its facts is about another (sim.patient)
 
-Normalisation (lower case, the ``words`` table, stemming) and cue matching live here, beside the data,
+Normalisation (lower case, the ``words`` table, stemming, slips of the keyboard mended) and cue matching
+live here, beside the data,
 so that importers can tag facts with intents without the encounter engine; ``sim.patient.understanding``
 builds the patient's understanding of a message on them. Normalisation is the same for cues,
 triggers and the clinician's message, so a cue is written in plain words.
