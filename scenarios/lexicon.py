@@ -23,7 +23,8 @@ The lexicon is one YAML file, ``scenarios/intents.yaml``, shared by every scenar
       bleeding: [vaginal_bleeding, blood_in_stool, blood_in_vomit]   # patient never answers "no" to one
                                   # of a group when one of its facts is about another (sim.patient)
 
-Normalisation (lower case, the ``words`` table, stemming) and cue matching live here, beside the data,
+Normalisation (lower case, the ``words`` table, stemming, slips of the keyboard mended) and cue matching
+live here, beside the data,
 so that importers can tag facts with intents without the encounter engine; ``sim.patient.understanding``
 builds the patient's understanding of a message on them. Normalisation is the same for cues,
 triggers and the clinician's message, so a cue is written in plain words.
@@ -165,8 +166,38 @@ def _word_table() -> dict[str, list[str]]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    """The words and the stems of the words the bundled lexicon uses (cues, phrasings, statements, the table)."""
+    lexicon = load_lexicon()
+    texts = [*lexicon.words, *lexicon.words.values(), *lexicon.statements]
+    for intent in lexicon.intents.values():
+        texts += intent.phrasings
+        for cue in [*intent.cues, *intent.unless]:
+            texts += [cue] if isinstance(cue, str) else cue
+    words = {w for t in texts for w in _WORD.findall(t.lower())}
+    return frozenset(words), frozenset(stem(w) for w in words)
+
+
+@lru_cache(maxsize=65536)
+def respelt(word: str) -> str:
+    """``word``, or the lexicon word it misspells by one slip of the keyboard ("headahces", "diziness").
+
+    Only a long word the lexicon does not know, not even by its stem, is read as a slip: two letters swapped, one
+    letter doubled or left out, never the first or the last; the first lexicon word so made wins.
+    """
+    words, stems = _known()
+    if len(word) < 7 or not word.isalpha() or word in words or stem(word) in stems:
+        return word
+    n = len(word)
+    swapped = (word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(1, n - 2))
+    dropped = (word[:i] + word[i + 1:] for i in range(1, n - 1))
+    added = (word[:i] + c + word[i:] for i in range(1, n) for c in "abcdefghijklmnopqrstuvwxyz")
+    return next((guess for guess in (*swapped, *dropped, *added) if guess in words), word)
+
+
 def normalise(text: str) -> list[str]:
-    """Lower-cased, word-table-mapped, stemmed words of ``text``."""
+    """Lower-cased, word-table-mapped, stemmed words of ``text`` (a slip of the keyboard mended: ``respelt``)."""
     table = _word_table()
     text = text.lower().replace("\u2019", "'")
     text = re.sub(r"(\w)'(s|re|ve|ll|d|m|t)\b", r"\1 \2", text)  # contractions split, not glued
@@ -175,7 +206,10 @@ def normalise(text: str) -> list[str]:
         mapped = table.get(word)
         if mapped is None:
             s = stem(word)
-            mapped = table.get(s, [s])
+            mapped = table.get(s)
+        if mapped is None:
+            word = respelt(word)
+            mapped = table.get(word) or [stem(word)]
         out.extend(mapped)
     return out
 

@@ -95,9 +95,24 @@ def _instruction(s: str) -> str:
     return _POLITE.sub("", _WHEN.sub("", _HEADING.sub("", s)))
 
 
+# After a manoeuvre, "tell me if ..." asks for the finding now ("Press on it and tell me if it spreads."), not to
+# report a change later: the condition it opens is not safety-netting (``_ADVICE``), a time word still is.
+_REPORT_IF = re.compile(r"\b(?:tell (?:me|us)|and see) (?:if|whether)\b", re.I)
+
+
+def _advises(s: str) -> bool:
+    """Whether ``s`` gives advice (``_ADVICE``), a manoeuvre's "tell me if" aside."""
+    if not _ADVICE.search(s):
+        return False
+    bare = _instruction(s)
+    if _DO.match(bare) or _TRY_DO.match(bare) or _HAVE_DO.match(bare):
+        return bool(_ADVICE.search(_REPORT_IF.sub("tell me", s)))
+    return True
+
+
 def instructs(s: str) -> bool:
     """Whether ``s`` (filler stripped) tells the listener to examine or observe something now and report it."""
-    if _ADVICE.search(s):
+    if _advises(s):
         return False
     s = _instruction(s)
     return bool(_OBSERVE.match(s) or _HAVE_DO.match(s) or ((_DO.match(s) or _TRY_DO.match(s)) and _REPORT.search(s)))
@@ -109,7 +124,7 @@ def manoeuvre(s: str) -> bool:
     Such a sentence is read with the question after it ("Ask him to smile. Is it even?", "Press on the bone. Does
     that hurt?").
     """
-    if _ADVICE.search(s):
+    if _advises(s):
         return False
     s = _instruction(s)
     return bool(_DO.match(s) or _TRY_DO.match(s) or _HAVE_DO.match(s))

@@ -5,7 +5,9 @@ Layers, each recorded on the facts it reveals:
 1. **Normalisation** (all layers): lower case; the lexicon's ``words`` table maps lay and clinical
    words and abbreviations (``tummy`` -> ``abdomen``, ``bp`` -> ``blood pressure``); each word is
    Snowball-stemmed until it stops changing, which links noun, adjective and verb forms
-   (dizziness / dizzy, lightheadedness / lightheaded, confusion / confused, severity / severe).
+   (dizziness / dizzy, lightheadedness / lightheaded, confusion / confused, severity / severe); a long word the
+   lexicon does not know that is one slip of the keyboard from one it does is read as that word (``respelt``:
+   "diziness", "headahces"), and hedges ("actually", "honestly") are dropped.
 2. **Question filter**: the message is split into sentences (lines, then ``. ? ! ;``, markdown list
    markers and emphasis removed) and each is classified. A *question* (ends in ``?`` or opens like
    one: "Any fever", "Did you ...") or a *request* ("Tell me about ...", "Describe ...", "Can you

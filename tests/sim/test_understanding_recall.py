@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios import Scenario
+from scenarios.lexicon import padded, respelt
 from sim.patient.understanding import Understanding, asking_sentences, speech_act
 
 # --------------------------------------------------------------------------- lists and lead-ins
@@ -52,10 +53,30 @@ def test_an_instruction_after_a_time_clause_is_still_a_request() -> None:
     assert speech_act("When you get home, check his temperature.") == "statement"
 
 
+def test_a_manoeuvre_and_tell_me_if_asks_for_the_finding_now(by_id: dict[str, Scenario]) -> None:
+    assert speech_act("Lift your arm above your head and tell me if the ache spreads.") == "request"
+    found = Understanding(by_id["acs_chest_pain"]).match("Take a deep breath in and tell me if the pain spreads.")
+    assert "radiation" in found, found
+    # a time word keeps it advice, and so does a sentence that is no manoeuvre
+    assert speech_act("Lift your arm and tell me if the ache spreads overnight.") == "statement"
+    assert speech_act("Keep it raised and tell me if it spreads.") == "statement"
+
+
 def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, Scenario]) -> None:
     # "inhaler" is the reliever's trigger: the preventer (same intent, nothing of its own said) is not asked for too
     found = Understanding(by_id["asthma_exacerbation_child"]).match("How many goes on her inhaler today?")
     assert "reliever_use" in found and "preventer" not in found, found
+
+# --------------------------------------------------------------------------- slips of the keyboard
+
+
+def test_a_slip_of_the_keyboard_in_a_long_word_is_mended(by_id: dict[str, Scenario]) -> None:
+    for slip, word in [("diziness", "dizziness"), ("temperture", "temperature"), ("palpitaitons", "palpitations")]:
+        assert padded(f"Any {slip}?") == padded(f"Any {word}?")
+    assert "postural" in Understanding(by_id["gi_bleed_melena"]).match("Any diziness when you stand?")
+    # a word the lexicon does not know but that is spelt right stays itself, and so do short words
+    assert [respelt(w) for w in ("wedding", "persona", "speaker", "fals")] == ["wedding", "persona", "speaker", "fals"]
+
 
 # --------------------------------------------------------------------------- lay and textbook words (the lexicon)
 
@@ -111,5 +132,45 @@ def test_a_trigger_settles_which_of_an_intents_facts_is_meant(by_id: dict[str, S
 ])
 def test_lay_and_textbook_wordings_reveal_their_critical_fact(by_id: dict[str, Scenario], scenario_id: str,
                                                              message: str, fact: str) -> None:
+    found = Understanding(by_id[scenario_id]).match(message)
+    assert fact in found, found
+
+
+@pytest.mark.parametrize("scenario_id, message, fact", [
+    # a hedge inside a phrase cue ("were you doing") says nothing about what is asked
+    ("acs_chest_pain", "What were you basically doing when it hit you?", "onset_exertion"),
+    # the run-up to the onset, and "kicked off" for "started"
+    ("acs_chest_pain", "Take me through the moments before it came on.", "onset_exertion"),
+    ("acs_chest_pain", "Were you at home when it kicked off?", "onset_exertion"),
+    # ongoing conditions as what the doctor keeps an eye on, or regular check-ups
+    ("acs_chest_pain", "Does your doctor keep an eye on anything?", "risk_factors"),
+    ("acs_chest_pain", "Do you have regular check-ups at the surgery?", "risk_factors"),
+    # "on ... for you" is not "on anything for your ..." (which asks for medicines, not conditions)
+    ("acs_chest_pain", "Does your doctor keep an eye on anything for you?", "risk_factors"),
+    # walking, as how the person got home
+    ("ankle_sprain", "Did you manage to get home by bus?", "weight_bearing"),
+    # what usually works, this time
+    ("anxious_patient_real_mi", "Is what usually settles it working this time?", "different_from_panic"),
+    # whether the pain has stayed put
+    ("appendicitis", "Is it in the same spot as when it began?", "migration"),
+    # worse than ever
+    ("migraine_known", "Is it worse than it has ever been?", "pain_severity"),
+    # a witness noticing something happen to the patient
+    ("subarachnoid_thunderclap", "Did the people at work notice anything happen to you?", "collapse"),
+    # not worth carrying on
+    ("suicidal_ideation_plan", "Does it feel like it's not worth carrying on?", "suicidal_thoughts"),
+    # vision as watching the telly or managing books
+    ("conjunctivitis", "Can he watch the telly normally?", "vision"),
+    ("conjunctivitis", "Is he managing to read his books?", "vision"),
+    # alertness as chatting normally
+    ("dka_teen", "Is he chatting away to you like normal?", "drowsy"),
+    # what has been taken, and passing urine as "going"
+    ("pyelonephritis", "What have you taken so far?", "medications"),
+    ("simple_uti", "Have you been going more often lately?", "frequency"),
+    # drugs as what is taken at a party
+    ("dramatic_benign_chest_wall", "Do you take anything when you go to a party?", "drugs"),
+])
+def test_everyday_wordings_reveal_their_fact(by_id: dict[str, Scenario], scenario_id: str, message: str,
+                                                      fact: str) -> None:
     found = Understanding(by_id[scenario_id]).match(message)
     assert fact in found, found
