@@ -25,12 +25,15 @@ _OPENING = re.compile(
     rf"\b(?:(?:is|are|was|were|has|have|had|does|do|did|can|could|will|would)\s+{_SUBJECT}\b"
     r"|(?:how|when|where|what|which|who|why|whereabouts)\s+(?:is|are|was|were|has|have|had|does|do|did|can|could"
     r"|would|long|much|many|often|old|bad|far|kind|sort|exactly|time|happened|about|type)\b"
-    r"|any(?:thing|one|body)?\s+(?!of\b)\w+"
+    r"|any\s+(?!of\b|more\b|longer\b)\w+"
     r"|(?:can|could|would) you (?:tell|describe|explain|let me know|show|check)\b|tell me\b"
     r"|i (?:just |also )?(?:need|want|have) to (?:ask|know|check)\b"
     r"|i(?:'d| would) (?:just |also )?like to (?:ask|know|check)\b)", re.I)
 # a word that makes what follows part of its own clause ("I know what is wrong", "tell them if there is ...")
 _EMBEDS = frozenset("what that which who whom where when how if whether because why than as not to".split())
+# a word that takes "any ..." as its object ("don't give him any food", "without any help")
+_TAKES_ANY = frozenset("no him her them me us it of for with without in on at from about give take have has had eat "
+                       "drink need get keep use using taking giving eating drinking".split())
 _MIN_PREFIX = 2  # words before the split: "okay so" alone is a filler the filter strips anyway
 _MIN_REST = 3  # words of the question after it
 
@@ -48,7 +51,9 @@ def split_run(sentence: str) -> list[str]:
         before = sentence[:m.start()].split()
         if len(before) < _MIN_PREFIX:
             continue
-        if before[-1].lower().strip(",") in _EMBEDS or len(sentence[m.start():].split()) < _MIN_REST:
+        word = before[-1].lower().strip(",'")
+        if word in _EMBEDS or (m[0].lower().startswith("any") and word in _TAKES_ANY) \
+                or len(sentence[m.start():].split()) < _MIN_REST:
             continue
         return [sentence[:m.start()].rstrip(" ,"), sentence[m.start():]]
     return [sentence]

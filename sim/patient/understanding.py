@@ -138,7 +138,8 @@ _REQUEST = re.compile(
 # plan for later ("I'll examine you once we've talked") stays a statement (``_DEFER``).
 _EXAM_VERB = (r"(?:examine|listen|look|have a (?:quick )?look|take a (?:quick )?look|feel|check|press|palpate|"
               r"auscultate|percuss|test|order|request|measure|perform|shine|watch|"
-              r"(?:arrange|send off|run|see|do|get|take)(?!\s+(?:for\s+)?(?:you|her|him|them|us)\b))")
+              r"(?:arrange|send off|run|see|do|get|take)(?!\s+(?:for\s+)?(?:you|her|him|them|us)\b)"
+              r"(?!\s+(?:an?\s+|the\s+|some\s+)?(?:ambulance|paramedics?|crew|help|someone|somebody)\b))")
 _ACTION = re.compile(
     r"^(?:(?:let me|let's|let us|i'd like to|i would like to|i want to|i'm going to|i am going to|i'll|i will|"
     r"we'll|we will|we're going to|we are going to|i need to|we need to|we should|i'm just going to|i'll just)"
@@ -154,6 +155,9 @@ _QUESTION_START = re.compile(
     r"(?:you|i|we)(?:'ve| have)? (?:told|said|described|mentioned|explained|heard|noticed) (?:me|us|so far|today)?"
     rf")\b)|(?:do|have|had) {_PRONOUN}|"
     r"when (?:did|was|were|is|are|does|do|had|has|will|would|could|exactly|roughly|approximately))\b", re.I)
+# a rule about any such person, not a question: "Any baby under three months with a fever needs to be seen."
+_ANY_RULE = re.compile(r"^any\s+(?:baby|child|infant|adult|patient|person|one|woman|man|pregnant)\b[^?]*"
+                       r"\b(?:needs?|should|must|has to|have to|ought to)\b", re.I)
 _TOPIC_LEAD = re.compile(
     r"^(?:let'?s (?:talk|move on|turn|go on|switch|focus) (?:about|to|on)|moving on to|turning to|on to|onto|"
     r"regarding|about|as for|in terms of|with regard to|what about|how about|now|next)\b", re.I)
@@ -184,7 +188,7 @@ def speech_act(sentence: str) -> SpeechAct:
         return "statement"
     if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
         return "statement"
-    if _QUESTION_START.match(s):
+    if _QUESTION_START.match(s) and not _ANY_RULE.match(s):
         return "question"
     return "statement"
 

@@ -52,3 +52,27 @@ def test_a_transcript_reveals_the_critical_fact_it_asks_for(by_id: dict[str, Sce
     u = Understanding(by_id["febrile_infant_6weeks"])
     assert "fever_measured" in u.match("oh that's really worrying um has she had a temperature today")
     assert "feeding" in u.match("okay thanks uh how has she been feeding")
+
+
+@pytest.mark.parametrize("turn", [
+    "Any child under one with a rash that doesn't fade needs to go to A&E.",  # a rule, not "Any rash?"
+    "I'm going to get an ambulance out to you now.",  # calling for help is no examination
+    "um try to keep sipping water and if you can't keep anything down or get drowsy ring us back",
+    "okay so don't give him any food until the crew has seen him",
+])
+def test_rules_dispatches_and_advice_in_a_transcript_ask_nothing(turn: str) -> None:
+    assert asking_sentences(turn) == []
+
+
+@pytest.mark.parametrize("scenario_id,turn,fact", [
+    ("stroke_facial_droop", "is what she says making sense to you", "speech"),
+    ("asthma_exacerbation_child", "is she too puffed to chat", "speech"),
+    ("viral_uri", "Do you feel you're on the mend yet?", "course"),
+    ("pyelonephritis", "Can you concentrate on a conversation?", "mental_state"),
+    ("medication_refill_hypertension", "Have the readings been steady lately?", "home_bp"),
+    ("testicular_torsion_teen", "Does one side seem higher?", "position"),
+    ("suicidal_ideation_plan", "Is there something you've thought about using to end your life?", "plan"),
+])
+def test_everyday_wordings_reveal_their_fact(by_id: dict[str, Scenario], scenario_id: str, turn: str,
+                                            fact: str) -> None:
+    assert fact in Understanding(by_id[scenario_id]).match(turn)
