@@ -155,6 +155,10 @@ _QUESTION_START = re.compile(
     r"(?:you|i|we)(?:'ve| have)? (?:told|said|described|mentioned|explained|heard|noticed) (?:me|us|so far|today)?"
     rf")\b)|(?:do|have|had) {_PRONOUN}|"
     r"when (?:did|was|were|is|are|does|do|had|has|will|would|could|exactly|roughly|approximately))\b", re.I)
+# what the patient needs in order to do what follows: "If you've got a thermometer, ...", "If you can, ..."
+_PRECONDITION = re.compile(r"^(?:if|when) (?:you(?:'ve| have)(?: got)?|there(?:'s| is) (?:one|someone|a)|you can|"
+                           r"possible|you(?:'re| are) able(?: to)?)\b[^,]{0,60},\s*", re.I)
+_CONDITION_LEAD = re.compile(r"^(?:if|when|whenever) ", re.I)
 # a rule about any such person, not a question: "Any baby under three months with a fever needs to be seen."
 _ANY_RULE = re.compile(r"^any\s+(?:baby|child|infant|adult|patient|person|one|woman|man|pregnant)\b[^?]*"
                        r"\b(?:needs?|should|must|has to|have to|ought to)\b", re.I)
@@ -169,7 +173,7 @@ def _strip_filler(sentence: str) -> str:
 
 def speech_act(sentence: str) -> SpeechAct:
     """Whether one sentence asks (question or request) or only states (statement, plan, deferral)."""
-    s = _strip_filler(sentence)
+    s = _PRECONDITION.sub("", _strip_filler(sentence))  # "If you've got a thermometer, take her temperature ..."
     if not s:
         return "statement"
     asks_later = bool(_DEFER.search(s)) and bool(re.search(r"\b(?:ask|talk|discuss|cover|go over|come back|"
@@ -221,7 +225,8 @@ def _asking(message: str) -> tuple[str, ...]:
             run = split_run(sentence)  # a transcript's unpunctuated run: "that sounds awful is she breathing okay"
             if len(run) == 1 or speech_act(run[1]) == "statement":
                 continue
-            sentence = run[1]
+            # "if you push on the sore spot does it hurt": the condition is the manoeuvre the question is about
+            sentence = sentence if _CONDITION_LEAD.match(_strip_filler(run[0])) else run[1]
         if i > 0 and speech_act(parts[i - 1]) == "statement" and _leads_into(_strip_filler(parts[i - 1]), sentence):
             sentence = f"{_strip_filler(parts[i - 1])} {sentence}"
         out.append(sentence)

@@ -76,3 +76,14 @@ def test_rules_dispatches_and_advice_in_a_transcript_ask_nothing(turn: str) -> N
 def test_everyday_wordings_reveal_their_fact(by_id: dict[str, Scenario], scenario_id: str, turn: str,
                                             fact: str) -> None:
     assert fact in Understanding(by_id[scenario_id]).match(turn)
+
+
+def test_a_precondition_or_a_conditional_manoeuvre_keeps_the_request(by_id: dict[str, Scenario]) -> None:
+    # what the patient needs first ("if you've got a thermometer") does not make the instruction advice
+    sepsis = Understanding(by_id["sepsis_elderly"])
+    assert "fever_value" in sepsis.match("If you've got a thermometer handy, check her temperature and tell me what "
+                                         "it says.")
+    assert asking_sentences("If you get chest pain, call 999.") == []
+    # a manoeuvre spoken as a condition stays with the question about it
+    chest = Understanding(by_id["dramatic_benign_chest_wall"])
+    assert "reproducible" in chest.match("okay if you press right on the sore bit does that make it hurt more")
