@@ -202,3 +202,50 @@ def test_thanks_for_what_happened_today_decides_nothing() -> None:
     from sim.encounter.assessment._triage import decision_escalation
     assert decision_escalation("Thank you for completing the questions with me today.") is None
     assert assessment_form("It's a shame the queue was so long at the walk-in centre.") is None
+
+
+FIFTH_ROUND = [  # (reply, level, escalation, diagnoses): invented here, after dev set 7's classes
+    ('{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": '
+     '"save", "arguments": "{\\"esi\\": 4, \\"escalation\\": \\"routine\\", \\"diagnoses\\": [\\"Bunion\\"]}"}}]}',
+     4, "routine", ["Bunion"]),
+    ('{"candidates": [{"content": {"parts": [{"functionCall": {"name": "triage", "args": {"esi_level": 2, '
+     '"escalation": "emergency", "diagnoses": ["Sepsis"]}}}]}}]}', 2, "emergency", ["Sepsis"]),
+    ('<invoke name="submit">\n<parameter name="triage_level">3</parameter>\n<parameter name="escalation">urgent'
+     '</parameter>\n<parameter name="diagnoses">Quinsy</parameter>\n</invoke>', 3, "urgent", ["Quinsy"]),
+    ("Outcome: lvl 4 / routine. Prob frozen shoulder. Book with your GP in the next fortnight.",
+     4, "routine", ["frozen shoulder"]),
+    ("okay i think we're done this sounds very much like a stomach bug it's an e s i five so you can look after it at "
+     "home with fluids and rest", 5, "self_care", ["stomach bug"]),
+    ("Triage level: 5\nWhat we think it is: Chilblains\nYour care plan: self-management at home",
+     5, "self_care", ["Chilblains"]),
+    ("Situation: cut to the palm from a kitchen knife.\nAssessment: deep laceration, tendon injury possible. ESI 4.\n"
+     "Recommendation: Urgent - attend the emergency department or minor injuries today for closure.",
+     4, "urgent", ["deep laceration"]),
+    ("S: low mood for a month.\nA: Probable depression. ESI 3.\nR: Same-day call from the crisis team; call 999 if "
+     "he feels unable to stay safe.", 3, "urgent", ["depression"]),
+    ("Based on your answers, you may have a urine infection. A pharmacist can help without you needing to see a GP.",
+     None, "self_care", ["urine infection"]),
+    ("I'm treating this as a heart attack. This is ESI 2. An ambulance is on its way to you now.",
+     2, "emergency", ["heart attack"]),
+]
+
+
+@pytest.mark.parametrize("reply,level,escalation,diagnoses", FIFTH_ROUND)
+def test_nested_calls_abbreviations_labels_and_outright_categories_are_read(
+        reply: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert p.form is not None
+    assert (p.triage_level, p.escalation, p.diagnoses[:len(diagnoses)]) == (level, escalation, diagnoses)
+
+
+@pytest.mark.parametrize("reply", [
+    "In a moment I'll give it to you as:\n\nASSESSMENT:\nTriage level / Escalation / Diagnoses\n\nBut first, is he "
+    "drinking?",
+    "```\nASSESSMENT (DRAFT - NOT FOR ACTION YET)\nTriage level: ESI 3\nEscalation: urgent\nDiagnoses: 1. "
+    "Cellulitis\n```\nIs the redness spreading?",
+    '{"type": "question", "assessment": null, "text": "Before I give my assessment: any fever?"}',
+    "Situation: 70M fall.\nAssessment: possible hip fracture.\nRecommendation: to follow once I know if he hit his "
+    "head.\n\nDid he hit his head?",
+])
+def test_templates_long_draft_titles_null_assessments_and_pending_recommendations_are_not_final(reply: str) -> None:
+    assert assessment_form(reply) is None

@@ -33,8 +33,10 @@ variants: ``Acuity``, ``Priority``, ``Category``, a named scale (``Manchester Tr
 ORANGE" is 2; so is "Priority: ORANGE" under a "Manchester Triage outcome" heading) and ``P1`` to ``P5``; "within
 N hours" (N up to 24) and "within the hour" are urgent.
 A tool call's arguments (``Arguments: {...}``, a call ``submit_assessment({...})``, or a JSON string holding the
-object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call) are read as its JSON object, and an
-XML tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``).
+object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call, a message's ``tool_calls`` list or a
+Gemini reply's ``parts`` ... ``functionCall``) are read as its JSON object (a ``null`` value says nothing), an XML
+tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``), and an XML parameter by its name
+(``<parameter name="triage_level">2</parameter>``). "lvl" is "level"; a transcript's "e s i four" is ESI 4.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -76,7 +78,11 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   X" in a safety-net sentence is no impression. A run-on transcript is also split before "your triage level", "the
   most likely" and the like, and "level is two" is spoken level 2. A GP named with the day ("ring your GP practice
   this morning") is a same-day GP, so urgent; "the least urgent" names no category, "there's no need to see a
-  doctor" is self-care, and thanks for what happened ("thank you for calling today") decide nothing.
+  doctor" is self-care, and thanks for what happened ("thank you for calling today") decide nothing. A sentence
+  that opens with "Likely", "Prob" or "Possibly" names its impression ("Likely broken ankle."), as do "you may have
+  a X", "treating this as X", "sounds very much like X" and "is a possible X". An escalation field that opens with
+  its category ("Urgent - attend eye casualty today") is that category whatever means it names; "call 999 if ..."
+  and "without needing to see a GP" name no means.
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these

@@ -13,7 +13,8 @@ Agents write provisional blocks mid-interview in every layout they write finals 
   "emergency vs urgent", a template placeholder "<1-5>";
 - the reply says it has not decided (``_UNDECIDED``): "before I finalise", "I'm holding off on making this final",
   "if I had to finalise now it would look like this", "I can't settle the level until ...", "awaiting your answer",
-  "at the end I'll give you an assessment in this form".
+  "at the end I'll give you an assessment in this form", "I need a couple more answers before it's final",
+  "Recommendation: to follow once I know ...", "in a moment I'll summarise it as:".
 
 Words such as "provisional" inside a field's label ("Provisional diagnosis: X") or "so far" inside a sentence of
 the advice do not make a draft: only the block's own marker, tags, status fields, level and escalation values, and
@@ -50,7 +51,10 @@ _UNDECIDED = re.compile(
     r"|(?:awaiting|waiting (?:on|for)) (?:your|the) (?:answer|reply|reading|result|response)"
     r"|still need (?:to (?:know|ask|check|hear)|one more|your|an answer)|more questions to follow"
     r"|i(?:'ll| will) (?:finali[sz]e|confirm|give you) (?:my|the|this|your|an?) (?:final )?(?:assessment|triage"
-    r"|decision|level|advice)(?! now)|(?:at the end|afterwards|after (?:that|your answers?))[^.?!]*\bi'?ll give)",
+    r"|decision|level|advice)(?! now)|(?:at the end|afterwards|after (?:that|your answers?))[^.?!]*\bi'?ll give"
+    r"|before (?:it'?s|it is|this is|i make it) final|need (?:a couple|a few|some|two|one) more (?:answers?|questions?"
+    r"|details?|things?)|\bto (?:follow|come) (?:once|when|after)\b|\bonce i know\b"
+    r"|\bin a (?:second|moment|minute|bit)\b[^.?!]*\bi'?ll (?:summari[sz]e|give|sum up))",
     re.IGNORECASE)
 _SHORT = 6  # words: a tag or title line, not a sentence
 _LEADING_DRAFT = re.compile(rf"^\W*(?:\w+\W+){{0,2}}(?:{_DRAFT_WORDS})\b", re.IGNORECASE)  # in its first words
@@ -60,7 +64,7 @@ def _tagged(line: _Line) -> bool:
     """A short line that is a draft tag or title: "DRAFT", "[Interim]", "PRELIMINARY ASSESSMENT"."""
     text = line.body.replace("_", " ")
     f = _field(line)
-    return len(text.split()) <= _SHORT and (f is None or f.kind not in _FIELD_KINDS) and \
+    return len(re.findall(r"\w+", text)) <= _SHORT and (f is None or f.kind not in _FIELD_KINDS) and \
         bool(_LEADING_DRAFT.match(text) or (line.heading and _DRAFT.search(text)))
 
 

@@ -35,6 +35,7 @@ _ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"
 _XML_FIELD = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>(?P<value>[^<]*)</(?P=tag)>$")
 _XML_OPEN = re.compile(r"^<(?P<tag>[A-Za-z][\w-]{0,40})(?:\s[^>]*)?>$")
 _XML_ATTRIBUTE = re.compile(r"\s([A-Za-z][\w-]{0,40})=[\"']([^\"'<>]{1,80})[\"']")
+_XML_NAME_ATTRIBUTE = re.compile(r"\s(?:name|key|field)=[\"']([A-Za-z][\w -]{0,40})[\"']")
 _XML_CLOSE = re.compile(r"^</[A-Za-z][\w-]{0,40}>$")
 
 
@@ -66,7 +67,8 @@ def _xml(text: str) -> str:
     if not text.startswith("<"):
         return text
     if m := _XML_FIELD.match(text):
-        label = _json_label(m["tag"])
+        named = _XML_NAME_ATTRIBUTE.search(m[0][:m[0].index(">")])  # <parameter name="triage_level">2</parameter>
+        label = _json_label(named[1] if named else m["tag"])
         # "<item>X</item>" inside "<diagnoses>": an item of the list, not a field of its own
         return f"- {m['value']}" if _label_kind(label) in (None, "label") else f"{label}: {m['value']}"
     if m := _XML_OPEN.match(text):  # its attributes are fields: <final_assessment esi="3" escalation="urgent">
@@ -125,10 +127,12 @@ def _table_lines(rows: list[str]) -> list[_Line]:
     return lines
 
 
-_JSON_DEPTH = 6  # levels of nesting read; deeper values are ignored
+_JSON_DEPTH = 8  # levels of nesting read; deeper values are ignored (a Gemini reply nests its call six deep)
+_JSON_CLOSINGS = 12  # closing lines tried for where an unfenced object ends (nested replies close many times)
 _JSON_LINES = 200  # an unfenced object longer than this is not read as the assessment
 _NAME_KEYS = ("name", "diagnosis", "condition", "dx", "label", "title", "value")
 _CALL_KEYS = {"arguments", "args", "parameters", "input"}
+_WRAPPER_KEYS = {"function", "functionCall", "function_call", "content", "parts", "tool_use", "toolUse"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -152,7 +156,7 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
     out: list[_Line] = []
     for key, value in data.items():
         label = _json_label(str(key))
-        if not label:
+        if not label or value is None:  # "assessment": null says nothing
             continue
         if isinstance(value, str) and (inner := _json_object(value)) is not None:  # tool-call arguments as a string
             value = inner
@@ -162,6 +166,10 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
         if isinstance(value, dict) and (not named or _CALL_KEYS & value.keys()):
             out.append(_Line(body=f"{label}:", json=True))
             out.extend(_json_lines(value, depth + 1))
+        elif isinstance(value, list) and any(isinstance(v, dict) and (_CALL_KEYS | _WRAPPER_KEYS) & v.keys()
+                                             for v in value):
+            for v in value:  # "tool_calls": [{"function": {...}}], "parts": [{"functionCall": {...}}]
+                out.extend(_json_lines(v, depth + 1))
         elif isinstance(value, list):
             items = [s for s in map(_json_scalar, value) if s.strip()]
             out.append(_Line(body=f"{label}: {'; '.join(items)}", json=True))
@@ -212,7 +220,8 @@ def _json_spans(raws: list[str]) -> dict[int, tuple[int, dict[str, object]]]:
             body = "\n".join(raws[i + 1:end]) if end is not None else ""
         elif (opening := _JSON_OPENING.match(raws[i])) is not None:  # it closes on one of the next lines ending "}"
             first = raws[i][opening.end():]
-            closing = [k for k in range(i, min(len(raws), i + _JSON_LINES)) if raws[k].rstrip(" );").endswith("}")][:3]
+            closing = [k for k in range(i, min(len(raws), i + _JSON_LINES))
+                       if raws[k].rstrip(" );").endswith("}")][:_JSON_CLOSINGS]
             end = next((k for k in closing if _json_object(_call_body(first, raws[i + 1:k + 1])) is not None), None)
             body = _call_body(first, raws[i + 1:end + 1]) if end is not None else ""
         data = _json_object(body) if end is not None else None
@@ -364,9 +373,9 @@ _LABEL_KINDS = (
                              r"(?:diagnos[ie]s|differentials?|ddx|dx|impression|causes?|conditions?)"
                              r"(?: ?(?:/|and|&) ?(?:differentials?|diagnos[ie]s))?"
                              r"(?: (?:to consider|to rule out|considered))?(?: in order(?: of likelihood)?| ranked)?$"
-                             r"|^(?:most likely|likely|likely (?:cause|source))$"
+                             r"|^(?:most likely|likely|probable|probably|possible|likely (?:cause|source))$"
                              r"|^(?:probable|likely|suspected) problem$"
-                             r"|^what (?:i think|it (?:might|could|probably) be|this (?:is|might be|could be))"
+                             r"|^what (?:i think|we think|it (?:might|could|probably) be|this (?:is|might be|could be))"
                              r"(?: (?:it is|is going on|is happening|this is))?$")),
 )
 # Labels that end a field's list: what follows the diagnoses in the protocol and in models' habits.

@@ -83,7 +83,10 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
     r" (?:(?:has|have|may have|might have|could have|is having|are having)(?: got)?|got)\s+",
     r"\b(?:seems?|appears?) to (?:have|be having)(?: got)?\s+",
     r"\b(?:could|may|might) (?:well )?(?:be (?:caused by|due to)|mean|indicate)\s+",
-    r"\b(?:sounds?|looks?|seems?|is)\s+(?:most\s+|more\s+|very\s+|much\s+|a\s+lot\s+)?like\s+",
+    r"\b(?:you|he|she|they) (?:may|might|could) (?:well )?have (?=an? )|\btreating (?:this|it|him|her) as\s+",
+    r"^(?:most )?(?:likely|probably|prob\.?|possibly|poss\.?)\s+(?=\w)",
+    r"\b(?:sounds?|looks?|seems?|is)\s+(?:(?:most|more|very|much|quite|a\s+lot|a\s+bit|a\s+little)\s+)*like\s+",
+    r"\b(?:is|are) (?:a |an )?(?:possible|probable|likely|suspected)\s+(?=\w)",
     r"\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?"
     r"(?: for [^.,;]{0,40}?)? (?:is|are)\s+",
     r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|(?:that )?(?:this|it|he|she|you|they) (?:is|are|has|have|could be"
@@ -132,7 +135,7 @@ _NOT_A_NAME = re.compile(r"^(?:it|this|that|something|anything|nothing|what|one|
                          r"|emergency|lot|bit|problem|worry|concern|mother|mum|mom|father|dad|son|daughter|husband"
                          r"|wife|partner|baby|child|boy|girl|sister|brother|friend|symptoms?|answers?"
                          r"|highest|lowest|top|priority|level|about|around|roughly|important|essential|vital"
-                         r"|necessary|reassuring|shame|pity|sorry|glad|safe|\d)\b",
+                         r"|necessary|reassuring|shame|pity|sorry|glad|safe|not|esi|ctas|ats|mts|able|unable|\d)\b",
                          re.IGNORECASE)
 # "X can point to Y": what X means in general, not an impression of this patient
 _GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
@@ -264,7 +267,8 @@ def _name(after: str) -> str:
         return _ARTICLE.sub("", whole[0])
     end = _NAME_END.search(after)
     name = _ARTICLE.sub("", (after[:end.start()] if end else after).strip())
-    name = re.sub(r"^(?:what (?:we|doctors|they) call|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s| has"
+    name = re.sub(r"^(?:(?:this|that|it) (?:could|may|might) (?:well )?be|"
+                  r"what (?:we|doctors|they) call|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s| has"
                   r"| have)(?: got)?|(?:most |more )?(?:likely"
                   r"|probably|possibly)|having|developing|experiencing|an? episode of|a case of|an attack of)\s+", "",
                   name, flags=re.I)

@@ -18,7 +18,7 @@ from sim.encounter.assessment._layout import (
 _LEVEL_RE = re.compile(
     # not "pain level 3" and the like: only triage scales count
     r"(?<![a-z])(?<!pain )(?<!pain-)(?<!sugar )(?<!oxygen )(?<!energy )(?<!stress )(?<!activity )"
-    r"(?:esi|ctas|triage|acuity|level|priority|category)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
+    r"(?:esi|ctas|triage|acuity|level|lvl|priority|category)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
     r"\s*(?:\((?:esi|ctas)\))?\s*(?:is|of|=|:|-|\u2013|\u2014|#)?\s*\(?\s*(?:(?:esi|ctas|level)[\s\-]*)?"
     r"([1-5])(?![.,]?\d)(?!\s*(?:/|out of)\s*10)",
     re.IGNORECASE,
@@ -29,7 +29,7 @@ _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
 # "level three", "triage level: four", "a triage level of two", "E S I five" (a speech-to-text spelling)
 _SPOKEN_LEVEL = re.compile(r"\b(esi|ctas|level|category|triage(?:\s+level)?)((?:\s*[:=,\-]\s*|\s+)(?:of\s+|is\s+)?)"
                            r"(one|two|three|four|five)\b", re.IGNORECASE)
-_SPELLED_ESI = re.compile(r"\bE[.\s]\s?S[.\s]\s?I\b\.?")
+_SPELLED_ESI = re.compile(r"\b[Ee][.\s]\s?[Ss][.\s]\s?[Ii]\b\.?")  # "E.S.I.", a transcript's "e s i"
 
 
 # the Manchester Triage System's colours, when the text names that scale: "MTS priority: Yellow (urgent)"
@@ -101,7 +101,8 @@ ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
                 "schedule an appointment", "refill", "book an appointment", "make an appointment",
                 "next few days", "within a week", "next week", "this week"),
     "self_care": ("self_care", "self care", "self-care", "home care", "at home", "rest and fluids",
-                  "over the counter", "over-the-counter", "home treatment", "manage at home", "self-manage"),
+                  "over the counter", "over-the-counter", "home treatment", "manage at home", "self-manage",
+                  "self-management"),
 }
 _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\b(?:non|not|less)[\s-]+urgent\b", re.IGNORECASE), " routine "),
@@ -110,6 +111,8 @@ _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\bno\s+need\s+(?:to\s+(?:see|visit|call|contact)|for)\s+(?:a|the|your)\s+(?:doctor|gp)\b",
                 re.IGNORECASE), " self-care "),
     (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
+    (re.compile(r"\bwithout\s+(?:you\s+|him\s+|her\s+|them\s+)?(?:needing|having)\s+to\b[^.;,\n]*",
+                re.IGNORECASE), " "),
     (re.compile(r"\b(?:isn'?t|is not|not)\s+(?:something|anything)\s+(?:that\s+)?(?:you|he|she|they|we)\s+"
                 r"(?:need|require)\b[^.;,\n\u2013\u2014]*", re.IGNORECASE), " "),
     # the emergency dentist is same-day dental care, not the emergency department
@@ -175,6 +178,12 @@ def _decided_line(section: list[_Line], fields: list[tuple[int, _Field]]) -> str
     return None
 
 
+# a value that opens with its category says it outright, whatever means it then names
+_OPENING_CATEGORY = re.compile(r"^\W*(emergency|urgent|routine|self[-_ ]care)\b(?![-\s]+(?:care|treatment|department"
+                               r"|room|dentist|dental|services?|gp|appointment|centre|center|clinic|team|line|number))",
+                               re.IGNORECASE)
+
+
 def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], problems: list[str]) -> str | None:
     from scenarios.schema import Disposition
 
@@ -183,6 +192,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
         field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
         if field is not None and (named_means := disposition_from(_field_text(section, *field))):
             return Disposition(named_means).escalation.value
+    if field is not None and (opening := _OPENING_CATEGORY.match(_field_text(section, *field))) is not None:
+        return opening[1].lower().replace("-", "_").replace(" ", "_")  # "Urgent - attend eye casualty today"
     if field is not None and (named := _escalation_from(_field_text(section, *field))):
         # the field's value wins over every other mention; naming several ("your GP surgery today, a same-day
         # appointment"), the means it names settles which
@@ -245,6 +256,8 @@ _DISPOSITION_RES = {d: [re.compile(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])") 
 # a GP named with the day it is wanted: "contact your GP practice today", not "it doesn't need to be today"
 _SAME_DAY = re.compile(r"\b(?:today|same[- ]day|this (?:morning|afternoon|evening)|urgently)\b")
 _NOT_TODAY = re.compile(r"\b(?:not|n'?t|no need)\b[^.;,\n]{0,30}?\b(?:today|same[- ]day)\b")
+_CALL_IF = re.compile(r"\b(?:call|ring|phone|dial)\s+(?:999|911|112|000|an ambulance|nine[- ]nine[- ]nine"
+                      r"|nine[- ]one[- ]one)\s+(?:if|should|unless|in case|whenever)\b", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"\b(?:if|in case|unless|whenever)\b[^.;\n]*", re.IGNORECASE)
 _NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:don't|do not|doesn't|does not|not) "
                            r"(?:need|require)(?: to call)? (?:an )?ambulance|without (?:an )?ambulance|"
@@ -256,6 +269,7 @@ _NO_AMBULANCE = re.compile(r"\b(?:no need (?:for|to call) (?:an )?ambulance|(?:d
 def disposition_from(text: str) -> str | None:
     """The disposition a field value names (``DISPOSITION_KEYWORDS``), or None."""
     text = _NO_AMBULANCE.sub(" own way ", text)
+    text = _CALL_IF.sub(" ", text)  # "... and call 999 if he feels unsafe": safety-netting, not the means
     text = _CONDITIONAL.sub(" ", text)
     low = f" {text.lower()} "
     hits: list[tuple[int, int, str]] = []
