@@ -249,3 +249,11 @@ def test_nested_calls_abbreviations_labels_and_outright_categories_are_read(
 ])
 def test_templates_long_draft_titles_null_assessments_and_pending_recommendations_are_not_final(reply: str) -> None:
     assert assessment_form(reply) is None
+
+
+def test_a_log_line_of_key_value_pairs_is_a_block_of_fields() -> None:
+    p = parse_assessment('[triage.done] state=FINAL esi=5 escalation=self_care dx1="Hay fever" dx2="Cold" '
+                         'advice="Antihistamine; nasal spray"')
+    assert (p.form, p.triage_level, p.escalation, p.diagnoses) == ("fields", 5, "self_care", ["Hay fever", "Cold"])
+    # a draft's pairs between separators keep their tag
+    assert assessment_form("DRAFT | ESI=3 | escalation=urgent | dx=Otitis media | need: fever? Any fever?") is None

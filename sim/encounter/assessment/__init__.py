@@ -36,7 +36,8 @@ A tool call's arguments (``Arguments: {...}``, a call ``submit_assessment({...})
 object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call, a message's ``tool_calls`` list or a
 Gemini reply's ``parts`` ... ``functionCall``) are read as its JSON object (a ``null`` value says nothing), an XML
 tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``), and an XML parameter by its name
-(``<parameter name="triage_level">2</parameter>``). "lvl" is "level"; a transcript's "e s i four" is ESI 4.
+(``<parameter name="triage_level">2</parameter>``); a log line of three or more ``key=value`` pairs is read as
+fields (``dx1="X" dx2="Y"`` a list). "lvl" is "level"; a transcript's "e s i four" is ESI 4.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:

@@ -303,6 +303,13 @@ def _split_fields(line: _Line) -> list[_Line]:
 _INLINE_BOLD_LABEL = re.compile(r"(?<=\S)\s*(?=(?:\*\*|__)[A-Za-z][^*_:\n]{0,40}(?::(?:\*\*|__)|(?:\*\*|__):))")
 
 
+_KEY_VALUE = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w.]{0,40})=(\"[^\"]*\"|[^\s\"]+)")
+_KEY_VALUES = 3  # pairs on one line that make it a log line of fields
+_OTHER_SEPARATOR = re.compile(r"[<|;]")  # tags and separated fields are read by their own rules
+_QUOTED = re.compile(r"\"[^\"]*\"")
+_DIGITS = re.compile(r"\d+$")  # "dx1", "dx2": items of one list
+
+
 def _raw_lines(text: str) -> list[str]:
     """The reply's lines; an HTML break outside a table, and a run of inline bold labels, each start a new one.
 
@@ -319,6 +326,11 @@ def _raw_lines(text: str) -> list[str]:
             out.extend(_BREAK_TAG.split(raw))
         elif len(_INLINE_BOLD_LABEL.findall(raw)) >= 2:
             out.extend(p for p in _INLINE_BOLD_LABEL.split(raw) if p.strip())
+        elif not _OTHER_SEPARATOR.search(_QUOTED.sub("", raw)) and \
+                len(pairs := _KEY_VALUE.findall(raw)) >= _KEY_VALUES:
+            # a log line: "[triage] level=4 escalation=routine dx1="X" dx2="Y""
+            out.extend(f"{_DIGITS.sub('', key).replace('.', ' ')}: {value.strip(chr(34) + ',')}"
+                       for key, value in pairs)
         else:
             out.append(raw)
     return out
