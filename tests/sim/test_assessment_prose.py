@@ -257,3 +257,36 @@ def test_a_log_line_of_key_value_pairs_is_a_block_of_fields() -> None:
     assert (p.form, p.triage_level, p.escalation, p.diagnoses) == ("fields", 5, "self_care", ["Hay fever", "Cold"])
     # a draft's pairs between separators keep their tag
     assert assessment_form("DRAFT | ESI=3 | escalation=urgent | dx=Otitis media | need: fever? Any fever?") is None
+
+
+SIXTH_ROUND = [  # (reply, level, escalation, diagnoses): invented here, after dev set 8's classes
+    ('```jsonc\n{\n  // the decision\n  "esi": 3, // urgent\n  "escalation": "urgent",\n  "diagnoses": ["Shingles"]\n}'
+     '\n```', 3, "urgent", ["Shingles"]),
+    ('<Result schema="2" id="a7">\n<Esi>4</Esi>\n<Escalation>routine</Escalation>\n<Diagnosis>Trigger finger'
+     '</Diagnosis>\n</Result>', 4, "routine", ["Trigger finger"]),
+    ("AGENT: okay so what we're dealing with here is hay fever\nAGENT: that's triage level five so you "
+     "can look after it at home with antihistamines", 5, "self_care", ["hay fever"]),
+    ("ATS CATEGORY 2 - EMERGENCY. Suspected spider bite with spreading pain. CALL 000 NOW.",
+     2, "emergency", ["spider bite"]),
+    ("Triage category: YELLOW (urgent).\nLikely: gallstones.\nPlan: urgent care this evening.",
+     3, "urgent", ["gallstones"]),
+    ("That sounds like a cold sore. You don't need to see anyone for this, and it clears in a week or so.",
+     None, "self_care", ["cold sore"]),
+    ("> [!CAUTION]\n> **Call 999 now - triage level ESI 1.**\n> This sounds like anaphylaxis.", 1, "emergency",
+     ["anaphylaxis"]),
+    ("Protocol: Rash - Adult\nDisposition: SEE PCP WITHIN 2 WEEKS\nAcuity: ESI 4\nImpression: eczema",
+     4, "routine", ["eczema"]),
+]
+
+
+@pytest.mark.parametrize("reply,level,escalation,diagnoses", SIXTH_ROUND)
+def test_comments_speakers_admonitions_other_scales_and_plain_outcomes_are_read(
+        reply: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert p.form is not None
+    assert (p.triage_level, p.escalation, p.diagnoses[:len(diagnoses)]) == (level, escalation, diagnoses)
+
+
+def test_an_assessment_that_cannot_say_yet_is_not_final() -> None:
+    assert assessment_form("Situation: dizzy since lunch.\nBackground: on insulin.\nAssessment: maybe a hypo, but I "
+                           "can't say yet.\nRecommendation: I need a reading first - can you check his sugar?") is None

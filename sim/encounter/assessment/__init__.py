@@ -37,7 +37,11 @@ object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call, 
 Gemini reply's ``parts`` ... ``functionCall``) are read as its JSON object (a ``null`` value says nothing), an XML
 tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``), and an XML parameter by its name
 (``<parameter name="triage_level">2</parameter>``); a log line of three or more ``key=value`` pairs is read as
-fields (``dx1="X" dx2="Y"`` a list). "lvl" is "level"; a transcript's "e s i four" is ESI 4.
+fields (``dx1="X" dx2="Y"`` a list); JSON with ``//`` comments is read without them, and an XML tag's attributes
+count only when they are fields (not ``version="1.0"``). "lvl" is "level"; a transcript's "e s i four" is ESI 4; a
+transcript's speaker ("AGENT:") and a markdown admonition's tag ("[!WARNING]") are removed; a colour with its
+Manchester descriptor ("GREEN (standard)") is an MTS priority; "call 000" and "triple zero" are an ambulance, "PCP"
+and "within 2 weeks" routine.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -83,7 +87,9 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   that opens with "Likely", "Prob" or "Possibly" names its impression ("Likely broken ankle."), as do "you may have
   a X", "treating this as X", "sounds very much like X" and "is a possible X". An escalation field that opens with
   its category ("Urgent - attend eye casualty today") is that category whatever means it names; "call 999 if ..."
-  and "without needing to see a GP" name no means.
+  and "without needing to see a GP" name no means; "you don't need to see anyone" is self-care, "nothing urgent"
+  and "no appointment needed" name no category. "Suspected X." opens an impression like "Likely X.", and so do
+  "what we're dealing with here is X" and "that's very likely X".
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these

@@ -14,7 +14,8 @@ Agents write provisional blocks mid-interview in every layout they write finals 
 - the reply says it has not decided (``_UNDECIDED``): "before I finalise", "I'm holding off on making this final",
   "if I had to finalise now it would look like this", "I can't settle the level until ...", "awaiting your answer",
   "at the end I'll give you an assessment in this form", "I need a couple more answers before it's final",
-  "Recommendation: to follow once I know ...", "in a moment I'll summarise it as:".
+  "Recommendation: to follow once I know ...", "in a moment I'll summarise it as:", "I can't say yet", "I need a
+  reading first".
 
 Words such as "provisional" inside a field's label ("Provisional diagnosis: X") or "so far" inside a sentence of
 the advice do not make a draft: only the block's own marker, tags, status fields, level and escalation values, and
@@ -54,7 +55,9 @@ _UNDECIDED = re.compile(
     r"|decision|level|advice)(?! now)|(?:at the end|afterwards|after (?:that|your answers?))[^.?!]*\bi'?ll give"
     r"|before (?:it'?s|it is|this is|i make it) final|need (?:a couple|a few|some|two|one) more (?:answers?|questions?"
     r"|details?|things?)|\bto (?:follow|come) (?:once|when|after)\b|\bonce i know\b"
-    r"|\bin a (?:second|moment|minute|bit)\b[^.?!]*\bi'?ll (?:summari[sz]e|give|sum up))",
+    r"|\bin a (?:second|moment|minute|bit)\b[^.?!]*\bi'?ll (?:summari[sz]e|give|sum up)"
+    r"|\bcan'?t (?:say|tell|decide|be sure)(?: for sure)? yet\b|\bneed (?:a|the|your|her|his) (?:reading|number|result"
+    r"|answer) first\b)",
     re.IGNORECASE)
 _SHORT = 6  # words: a tag or title line, not a sentence
 _LEADING_DRAFT = re.compile(rf"^\W*(?:\w+\W+){{0,2}}(?:{_DRAFT_WORDS})\b", re.IGNORECASE)  # in its first words

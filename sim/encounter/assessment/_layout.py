@@ -15,6 +15,9 @@ from scenarios.schema import Disposition, Escalation
 ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | re.MULTILINE)
 
 _QUOTE = re.compile(r"^(?:>\s?)+")
+# a transcript's speaker ("AGENT: ..."), a markdown admonition's tag ("[!WARNING]")
+_SPEAKER = re.compile(r"^(?:(?:agent|assistant|bot|nurse|clinician|ai|triage bot|voice agent)\s*:\s+|\[![a-z]+\]\s*)",
+                      re.IGNORECASE)
 _HEADING = re.compile(r"^#{1,6}\s+")
 _LIST_MARKER = re.compile(r"^(?:(?:[-*+•◦▪‣]|\d{1,2}[.)]|\(\d{1,2}\))\s+|\d{1,2}\)(?=[A-Za-z]))")
 _CIRCLED = re.compile("[\u2460-\u2473]")
@@ -72,7 +75,8 @@ def _xml(text: str) -> str:
         # "<item>X</item>" inside "<diagnoses>": an item of the list, not a field of its own
         return f"- {m['value']}" if _label_kind(label) in (None, "label") else f"{label}: {m['value']}"
     if m := _XML_OPEN.match(text):  # its attributes are fields: <final_assessment esi="3" escalation="urgent">
-        attributes = " | ".join(f"{_json_label(k)}: {v}" for k, v in _XML_ATTRIBUTE.findall(m[0]))
+        attributes = " | ".join(f"{_json_label(k)}: {v}" for k, v in _XML_ATTRIBUTE.findall(m[0])
+                                if _label_kind(_json_label(k)) not in (None, "label", "other"))
         return f"{_json_label(m['tag'])}: {attributes}" if attributes else f"{_json_label(m['tag'])}:"
     return "" if _XML_CLOSE.match(text) else text
 
@@ -89,7 +93,7 @@ def _plain(text: str) -> str:
 def _line(raw: str) -> _Line:
     text = raw.expandtabs(4)
     indent = len(text) - len(text.lstrip())
-    s = _xml(_html(_QUOTE.sub("", text.strip())).strip())
+    s = _xml(_html(_SPEAKER.sub("", _QUOTE.sub("", text.strip()))).strip())
     heading = _HEADING.match(s) is not None
     s = _HEADING.sub("", s)
     listed = _LIST_MARKER.match(s) is not None
@@ -185,6 +189,9 @@ _JSON_OPENING = re.compile(r"^\s*(?:(?:arguments|args|parameters|params|input|to
                            re.IGNORECASE)
 
 
+_JSON_COMMENT = re.compile(r'^((?:[^"\n/]|"(?:[^"\\\n]|\\.)*")*)//[^\n]*$', re.MULTILINE)
+
+
 def _json_object(text: str) -> dict[str, object] | None:
     """The JSON object ``text`` holds (nothing else but blanks), or None."""
     import json
@@ -195,7 +202,10 @@ def _json_object(text: str) -> dict[str, object] | None:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        return None
+        try:  # JSON with comments ("jsonc"): "// ..." to the end of a line, outside strings
+            data = json.loads(_JSON_COMMENT.sub(r"\1", text))
+        except (ValueError, RecursionError):
+            return None
     return data if isinstance(data, dict) else None
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from sim.encounter.assessment._layout import _SPEAKER
 from sim.encounter.assessment._triage import (
     _CONDITION_WORD,
     _escalation_from,
@@ -84,9 +85,11 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
     r"\b(?:seems?|appears?) to (?:have|be having)(?: got)?\s+",
     r"\b(?:could|may|might) (?:well )?(?:be (?:caused by|due to)|mean|indicate)\s+",
     r"\b(?:you|he|she|they) (?:may|might|could) (?:well )?have (?=an? )|\btreating (?:this|it|him|her) as\s+",
-    r"^(?:most )?(?:likely|probably|prob\.?|possibly|poss\.?)\s+(?=\w)",
+    r"^(?:most )?(?:likely|probably|prob\.?|possibly|poss\.?|suspected|probable|possible)\s+(?=\w)",
     r"\b(?:sounds?|looks?|seems?|is)\s+(?:(?:most|more|very|much|quite|a\s+lot|a\s+bit|a\s+little)\s+)*like\s+",
     r"\b(?:is|are) (?:a |an )?(?:possible|probable|likely|suspected)\s+(?=\w)",
+    r"\bwhat (?:we'?re|we are|you'?re|you are|i'?m|i am) dealing with(?: here)? is\s+",
+    r"\b(?:that'?s|this is|it'?s|that is|it is) (?:very |most |highly |quite )(?:likely|probably)(?: to be)?\s+",
     r"\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?"
     r"(?: for [^.,;]{0,40}?)? (?:is|are)\s+",
     r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|(?:that )?(?:this|it|he|she|you|they) (?:is|are|has|have|could be"
@@ -135,7 +138,8 @@ _NOT_A_NAME = re.compile(r"^(?:it|this|that|something|anything|nothing|what|one|
                          r"|emergency|lot|bit|problem|worry|concern|mother|mum|mom|father|dad|son|daughter|husband"
                          r"|wife|partner|baby|child|boy|girl|sister|brother|friend|symptoms?|answers?"
                          r"|highest|lowest|top|priority|level|about|around|roughly|important|essential|vital"
-                         r"|necessary|reassuring|shame|pity|sorry|glad|safe|not|esi|ctas|ats|mts|able|unable|\d)\b",
+                         r"|necessary|reassuring|shame|pity|sorry|glad|safe|not|esi|ctas|ats|mts|able|unable|triage"
+                         r"|\d)\b",
                          re.IGNORECASE)
 # "X can point to Y": what X means in general, not an impression of this patient
 _GENERIC = re.compile(r"\bcan(?: sometimes| often| also)?\s*$", re.IGNORECASE)
@@ -156,6 +160,7 @@ def sentences(text: str) -> list[str]:
     An unpunctuated run-on (a transcript) is split where spoken clauses join ("so", "but", "if", "okay" ...).
     """
     out: list[str] = []
+    text = "\n".join(_SPEAKER.sub("", line) for line in text.splitlines())  # "AGENT: ..." in a transcript
     for sentence in _SENTENCE.split(text):
         words = len(sentence.split())
         runs = _SPOKEN_JOIN.split(sentence) if words > _RUN_ON and sentence.count(",") * 15 < words else [sentence]

@@ -43,7 +43,13 @@ _MTS_LABEL = re.compile(r"\b(?:priority|category|triage|colour|color)\b[^.\n]{0,
                         re.IGNORECASE)
 
 
+# a colour given with its Manchester name: "Triage category: GREEN (standard)", "RED - immediate"
+_MTS_DESCRIBED = re.compile(r"\b(red|orange|yellow|green|blue)\b(?=\W{1,4}(?:immediate|very urgent|urgent|standard"
+                            r"|non[- ]urgent)\b)", re.IGNORECASE)
+
+
 def _levels(text: str) -> list[int]:
+    text = _MTS_DESCRIBED.sub(lambda m: f"{m[0]} (level {_COLOURS[m[1].lower()]})", text)
     text = _MANCHESTER.sub(lambda m: f"{m[0]} (level {_COLOURS[m[1].lower()]})", text)
     if _MANCHESTER_NAMED.search(text):  # "Manchester Triage outcome ... Priority: ORANGE"
         text = _MTS_LABEL.sub(lambda m: m[0] if "(level" in text[m.end():m.end() + 8] else
@@ -89,7 +95,8 @@ def _read_level(section: list[_Line], fields: list[tuple[int, _Field]], problems
 
 # Most urgent first. Matched as words; "not an emergency" and the like are removed first (_NEGATED).
 ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "emergency": ("emergency", "emergent", "911", "999", "112", "nine one one", "nine-one-one", "nine nine nine",
+    "emergency": ("emergency", "emergent", "911", "999", "112", "call 000", "triple zero", "nine one one",
+                  "nine-one-one", "nine nine nine",
                   "ambulance", "a and e", "er now", "a&e", "immediately to the",
                   "emergency department", "emergency room", "the er", "the ed", "nearest er", "nearest ed",
                   "eye casualty", "labour ward", "labor and delivery"),
@@ -97,7 +104,8 @@ ESCALATION_KEYWORDS: dict[str, tuple[str, ...]] = {
                "within 4 hours", "within 2 hours", "within an hour", "within the hour", "today", "walk-in",
                "urgent care", "tonight",
                "within a few hours", "next few hours", "out-of-hours", "out of hours", "minor injuries"),
-    "routine": ("routine", "primary care", "gp", "family doctor", "regular doctor", "follow up", "follow-up",
+    "routine": ("routine", "primary care", "gp", "pcp", "family doctor", "regular doctor", "follow up", "follow-up",
+                "within 2 weeks", "within two weeks", "within a few weeks",
                 "schedule an appointment", "refill", "book an appointment", "make an appointment",
                 "next few days", "within a week", "next week", "this week"),
     "self_care": ("self_care", "self care", "self-care", "home care", "at home", "rest and fluids",
@@ -110,6 +118,10 @@ _NEGATED = (  # phrases that name a category in order to rule it out
     (re.compile(r"\b(?:non|not\s+an?|not|no)[\s-]+emergen(?:cy|t)\b", re.IGNORECASE), " "),
     (re.compile(r"\bno\s+need\s+(?:to\s+(?:see|visit|call|contact)|for)\s+(?:a|the|your)\s+(?:doctor|gp)\b",
                 re.IGNORECASE), " self-care "),
+    (re.compile(r"\b(?:don'?t|do not|won'?t|will not)\s+need\s+to\s+(?:see|call|contact|visit)\s+(?:anyone|anybody"
+                r"|a doctor|a gp|your gp)\b", re.IGNORECASE), " self-care "),
+    (re.compile(r"\bno\s+(?:gp\s+)?(?:appt|appointment|prescription)s?\s+(?:is\s+)?needed\b|\bnothing\s+urgent\b",
+                re.IGNORECASE), " "),
     (re.compile(r"\bno\s+need\s+(?:to|for)\b[^.;,\n]*", re.IGNORECASE), " "),
     (re.compile(r"\bwithout\s+(?:you\s+|him\s+|her\s+|them\s+)?(?:needing|having)\s+to\b[^.;,\n]*",
                 re.IGNORECASE), " "),
@@ -223,7 +235,8 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
 # ("same-day GP" over "GP"), an ambulance anywhere in the value wins over the emergency department
 # ("go to the ED by ambulance"), and a pharmacist over self care ("self-care via your pharmacist").
 DISPOSITION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "ambulance": ("ambulance", "911", "999", "112", "nine one one", "nine-one-one", "nine nine nine", "paramedic",
+    "ambulance": ("ambulance", "911", "999", "112", "call 000", "triple zero", "nine one one", "nine-one-one",
+                  "nine nine nine", "paramedic",
                   "paramedics", "emergency services", "ems",
                   "blue light"),
     "self_present_ed": ("self_present_ed", "self-present", "self present", "self-presentation", "own way",
