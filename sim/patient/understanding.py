@@ -248,7 +248,8 @@ def _leads_into(before: str, question: str) -> bool:
 # A question about "that" which the statement before it described ("... Have you had thoughts like that?",
 # "Has anything like this happened?", "Have you felt that way?").
 _REFERS_TO_STATEMENT = re.compile(r"\b(?:like (?:that|this|those|these)|(?:that|this|the same) (?:way|kind|sort)|"
-                                  r"such (?:thoughts?|feelings?|ideas?|things?)|anything similar)\b", re.I)
+                                  r"such (?:thoughts?|feelings?|ideas?|things?)|anything similar|"
+                                  r"crossed your mind)\b", re.I)
 
 
 def _item_unit(lead: str, item: str) -> str:

@@ -87,3 +87,15 @@ def test_a_precondition_or_a_conditional_manoeuvre_keeps_the_request(by_id: dict
     # a manoeuvre spoken as a condition stays with the question about it
     chest = Understanding(by_id["dramatic_benign_chest_wall"])
     assert "reproducible" in chest.match("okay if you press right on the sore bit does that make it hurt more")
+
+
+@pytest.mark.parametrize("scenario_id,turn,fact", [
+    ("suicidal_ideation_plan", "Some people feeling this way start to think about not being alive. Has that ever crossed "
+     "your mind?", "suicidal_thoughts"),
+    ("anaphylaxis_peanut", "Do you carry an allergy pen?", "epipen"),
+    ("asthma_exacerbation_child", "How much has he needed the blue pump?", "reliever_use"),
+    ("anaphylaxis_peanut", "Any foods you have to steer clear of?", "known_allergy"),
+])
+def test_a_thought_that_crossed_the_mind_pens_pumps_and_foods_to_avoid(by_id: dict[str, Scenario], scenario_id: str,
+                                                                       turn: str, fact: str) -> None:
+    assert fact in Understanding(by_id[scenario_id]).match(turn)
