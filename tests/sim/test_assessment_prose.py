@@ -290,3 +290,12 @@ def test_comments_speakers_admonitions_other_scales_and_plain_outcomes_are_read(
 def test_an_assessment_that_cannot_say_yet_is_not_final() -> None:
     assert assessment_form("Situation: dizzy since lunch.\nBackground: on insulin.\nAssessment: maybe a hypo, but I "
                            "can't say yet.\nRecommendation: I need a reading first - can you check his sugar?") is None
+
+
+def test_unmarked_fields_that_still_ask_about_the_patient_are_mid_interview() -> None:
+    reply = ("**Likely:** croup in your 3-year-old. **Urgency right now:** I'd say urgent, GP or out-of-hours today. "
+             "**What could change that:** noisy breathing at rest. So can you listen to him for me - is there a harsh "
+             "noise when he breathes in?")
+    assert assessment_form(reply) is None
+    # a heading or a hedged diagnosis with a question mark is no question to the patient
+    assert assessment_form("How urgent is this?\nTriage: ESI 4\nEscalation: routine\nDx: anaemia?") == "fields"

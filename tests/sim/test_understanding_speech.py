@@ -90,8 +90,8 @@ def test_a_precondition_or_a_conditional_manoeuvre_keeps_the_request(by_id: dict
 
 
 @pytest.mark.parametrize("scenario_id,turn,fact", [
-    ("suicidal_ideation_plan", "Some people feeling this way start to think about not being alive. Has that ever crossed "
-     "your mind?", "suicidal_thoughts"),
+    ("suicidal_ideation_plan", "Some people feeling this way start to think about not being alive. Has that ever "
+     "crossed your mind?", "suicidal_thoughts"),
     ("anaphylaxis_peanut", "Do you carry an allergy pen?", "epipen"),
     ("asthma_exacerbation_child", "How much has he needed the blue pump?", "reliever_use"),
     ("anaphylaxis_peanut", "Any foods you have to steer clear of?", "known_allergy"),

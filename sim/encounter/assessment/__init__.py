@@ -68,7 +68,8 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   differential. The heading above them may say anything ("Triage decision", "Summary & recommendation") or
   nothing, and "here is my assessment" may sit inside a sentence. A value that defers the decision (a question,
   "so far", "pending", "once I ...", "tbd") is not decided, so a provisional level in the middle of an interview
-  is not a final.
+  is not a final; nor is a block that goes on to ask about the patient ("**Likely:** croup ... So can you listen to
+  him for me - is there a harsh noise?"; ``_prose.asks_interview_question``).
 - ``"prose"``: no marker and no block of fields, but a final written as prose (``_prose``): a sentence that decides
   a triage level or an escalation (not a question, not conditional, hypothetical, deferring or about the illness's
   course), an impression ("this sounds like X", "most likely X", "signs of X") or concluding words ("putting it all

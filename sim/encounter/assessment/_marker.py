@@ -20,7 +20,7 @@ from sim.encounter.assessment._layout import (
     _Line,
     _lines,
 )
-from sim.encounter.assessment._prose import is_prose_final
+from sim.encounter.assessment._prose import asks_interview_question, is_prose_final
 from sim.encounter.assessment._triage import (
     _MANCHESTER_NAMED,
     _escalation_from,
@@ -172,6 +172,8 @@ def _found(lines: list[_Line]) -> tuple[int, str] | None:
     if start is None:
         named = any(f.kind == "diagnoses" and _readable(lines, j, f) for j, f in _fields(lines))
         return (0, "prose") if is_prose_final("\n".join(line.body for line in lines), named) else None
+    if asks_interview_question("\n".join(line.body for line in lines[start:])):  # "Likely: X. Urgency: ... Is he ...?"
+        return None
     return start, "json" if lines[start].json else "table" if lines[start].table else "fields"
 
 

@@ -361,6 +361,19 @@ def _asks(parts: list[str]) -> bool:
     return any(_QUESTION.search(s) and not _CLOSING_QUESTION.search(s) for s in parts)
 
 
+def asks_interview_question(text: str) -> bool:
+    """Whether ``text`` still asks the patient something: an unmarked block of fields that does is mid-interview.
+
+    A question about the patient ("is the skin sucking in between his ribs?"); not a closing check, a practical
+    question after a dispatch, a heading ("How urgent is this?") or a hedged diagnosis ("dx: anaemia?").
+    """
+    return not _DISPATCHED.search(text) and any(
+        _QUESTION.search(s) and not _CLOSING_QUESTION.search(s) and _ABOUT_THEM.search(s) for s in sentences(text))
+
+
+_ABOUT_THEM = re.compile(r"\b(?:you|your|he|she|his|her|him|they|them|their)\b", re.IGNORECASE)
+
+
 def is_prose_final(text: str, named: bool = False) -> bool:
     """Whether ``text`` is a final assessment in prose (the module docstring).
 
