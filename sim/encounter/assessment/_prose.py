@@ -53,7 +53,8 @@ _DEFER = re.compile(
     r"|\bi(?:'ll| will) (?:then|come back|let you know|give you)\b|\bnot sure yet\b|\bstill (?:working|deciding)",
     re.IGNORECASE)
 _CLOSING_QUESTION = re.compile("|".join((
-    r"\bdoes (?:that|this|all that) (?:make sense|sound ok|sound okay|sound alright|sound right|help)",
+    r"\bdoes (?:that|this|all that)(?: plan| advice)? (?:make sense|sound ok|sound okay|sound alright|sound right|help"
+    r"|sound good|work for you)",
     r"\b(?:is|are) (?:that|you) (?:ok|okay|alright|all right|clear|happy|comfortable|able to)",
     r"\b(?:do|have) you (?:have|got) any (?:other |more |further )?questions|\banything else (?:i can|you)",
     r"\bis there (?:someone|anyone|somebody)|\b(?:can|could) you (?:do that|manage that|call|get someone|arrange)",
