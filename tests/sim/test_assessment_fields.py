@@ -227,3 +227,13 @@ def test_a_diagnosis_judged_unlikely_is_not_on_the_differential() -> None:
     assert parse_assessment(block + "1. Renal colic; 2. AAA (unlikely, but must be ruled out)").diagnoses \
         == ["Renal colic", "AAA"]
     assert len(parse_assessment(block + "Renal colic; pyelonephritis, less likely").diagnoses) == 2
+
+
+def test_a_csv_header_and_its_row_are_fields() -> None:
+    reply = ("esi,escalation,disposition,dx1,dx2,advice\n"
+             "4,routine,routine_gp,Haemorrhoids,Anal fissure,\"Book a GP appointment; fibre, fluids\"")
+    p = parse_assessment(reply)
+    assert p.form == "fields" and (p.triage_level, p.escalation, p.disposition) == (4, "routine", "routine_gp")
+    assert p.diagnoses[:2] == ["Haemorrhoids", "Anal fissure"]
+    # a header that names no fields is a CSV of something else
+    assert assessment_form("name,dose,times\nparacetamol,1g,4") is None

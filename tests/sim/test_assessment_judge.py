@@ -19,7 +19,8 @@ from tests.fakeserver import FakeChatServer
 from tests.sim.test_harness import ReplayAgent
 
 # decides without concluding (no impression, no "my assessment"): not a prose final the reader takes on its own
-PROSE_FINAL = "I'd put this at ESI 2: please go to the emergency department now, someone should drive you."
+# decides an escalation but names no level and no impression: the deterministic reader leaves it to the judge
+PROSE_FINAL = "Please go to the emergency department now, someone should drive you."
 VERDICT = {"final": True, "triage_level": "2", "escalation": "emergency", "disposition": "self_present_ed",
            "diagnoses": ["Acute appendicitis", "Ovarian cyst"]}
 
@@ -43,7 +44,7 @@ async def test_a_prose_final_is_read_by_the_judge_and_ends_the_encounter(by_id: 
         (2, "emergency", "self_present_ed")
     assert r.assessment.diagnoses[0] == "Acute appendicitis" and r.assessment.form == "judge"
     assert [t.assessment_form for t in r.turns if t.speaker == "agent"] == [None, "judge"]
-    assert len(seen) == 1 and "ESI 2" in seen[0]  # the interview question never reached the judge
+    assert len(seen) == 1 and "emergency department now" in seen[0]  # the interview question never reached the judge
 
 
 async def test_without_a_judge_the_prose_final_is_not_an_assessment(by_id: dict[str, Scenario]) -> None:
@@ -120,7 +121,7 @@ async def test_the_bench_scores_the_parser_the_judge_and_both() -> None:
 
     def reply(request: dict[str, Any]) -> str:  # a judge that reads the prose final and calls everything else final
         text = request["messages"][-1]["content"]
-        return json.dumps(VERDICT if "ESI 2" in text else {**VERDICT, "triage_level": "3"})
+        return json.dumps(VERDICT if "emergency department now" in text else {**VERDICT, "triage_level": "3"})
 
     with FakeChatServer(reply=reply) as server:
         judge = AssessmentJudge(JudgeClient(model="judge", base_url=server.base_url, retries=0))

@@ -28,6 +28,17 @@ FINALS = [  # (reply, level, escalation, disposition, first diagnosis)
     ("Thank you, I've heard enough. My diagnoses, in order: one, shingles; two, contact dermatitis. I'd rate it a "
      "triage level of four, and you should see a GP today for antiviral tablets.",
      4, "urgent", "same_day_gp", "shingles"),
+    # a level stated as a decision concludes without an impression phrase; "is having a ... attack" is one
+    ("Here's what to do right now:\n1. Call 999 immediately.\n2. Keep him sitting upright.\n\nThis is a triage "
+     "level 1 emergency.", 1, "emergency", "ambulance", None),
+    ("<speak>This is an emergency. Please call nine nine nine now. From what you have said, she is having a life "
+     "threatening asthma attack. I am rating this as triage level one.</speak>",
+     1, "emergency", "ambulance", "life threatening asthma attack"),
+    # a clause that rules out A&E decides nothing; the scale's own "(non-urgent)" is no escalation
+    ("I think the most likely thing is a chest infection. It's not something that needs A&E, but please ring your "
+     "GP surgery when they open and ask to be seen today.", None, "urgent", "same_day_gp", "chest infection"),
+    ("Triage: ATS 5 (non-urgent).\nIt sounds like a minor graze to the knee. Clean it and cover it; there's no "
+     "need to see a doctor.", 5, "self_care", None, "minor graze to the knee"),
 ]
 
 MID_INTERVIEW = [
@@ -43,11 +54,11 @@ MID_INTERVIEW = [
 
 @pytest.mark.parametrize("reply,level,escalation,disposition,diagnosis", FINALS)
 def test_a_prose_final_is_read(reply: str, level: int | None, escalation: str, disposition: str | None,
-                               diagnosis: str) -> None:
+                               diagnosis: str | None) -> None:
     assert assessment_form(reply) == "prose"
     p = parse_assessment(reply)
     assert (p.triage_level, p.escalation, p.disposition) == (level, escalation, disposition)
-    assert p.diagnoses and p.diagnoses[0].lower() == diagnosis
+    assert (p.diagnoses[0].lower() if p.diagnoses else None) == diagnosis
 
 
 @pytest.mark.parametrize("reply", MID_INTERVIEW)

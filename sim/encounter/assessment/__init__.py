@@ -36,12 +36,13 @@ A tool call's arguments (``Arguments: {...}``, a call ``submit_assessment({...})
 object, also inside a ``{"function": {"name": ..., "arguments": "..."}}`` call, a message's ``tool_calls`` list or a
 Gemini reply's ``parts`` ... ``functionCall``) are read as its JSON object (a ``null`` value says nothing), an XML
 tag's attributes as fields (``<final_assessment esi="3" escalation="urgent">``), and an XML parameter by its name
-(``<parameter name="triage_level">2</parameter>``); a log line of three or more ``key=value`` pairs is read as
-fields (``dx1="X" dx2="Y"`` a list); JSON with ``//`` comments is read without them, and an XML tag's attributes
-count only when they are fields (not ``version="1.0"``). "lvl" is "level"; a transcript's "e s i four" is ESI 4; a
-transcript's speaker ("AGENT:") and a markdown admonition's tag ("[!WARNING]") are removed; a colour with its
-Manchester descriptor ("GREEN (standard)") is an MTS priority; "call 000" and "triple zero" are an ambulance, "PCP"
-and "within 2 weeks" routine.
+(``<parameter name="triage_level">2</parameter>``); a CSV header naming two fields or more reads the row under it
+as fields (``esi,escalation,dx1`` then ``4,routine,Haemorrhoids``); a log line of three or more ``key=value`` pairs
+is read as fields (``dx1="X" dx2="Y"`` a list); JSON with ``//`` comments is read without them, and an XML tag's
+attributes count only when they are fields (not ``version="1.0"``). "lvl" is "level"; a transcript's "e s i four"
+is ESI 4; a transcript's speaker ("AGENT:") and a markdown admonition's tag ("[!WARNING]") are removed; a colour with
+its Manchester descriptor ("GREEN (standard)") is an MTS priority; "call 000" and "triple zero" are an ambulance,
+"PCP" and "within 2 weeks" routine.
 
 Where the assessment starts (``assessment_form``; ``is_assessment`` is ``assessment_form(...) is not
 None``) is the first line that is one of these, and the form is recorded in ``ParsedAssessment.form``:
@@ -90,7 +91,9 @@ None``) is the first line that is one of these, and the form is recorded in ``Pa
   its category ("Urgent - attend eye casualty today") is that category whatever means it names; "call 999 if ..."
   and "without needing to see a GP" name no means; "you don't need to see anyone" is self-care, "nothing urgent"
   and "no appointment needed" name no category. "Suspected X." opens an impression like "Likely X.", and so do
-  "what we're dealing with here is X" and "that's very likely X".
+  "what we're dealing with here is X" and "that's very likely X". A triage level stated as a decision ("This is a
+  triage level 1 emergency.") concludes by itself; a clause that rules out emergency care ("it's not something that
+  needs A&E, but ...") decides nothing, and a scale's own descriptor ("ATS 5 (non-urgent)") is no escalation.
 - ``"judge"``: with ``--judge``, the judge fallback (``_judge``): a judge reads a found assessment whose level,
   escalation or diagnoses could not be read, and a reply without marker or fields that may still decide (it names
   a level, or an escalation outside a question, or it is the last turn); the judge's values are read with these

@@ -166,7 +166,7 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
             value = inner
         # a nested object is its own block, unless it is a named entry ({"name": "Anaphylaxis", ...}); a named
         # call with arguments ({"name": "finalize_triage", "arguments": "{...}"}) is a block
-        named = any(isinstance(value.get(k), (str, int, float)) for k in _NAME_KEYS) if isinstance(value, dict) else 0
+        named = isinstance(value, dict) and any(isinstance(value.get(k), (str, int, float)) for k in _NAME_KEYS)
         if isinstance(value, dict) and (not named or _CALL_KEYS & value.keys()):
             out.append(_Line(body=f"{label}:", json=True))
             out.extend(_json_lines(value, depth + 1))
@@ -320,6 +320,18 @@ _QUOTED = re.compile(r"\"[^\"]*\"")
 _DIGITS = re.compile(r"\d+$")  # "dx1", "dx2": items of one list
 
 
+def _csv_fields(header: str, row: str) -> list[str] | None:
+    """A CSV header naming two fields or more, and the data row under it, as ``key: value`` lines; else None."""
+    import csv
+
+    if header.count(",") < 2 or "|" in header or ":" in header:
+        return None
+    keys, values = (next(csv.reader([line]), []) for line in (header, row))
+    if len(keys) != len(values) or sum(_label_kind(_DIGITS.sub("", k)) in _FIELD_KINDS for k in keys) < 2:
+        return None
+    return [f"{_DIGITS.sub('', k).strip()}: {v.strip()}" for k, v in zip(keys, values, strict=True) if v.strip()]
+
+
 def _raw_lines(text: str) -> list[str]:
     """The reply's lines; an HTML break outside a table, and a run of inline bold labels, each start a new one.
 
@@ -331,8 +343,12 @@ def _raw_lines(text: str) -> list[str]:
     text = _CIRCLED.sub(lambda m: f" {ord(m[0]) - 0x245F}. ", text)  # "\u2460 X" is "1. X"
     text = unicodedata.normalize("NFKC", text).replace("\u3010", "").replace("\u3011", "")
     out: list[str] = []
-    for raw in text.splitlines():
-        if not _TABLE_ROW.match(raw) and _BREAK_TAG.search(raw):
+    raws = text.splitlines()
+    for i, raw in enumerate(raws):
+        if (row := _csv_fields(raw, raws[i + 1] if i + 1 < len(raws) else "")) is not None:
+            out.extend(row)  # a CSV header above one data row: "esi,escalation,dx1" then "4,routine,Haemorrhoids"
+            raws[i + 1] = ""
+        elif not _TABLE_ROW.match(raw) and _BREAK_TAG.search(raw):
             out.extend(_BREAK_TAG.split(raw))
         elif len(_INLINE_BOLD_LABEL.findall(raw)) >= 2:
             out.extend(p for p in _INLINE_BOLD_LABEL.split(raw) if p.strip())

@@ -73,7 +73,7 @@ _CONCLUDES = re.compile("|".join((
     r"\bhere'?s (?:what i think|where i'?ve landed|my (?:thinking|view|advice))\b",
     r"\bputting (?:it|this|that|everything)(?: all)? together\b",
     r"\b(?:based on|given|considering|taking into account|from) (?:everything|all|what)(?: that)? "
-    r"you'?ve (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b",
+    r"you(?:'?ve| have) (?:told|said|described|explained)|\btaking (?:everything|it all|all of this) into account\b",
     r"\bi'?ve (?:heard|got) enough\b|\b(?:that'?s|that is) (?:everything|all) i need(?:ed)?\b|\bstop the questions\b",
     r"\bi'?ve (?:got|have) a (?:good|clear) picture\b|\bhere'?s a summary\b|\bto summari[sz]e\b|\bin summary\b",
     r"\b(?:to sum|summing)(?: it| this| things)? up\b|\ball in all\b",
@@ -93,12 +93,16 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
     r"\b(?:that'?s|this is|it'?s|that is|it is) (?:very |most |highly |quite )(?:likely|probably)(?: to be)?\s+",
     r"\bmost likely (?:diagnos[ie]s|causes?|explanations?|thing)(?: here| going on)?"
     r"(?: for [^.,;]{0,40}?)? (?:is|are)\s+",
-    r"\b(?:i'?m|i am) (?:worried|concerned) (?:about|(?:that )?(?:this|it|he|she|you|they) (?:is|are|has|have|could be"
+    r"\b(?:i'?m|i am) (?:most |really |very |more )?(?:worried|concerned) (?:about"
+    r"|(?:that )?(?:this|it|he|she|you|they) (?:is|are|has|have|could be"
     r"|may be|might be|may have|might have|could have)(?: got)?)\s+",
     r"\b(?:i am |i'?m )?concerned (?:that )?(?:you|he|she|they) (?:have|has|may have|might have|could have)\s+",
     r"\b(?:most|more)\s+(?:likely|probably|consistent with|in keeping with)\s+(?:to be\s+|is\s+|explanation is\s+)?",
     r"\b(?:most |usually |commonly |often )+(?:caused by|due to)\s+|\bis most (?:often|commonly)\s+",
-    r"\b(?:concerning|suspicious|worrying|a concern) for\s+",
+    r"\b(?:concerning|suspicious|worrying|a concern|a red flag) for\s+",
+    # "she is having a life-threatening asthma attack"
+    r"\b(?:is|are|'s|'re) having (?=an? [\w -]{0,40}?\b(?:attack|stroke|reaction|seizure|fit|exacerbation|crisis"
+    r"|bleed|infarction|miscarriage)\b)",
     r"\b(?:top|main|first|leading) (?:thought|suspicion|concern|possibility|diagnosis) is\s+",
     r"\bwhat i think is (?:going on|happening) is\s+|\bmost likely (?:thing )?going on is\s+",
     r"\b(?:typical|classic|characteristic)(?: \w+)? (?:of|for)\s+|\b(?:is|are) (?:a )?(?:classic|typical)\s+",
@@ -201,6 +205,12 @@ def _unconditional(sentence: str) -> str:
 
 
 _SO = re.compile(r",\s*(?:and\s+)?(?:so|which means)\s+", re.IGNORECASE)
+# a clause that rules out a means of emergency care decides nothing: "It's not something that needs A&E, but ..."
+_NEGATED_MEANS = re.compile(r"\b(?:not|n'?t|no need (?:for|to)|without)\b[^.,;]{0,30}?\b(?:a&e|a and e|er|ed"
+                            r"|emergency (?:department|room)|hospital|ambulance|999|911|112|urgent care)\b",
+                            re.IGNORECASE)
+# the scale's own name for a level is not an escalation: "ATS 5 (non-urgent)", "P5 (non-urgent, advice only)"
+_LEVEL_DESCRIPTOR = re.compile(r"(?<=\d)\s*\((?:non|less|semi)[\s-]?urgent\b[^)]*\)", re.IGNORECASE)
 
 
 def decisive(sentence: str) -> str:
@@ -212,7 +222,11 @@ def decisive(sentence: str) -> str:
         return ""
     if _PROGNOSIS.search(sentence):  # "It usually clears up in a week, so there's no need to see a doctor"
         sentence = "; ".join(c for c in _SO.split(sentence)[1:] if not _PROGNOSIS.search(c))
-    return _unconditional(sentence)
+    if _NEGATED_MEANS.search(sentence):
+        starts = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(sentence))]
+        clauses = [sentence[i:j] for i, j in zip(starts, [*starts[1:], len(sentence)], strict=True)]
+        sentence = "".join(c for c in clauses if not _NEGATED_MEANS.search(c))
+    return _unconditional(_LEVEL_DESCRIPTOR.sub("", sentence))
 
 
 def prose_escalation(text: str) -> str | None:
@@ -276,7 +290,8 @@ def _name(after: str) -> str:
     name = re.sub(r"^(?:(?:this|that|it) (?:could|may|might) (?:well )?be|"
                   r"what (?:we|doctors|they) call|you(?:'ve| have)(?: got)?|(?:he|she|they)(?:'s| has"
                   r"| have)(?: got)?|(?:most |more )?(?:likely"
-                  r"|probably|possibly)|having|developing|experiencing|an? episode of|a case of|an attack of)\s+", "",
+                  r"|probably|possibly)|has(?: got)?|have(?: got)?|having|developing|experiencing|an? episode of"
+                  r"|a case of|an attack of)\s+", "",
                   name, flags=re.I)
     name = _ARTICLE.sub("", name).strip(" '\"")
     return "" if not name or _NOT_A_NAME.match(name) or len(name.split()) > 7 else name
@@ -386,4 +401,6 @@ def is_prose_final(text: str, named: bool = False) -> bool:
         return False
     decides = any((d := decisive(s)) and (_levels(d) or decision_escalation(_strong(d)) or decision_escalation(d)
                                           or disposition_from(d) in _DISTINCT_MEANS) for s in parts)
-    return decides and bool(named or _CONCLUDES.search(text) or prose_diagnoses(text))
+    # a triage level stated as a decision concludes by itself ("This is a triage level 1 emergency.")
+    levelled = any((d := decisive(s)) and _levels(d) for s in parts)
+    return decides and bool(named or levelled or _CONCLUDES.search(text) or prose_diagnoses(text))
