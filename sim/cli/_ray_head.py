@@ -37,8 +37,9 @@ def cmd_ray_head(args: argparse.Namespace) -> int:
         raise ConfigError(f"--port {args.port}: give a TCP port between 1 and 65535 (default 6379).")
     if args.num_cpus is not None and args.num_cpus < 1:
         raise ConfigError(f"--num-cpus {args.num_cpus}: give at least 1, or leave it out to offer every CPU.")
-    address = start_local_head(port=args.port, num_cpus=args.num_cpus)
+    address, auth = start_local_head(port=args.port, num_cpus=args.num_cpus)
     print(f"Ray head node listening on {address} (127.0.0.1 only). Run with:\n"
           f"  encsim run --executor ray --ray-address auto ...\n"
+          f"{auth}\n"
           f"Stop it with: ray stop")
     return 0

@@ -35,7 +35,11 @@ and ``--patient-model`` (its cache is a file of the run directory).
 Without ``--ray-address`` a Ray instance is started for the run (127.0.0.1 only, no dashboard) and stopped after
 it; a SIGKILL of the driver stops its GCS and raylet but leaves Ray's two agent processes behind (README).
 
-``import ray`` happens only in this module, lazily: ``encsim`` works without Ray installed, and
+Ray's token authentication is explicit (``sim.executors._ray_auth``): a run's own instance has a token of its own in
+the environment, ``encsim ray-head`` turns it on with the token in ``~/.ray/auth_token``, and a join the head refuses
+says so.
+
+``import ray`` happens only in this module and ``_ray_auth``, lazily: ``encsim`` works without Ray installed, and
 ``--executor ray`` without it is a one-paragraph ConfigError naming ``pip install encounter-sim[ray]``.
 """
 
@@ -54,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios import LoadedScenario
+from sim.executors._ray_auth import fd2_kept, head_token, join_token, private_token, refused
 from sim.executors.base import EncounterLost
 from sim.executors.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 from sim.fail_fast import CallObserver
@@ -205,7 +210,7 @@ def loopback_only() -> Iterator[None]:
         services.resolve_ip_for_localhost = resolve
 
 
-def start_local_head(*, port: int, num_cpus: int | None) -> str:
+def start_local_head(*, port: int, num_cpus: int | None) -> tuple[str, str]:
     """Start a Ray head node on this machine that listens on 127.0.0.1 only (``encsim ray-head``).
 
     The same as ``ray start --head --node-ip-address 127.0.0.1 --include-dashboard false``, but with the
@@ -214,7 +219,7 @@ def start_local_head(*, port: int, num_cpus: int | None) -> str:
     ``ray start --head`` there.
 
     Returns:
-        The head's address, ``127.0.0.1:PORT``.
+        The head's address, ``127.0.0.1:PORT``, and where its authentication token is (``_ray_auth.head_token``).
 
     Raises:
         ConfigError: Ray is not installed, or the head did not start (the port is taken, a head is running).
@@ -226,6 +231,7 @@ def start_local_head(*, port: int, num_cpus: int | None) -> str:
             "--disable-usage-stats"]
     if num_cpus is not None:
         args.append(f"--num-cpus={num_cpus}")
+    auth = head_token()
     with loopback_only():
         try:
             start.main(args=args, standalone_mode=False)
@@ -234,7 +240,7 @@ def start_local_head(*, port: int, num_cpus: int | None) -> str:
                               f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}). "
                               "Is one running already (`ray status`; stop it with `ray stop`), or is the port "
                               "taken (choose another with --port)?") from None
-    return f"127.0.0.1:{port}"
+    return f"127.0.0.1:{port}", auth
 
 
 def connect(address: str | None) -> Callable[[], None]:
@@ -265,19 +271,53 @@ def connect(address: str | None) -> Callable[[], None]:
         return lambda: None
     import logging
 
-    try:
-        if address is None:
+    if address is None:
+        restore = private_token()
+        try:
             with loopback_only():
                 ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
                          logging_level=logging.WARNING, log_to_driver=False)
-        else:
-            with loopback_only():  # a loopback head (`encsim ray-head`) stays at 127.0.0.1 (other addresses: no-op)
-                ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
-    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError, ray.exceptions.RayError) as exc:
+            restore()
+            raise ConfigError(f"--executor ray: could not start a local Ray instance ({str(exc).splitlines()[0]}). "
+                              "Check `ray status` and /tmp/ray/session_latest/logs, or run with --executor "
+                              "local.") from None
+        except BaseException:
+            restore()
+            raise
+
+        def stop() -> None:
+            ray.shutdown()
+            restore()
+
+        return stop
+    said: list[str] = []
+    restore = join_token(address)
+    try:
+        with fd2_kept(said), loopback_only():  # a loopback head stays at 127.0.0.1 (other addresses: no-op)
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError, ray.exceptions.RayError) as exc:
+        restore()
+        if refused(str(exc) + "".join(said)):
+            raise ConfigError(f"--ray-address {address}: the head node refused this run's Ray authentication "
+                              "(InvalidAuthToken): it uses token authentication and this run sent no token or "
+                              "another one. Give the head's token (~/.ray/auth_token on the head's machine) with "
+                              "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH; on the head's own "
+                              "machine, if ~/.ray/auth_token changed since the head started, restart the head "
+                              "(`ray stop`, then `encsim ray-head`).") from None
         raise ConfigError(f"--ray-address {address}: could not join a Ray cluster ({str(exc).splitlines()[0]}). "
                           "Start one with `ray start --head` (or check the address), or drop --ray-address to "
                           "start a local Ray instance.") from None
-    return ray.shutdown  # type: ignore[no-any-return]
+    except BaseException:
+        restore()
+        raise
+    sys.stderr.write("".join(said))  # Ray's own notices of a join that worked stay visible
+
+    def leave() -> None:
+        ray.shutdown()
+        restore()
+
+    return leave
 
 
 def cluster_cpus() -> int:

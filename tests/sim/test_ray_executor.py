@@ -55,8 +55,10 @@ THREE = "viral_uri,acs_chest_pain,appendicitis"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """One local Ray instance for the module, started as ``connect`` starts one; yields its GCS address."""
+    from sim.executors._ray_auth import private_token
     from sim.executors.ray import loopback_only
 
+    restore = private_token()  # its own token, in the environment (subprocesses that join it inherit it)
     with loopback_only():
         ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
                  log_to_driver=False)
@@ -64,6 +66,7 @@ def cluster() -> Iterator[str]:
         yield ray.get_runtime_context().gcs_address
     finally:
         ray.shutdown()
+        restore()
 
 
 def _lines(run: Path) -> list[dict[str, Any]]:
@@ -364,20 +367,40 @@ def _state(pid: int) -> str:
 
 @pytest.mark.slow
 def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path) -> None:
-    """`encsim ray-head` (the README's one-machine cluster) starts a head on 127.0.0.1 only; a run joins it by
-    address, scores as usual, and the head outlives the run. A second head on the same port is one paragraph."""
+    """`encsim ray-head` (the README's one-machine cluster) starts a head on 127.0.0.1 only, with Ray's token
+    authentication on and the token in ~/.ray/auth_token; a run joins it by address, scores as usual, and the head
+    outlives the run (Ray 2.60 itself sends no token to an explicit address: CI saw the run refused). A run's own
+    local instance writes no token file; a token the head refuses is one paragraph that says so; a second head on
+    the same port is one paragraph."""
+    from sim.executors._ray_auth import AUTH_ENV
+
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    home = tmp_path / "home"  # this test's own ~/.ray/auth_token
+    home.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, "PYTHONPATH": str(ROOT), "HOME": str(home)}
     cli = [sys.executable, "-m", "sim.cli"]
+    token = home / ".ray" / "auth_token"
+
+    def join(out: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cli, "run", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}",
+                               "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
+                               "--out", str(tmp_path / out)], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+
+    alone = subprocess.run([*cli, "run", "--executor", "ray", "--model", "scripted:reference", "--scenarios",
+                            "viral_uri", "--k", "1", "--quiet", "--out", str(tmp_path / "alone")], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    assert not token.exists()  # the local instance's token lived in its environment only
     try:
         head = subprocess.run([*cli, "ray-head", "--port", str(port), "--num-cpus", "1"], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         assert head.returncode == 0, head.stdout + head.stderr
         assert f"127.0.0.1:{port}" in head.stdout and "ray stop" in head.stdout
-        run = subprocess.run([*cli, "run", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}",
-                              "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
-                              "--out", str(tmp_path / "run")], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=600)
+        assert "Token authentication is on" in head.stdout and str(token) in head.stdout
+        secret = token.read_text().strip()
+        assert len(secret) >= 32 and secret not in head.stdout + head.stderr
+        run = join("run")
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
         (line,) = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
         assert json.loads(line)["error"] is None
@@ -385,6 +408,15 @@ def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path)
         assert any("gcs_server" in p for p, _ in sockets), sockets  # the head is still up after the run
         loopback = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
         assert all(a.startswith(loopback) for _, a in sockets), sockets
+
+        token.write_text("0" * 64)  # another process replaced the token after the head started
+        refused = join("refused")
+        assert refused.returncode == 2 and "Traceback" not in refused.stdout + refused.stderr
+        (error,) = [x for x in refused.stderr.splitlines() if x.startswith("error: ")]
+        assert "refused this run's Ray authentication" in error and "RAY_AUTH_TOKEN" in error, error
+        assert "InvalidAuthToken" not in refused.stderr.replace(error, "")  # Ray's retry log is not repeated
+        token.write_text(secret)
+
         again = subprocess.run([*cli, "ray-head", "--port", str(port)], env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=300)
         assert again.returncode == 2 and "Traceback" not in again.stdout + again.stderr
@@ -392,6 +424,7 @@ def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path)
         assert "--port" in error and "ray stop" in error
     finally:
         _stop_head(port)
+
 
 def _by_persona(run: Path) -> dict[tuple[str, int, str], tuple[float | None, list[str]]]:
     return {(x["scenario_id"], x["k"], x["persona"]): ((x["score"] or {}).get("composite"),
