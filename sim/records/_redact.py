@@ -1,6 +1,6 @@
 r"""One redaction layer for everything a run writes or prints, and neutralising endpoint text.
 
-Policy (issue 14): no API key reaches a run directory, a log, a report or a terminal, in any escaping,
+Policy (issues 14, 36): no API key reaches a run directory, a log, a report or a terminal, in any escaping,
 and text from an endpoint cannot drive the terminal or forge a report.
 
 Secrets (API keys read from the environment: the agent's, the judges', the patient model's) are
@@ -19,7 +19,10 @@ take in text that came back from an endpoint or was built from one with ``[redac
   (an error message shortened to N characters in the middle of the key) is redacted up to where it
   stops matching;
 - URL userinfo: ``scheme://user:password@host`` loses ``user:password`` (``redact_url``), registered
-  or not.
+  or not;
+- a second pass (``sim.records._redact_mixed``): the key with any subset of its characters escaped, each in any
+  of the ways above (JSON ``\uXXXX`` once or twice, URL ``%XX``, HTML numeric or named, ``\xHH``, ``0xHH``), or
+  reversed; cut ones too; and hex (``736b2d``, ``73:6B:2D``, reversed too).
 
 Every writer applies it at the write boundary: ``sim.store`` (results.jsonl, run.json, summary.json,
 report.md), ``sim.records`` events (events.jsonl), report.html, ``encsim compare`` output, the patient-model
@@ -46,6 +49,8 @@ import threading
 import urllib.parse
 from typing import Any
 
+from sim.records._redact_mixed import Mixed, mixed
+
 REDACTED = "[redacted]"
 _MIN_SECRET = 4  # shorter "keys" would redact ordinary words
 _MIN_PREFIX = 12  # a cut key is redacted when at least this much of it (and at least half, up to 24) is left
@@ -54,8 +59,9 @@ _MIN_B64_CORE = 12  # base64 characters of an alignment-independent core
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
-# (pattern, alternative -> the full text forms it may be the start of); swapped as one object
-_state: tuple[re.Pattern[str], dict[str, tuple[str, ...]]] | None = None
+# (pattern, alternative -> the full text forms it may be the start of, second-pass pattern); swapped as one object
+_State = tuple[re.Pattern[str], dict[str, tuple[str, ...]], Mixed | None]
+_state: _State | None = None
 
 # scheme://userinfo@ (also JSON-escaped slashes: http:\/\/user:pw@host)
 _USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})[^\s/?#@\"'<>\\\[\]]+@")
@@ -101,7 +107,7 @@ def _forms(secret: str) -> set[str]:
     return {f for f in _text_forms(secret) | _b64_forms(secret) if len(f) >= _MIN_SECRET}
 
 
-def _build(secrets: set[str]) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
+def _build(secrets: set[str]) -> _State:
     """The redaction pattern, and the text forms each of its alternatives may continue into.
 
     The pattern of every whole base64 form and the shortest recognisable start of every text form, and for
@@ -112,7 +118,8 @@ def _build(secrets: set[str]) -> tuple[re.Pattern[str], dict[str, tuple[str, ...
     alternatives |= {f for s in secrets for f in _b64_forms(s) if len(f) >= _MIN_SECRET}
     ordered = sorted(alternatives, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(a) for a in ordered))
-    return pattern, {a: tuple(f for f in texts if f.startswith(a) and len(f) > len(a)) for a in ordered}
+    extend = {a: tuple(f for f in texts if f.startswith(a) and len(f) > len(a)) for a in ordered}
+    return pattern, extend, mixed(secrets)
 
 
 def register_secret(secret: str | None) -> None:
@@ -168,7 +175,9 @@ def redact(text: str) -> str:
     state = _state
     if state is None:
         return text
-    pattern, extend = state
+    pattern, extend, second = state
+    if second is not None:  # first: a key escaped in part has a raw start that the first pass would cut alone
+        text = _cut(text, second.spans(text))
     out: list[str] = []
     pos = 0
     while (m := pattern.search(text, pos)) is not None:
@@ -180,6 +189,20 @@ def redact(text: str) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by ``[redacted]``."""
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        if end <= pos:
+            continue
+        out += [text[pos:max(start, pos)], REDACTED] if start >= pos else []
+        pos = max(pos, end)
+    return "".join(out) + text[pos:]
 
 
 def redact_obj(value: Any) -> Any:
