@@ -58,7 +58,7 @@ from scenarios.schema import ImageRef, Scenario
 from sim.encounter.assessment import parse_assessment
 from sim.records import ParsedAssessment
 
-HARNESS_VERSION = "1.7.6"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
+HARNESS_VERSION = "1.7.7"  # 1.1: images on facts; 1.2: question filter, intent lexicon, markdown assessments;
 # 1.3: optional Disposition line, acceptable label sets, fallbacks that never deny, stricter diagnosis matching;
 # 1.4: single-turn triage items (SINGLE_TURN note, the one reply read as the assessment); 1.5: persona behaviours,
 # and a patient who volunteers a symptom to an open question; 1.6: the final assessment found by its labelled fields
@@ -68,7 +68,8 @@ HARNESS_VERSION = "1.7.6"  # 1.1: images on facts; 1.2: question filter, intent 
 # is urgent, more impression phrases, XML attributes and nested tool calls; 1.7.3: message and Gemini tool calls,
 # XML parameters, outright categories, more drafts; 1.7.4: key=value log lines, JSON comments, speakers, other
 # scales' colours and numbers; 1.7.5: unmarked fields that still ask about the patient are not final; 1.7.6: a
-# level stated in prose concludes, CSV rows, ruled-out means decide nothing
+# level stated in prose concludes, CSV rows, ruled-out means decide nothing; 1.7.7: empty and quoted templates are
+# not final, a said escalation wins, other languages' diagnosis labels, dot leaders, definition lists, steps
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 

@@ -310,3 +310,51 @@ def test_unmarked_fields_that_still_ask_about_the_patient_are_mid_interview() ->
     assert assessment_form(reply) is None
     # a heading or a hedged diagnosis with a question mark is no question to the patient
     assert assessment_form("How urgent is this?\nTriage: ESI 4\nEscalation: routine\nDx: anaemia?") == "fields"
+
+
+SEVENTH_ROUND = [  # (reply, level, escalation, diagnoses): invented here, after dev set 10's classes
+    ("**Evaluación final**\n- Nivel ESI: 4\n- Escalation: routine\n- Diagnóstico: Tendinitis de Quervain",
+     4, "routine", ["Tendinitis de Quervain"]),
+    ("Abschließend:\n- Triage: ESI 3\n- Escalation: urgent\n- Verdachtsdiagnose: Gürtelrose", 3, "urgent",
+     ["Gürtelrose"]),
+    ("**Triage level:** ESI 3\n**Escalation category:** routine\n**Disposition:** GP today if you can\n"
+     "**Diagnoses:** Ingrown toenail", 3, "routine", ["Ingrown toenail"]),
+    ("My final assessment - ESI 3 (routine escalation).\nDisposition: go to the ED if you prefer.\n"
+     "Diagnoses: Ganglion cyst", 3, "routine", ["Ganglion cyst"]),
+    ("Done: ESI 4, routine, routine GP; dx: Plantar fasciitis.", 4, "routine", ["Plantar fasciitis"]),
+    ("------------------\nTRIAGE SUMMARY\nAcuity (ESI) ...... 5\nEscalation ........ SELF_CARE\n"
+     "Impression .. Sunburn", 5, "self_care", ["Sunburn"]),
+    ("Triage Assistant (AI): Here is my final assessment.\nTriage Assistant (AI): Level - ESI 5. Escalation - "
+     "self_care.\nTriage Assistant (AI): Most likely: Mouth ulcer.", 5, "self_care", ["Mouth ulcer"]),
+    ("Final assessment:\nStep 1 - Urgency: ESI 2, emergency.\nStep 2 - What it probably is: Testicular torsion.",
+     2, "emergency", ["Testicular torsion"]),
+    ("<h3>Triage decision</h3>\n<dl>\n<dt>ESI level</dt><dd>3</dd>\n<dt>Escalation</dt><dd>urgent</dd>\n"
+     "<dt>Diagnosis</dt><dd>Quinsy</dd>\n</dl>", 3, "urgent", ["Quinsy"]),
+    ("Putting it together, I'd put this at ESI 4 and routine: the pins and needles fit best with a trapped ulnar "
+     "nerve. Book an appointment with your GP.", 4, "routine", ["trapped ulnar nerve"]),
+    ("I'm treating this as an emergency, ESI 2. My primary concern is a perforated ulcer. Call 999 now.",
+     2, "emergency", ["perforated ulcer"]),
+    ("**Final Assessment:** From what you describe this appears to be a **Paper cut**. ESI level of 5, escalation "
+     "self_care.", 5, "self_care", ["Paper cut"]),
+]
+
+
+@pytest.mark.parametrize("reply,level,escalation,diagnoses", SEVENTH_ROUND)
+def test_other_languages_leaders_speakers_steps_definition_lists_and_said_escalations_are_read(
+        reply: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert p.form is not None
+    assert (p.triage_level, p.escalation, p.diagnoses[:len(diagnoses)]) == (level, escalation, diagnoses)
+
+
+@pytest.mark.parametrize("reply", [
+    "When I'm done it will look like this:\nESI level: [1-5]\nEscalation: [emergency / urgent / routine]\n"
+    "Diagnoses: [one to three]\nFirst, though - how long has the rash been there?",
+    "<triage>\n  <esi></esi>\n  <escalation></escalation>\n  <diagnoses></diagnoses>\n</triage>\n"
+    "Before I fill that in: any fever?",
+    'Your notes from the walk-in centre say "Assessment: ESI 4, routine, sprain". Can you put weight on it now?',
+    "The paramedic's handover you read out:\n\n> ESI: 2\n> Disposition: ambulance\n> Impression: seizure\n\n"
+    "Has he had another one since then?",
+])
+def test_templates_and_quoted_assessments_before_a_question_are_not_final(reply: str) -> None:
+    assert assessment_form(reply) is None

@@ -10,10 +10,11 @@ Agents write provisional blocks mid-interview in every layout they write finals 
   reading "DRAFT", a JSON object's ``"final": false`` or ``"status": "in_progress"`` (nested ones too: a JSON object
   is read as lines), an XML attribute ``final="false"``;
 - a triage level or escalation value defers (``_DEFERRED``): "TBD", "pending", "ESI 3?", "ESI 2 or 3",
-  "emergency vs urgent", a template placeholder "<1-5>";
+  "emergency vs urgent", a template placeholder "<1-5>", "[1-5]", "[emergency / urgent / routine]";
 - the reply says it has not decided (``_UNDECIDED``): "before I finalise", "I'm holding off on making this final",
   "if I had to finalise now it would look like this", "I can't settle the level until ...", "awaiting your answer",
-  "at the end I'll give you an assessment in this form", "I need a couple more answers before it's final",
+  "at the end I'll give you an assessment in this form",
+  "the format my final assessment will take", "I need a couple more answers before it's final",
   "Recommendation: to follow once I know ...", "in a moment I'll summarise it as:", "I can't say yet", "I need a
   reading first".
 
@@ -32,6 +33,7 @@ _DRAFT_WORDS = (r"provisional(?:ly)?|draft|interim|preliminary|tentative(?:ly)?|
                 r"|not (?:yet )?final|tbd|tbc|to be (?:confirmed|decided|determined)|for now|incomplete|unconfirmed")
 _DRAFT = re.compile(rf"\b(?:{_DRAFT_WORDS})\b", re.IGNORECASE)
 _DEFERRED = re.compile(rf"\b(?:{_DRAFT_WORDS})\b|(?:^|\s)\?+\s*$|[1-5]\s*\?|<[^>]*>"
+                       r"|\[\s*[1-5]\s*[-\u2013]\s*[1-5]\s*\]|\[[^\]]*[/|][^\]]*[/|][^\]]*\]"  # "[1-5]", "[a / b / c]"
                        r"|\b[1-5]\s*(?:or|to)\s*(?:esi\s*|level\s*)?[1-5]\b|\b[1-5]\s*/\s*[1-4]\b"
                        r"|\b(?:vs\.?|versus|or possibly)\b",
                        re.IGNORECASE)
@@ -56,6 +58,7 @@ _UNDECIDED = re.compile(
     r"|before (?:it'?s|it is|this is|i make it) final|need (?:a couple|a few|some|two|one) more (?:answers?|questions?"
     r"|details?|things?)|\bto (?:follow|come) (?:once|when|after)\b|\bonce i know\b"
     r"|\bin a (?:second|moment|minute|bit)\b[^.?!]*\bi'?ll (?:summari[sz]e|give|sum up)"
+    r"|\b(?:format|template|form|shape)\b[^.?!]{0,30}\bwill (?:take|look like|follow)\b"
     r"|\bcan'?t (?:say|tell|decide|be sure)(?: for sure)? yet\b|\bneed (?:a|the|your|her|his) (?:reading|number|result"
     r"|answer) first\b)",
     re.IGNORECASE)

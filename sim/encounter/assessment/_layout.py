@@ -16,8 +16,9 @@ ASSESSMENT_RE = re.compile(r"^\s*(?:my\s+)?assessment\s*[:\-]", re.IGNORECASE | 
 
 _QUOTE = re.compile(r"^(?:>\s?)+")
 # a transcript's speaker ("AGENT: ..."), a markdown admonition's tag ("[!WARNING]")
-_SPEAKER = re.compile(r"^(?:(?:agent|assistant|bot|nurse|clinician|ai|triage bot|voice agent)\s*:\s+|\[![a-z]+\]\s*)",
-                      re.IGNORECASE)
+_SPEAKER = re.compile(r"^(?:(?:agent|assistant|bot|nurse|clinician|ai|triage bot|voice agent"
+                      r"|(?:[a-z]+ ){0,2}(?:nurse|agent|bot|assistant) \(ai\))\s*:\s+|\[![a-z]+\]\s*)",
+                      re.IGNORECASE)  # "Triage Nurse (AI): ..." too
 _HEADING = re.compile(r"^#{1,6}\s+")
 _LIST_MARKER = re.compile(r"^(?:(?:[-*+•◦▪‣]|\d{1,2}[.)]|\(\d{1,2}\))\s+|\d{1,2}\)(?=[A-Za-z]))")
 _CIRCLED = re.compile("[\u2460-\u2473]")
@@ -28,10 +29,10 @@ _LEADING_SYMBOLS = re.compile(r"^[^\w(\[\"'?]+")  # emoji and arrows models put 
 _TABLE_ROW = re.compile(r"^\s*(?:>\s*)*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*(?:>\s*)*\|?(?:\s*:?-{2,}:?\s*\|?)+\s*$")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?(?:b|strong|i|em|u|p|span|div|font|mark|small|big|h[1-6]|ul|ol|li|table|tbody|thead|tr|td"
-                       r"|th|speak|prosody|emphasis|break|say-as|s|voice|sub|audio|mark|phoneme|lang"
+_HTML_TAG = re.compile(r"</?(?:b|strong|i|em|u|p|span|div|font|mark|small|big|h[1-6]|ul|ol|li|dl|dt|dd|table|tbody"
+                       r"|thead|tr|td|th|speak|prosody|emphasis|break|say-as|s|voice|sub|audio|mark|phoneme|lang"
                        r"|amazon:[\w-]+)(?:\s[^>]*)?/?>|<br\s*/?>", re.IGNORECASE)
-_HTML_CELL_BREAK = re.compile(r"</t[dh]>\s*<t[dh](?:\s[^>]*)?>", re.IGNORECASE)
+_HTML_CELL_BREAK = re.compile(r"</t[dh]>\s*<t[dh](?:\s[^>]*)?>|</dt>\s*<dd(?:\s[^>]*)?>", re.IGNORECASE)
 _HTML_ITEM = re.compile(r"^\s*<li(?:\s[^>]*)?>", re.IGNORECASE)
 _ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&rarr;": "\u2192"}
 # XML-style fields: "<triage_level>3</triage_level>" is "triage level: 3", "<diagnoses>" alone a label line
@@ -81,7 +82,8 @@ def _xml(text: str) -> str:
     return "" if _XML_CLOSE.match(text) else text
 
 
-_DOT_LEADER = re.compile(r"(?<=[A-Za-z)])\s*(?:\.{3,}|…+|_{3,})\s*(?=\S)")  # "Triage level ...... ESI 2"
+# "Triage level ...... ESI 2", "Clinical impression .. 1. X"
+_DOT_LEADER = re.compile(r"(?<=[A-Za-z)])\s*(?:\.{3,}|\s\.{2}(?=\s)|…+|_{3,})\s*(?=\S)")
 
 
 def _plain(text: str) -> str:
@@ -332,6 +334,9 @@ def _csv_fields(header: str, row: str) -> list[str] | None:
     return [f"{_DIGITS.sub('', k).strip()}: {v.strip()}" for k, v in zip(keys, values, strict=True) if v.strip()]
 
 
+_INLINE_DX = re.compile(r"(?<=\S)\s*[;|]\s*(?=(?:dx|ddx|diagnos[ie]s)\s*:)", re.IGNORECASE)
+
+
 def _raw_lines(text: str) -> list[str]:
     """The reply's lines; an HTML break outside a table, and a run of inline bold labels, each start a new one.
 
@@ -348,6 +353,8 @@ def _raw_lines(text: str) -> list[str]:
         if (row := _csv_fields(raw, raws[i + 1] if i + 1 < len(raws) else "")) is not None:
             out.extend(row)  # a CSV header above one data row: "esi,escalation,dx1" then "4,routine,Haemorrhoids"
             raws[i + 1] = ""
+        elif _INLINE_DX.search(raw) and not _TABLE_ROW.match(raw):  # "ESI 3, urgent, urgent care; dx: X"
+            out.extend(_INLINE_DX.split(raw, maxsplit=1))
         elif not _TABLE_ROW.match(raw) and _BREAK_TAG.search(raw):
             out.extend(_BREAK_TAG.split(raw))
         elif len(_INLINE_BOLD_LABEL.findall(raw)) >= 2:
@@ -403,7 +410,7 @@ _LABEL_KINDS = (
     ("escalation", re.compile(r"^r$|^(?:recommended |suggested |triage )?(?:escalation|recommendation"
                               r"|level of care|care level|urgency|where to go|action|care setting|how urgent"
                               r"(?: is (?:it|this))?|what kind of care|type of care|what to do next)"
-                              r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level)?$")),
+                              r"(?: ?(?:/|and|&) ?(?:escalation|disposition|urgency))?(?: level| category)?$")),
     ("disposition", re.compile(r"^(?:recommended |suggested |triage )?(?:disposition|means of care|how to get there"
                                r"|mode of transport|transport|route to care|care pathway|pathway|who to see)$")),
     ("diagnoses", re.compile(r"^(?:(?:most|more|less) )?(?:likely |working |differential |provisional |possible "
@@ -413,7 +420,11 @@ _LABEL_KINDS = (
                              r"(?: (?:to consider|to rule out|considered))?(?: in order(?: of likelihood)?| ranked)?$"
                              r"|^(?:most likely|likely|probable|probably|possible|likely (?:cause|source))$"
                              r"|^(?:probable|likely|suspected) problem$"
-                             r"|^what (?:i think|we think|it (?:might|could|probably) be|this (?:is|might be|could be))"
+                             # Spanish, Portuguese, French, German: "Diagnósticos probables", "Diagnostic", "Diagnose"
+                             r"|^(?:verdachts|arbeits)?(?:diagn[oó]stic(?:o|os|s)?|diagnosen?)(?: (?:probables?"
+                             r"|principal(?:es)?|diferencial|diff[ée]rentiel|provis[oó]rio|provisoire|probable))?$"
+                             r"|^what (?:i think|we think|it (?:might|could|probably) be|it (?:probably|likely) is"
+                             r"|this (?:is|might be|could be))"
                              r"(?: (?:it is|is going on|is happening|this is))?$")),
 )
 # Labels that end a field's list: what follows the diagnoses in the protocol and in models' habits.
@@ -434,6 +445,7 @@ class _Field:
 
 def _norm_label(label: str) -> str:
     label = re.sub(r"\([^)]*\)", " ", label.lower()).replace("_", " ")
+    label = re.sub(r"^\s*step \d{1,2}\s*[-\u2013\u2014:.]\s*", "", label)  # "Step 3 – What it probably is"
     return " ".join(re.sub(r"[^\w/&' -]", " ", label).split()).strip(" -")
 
 

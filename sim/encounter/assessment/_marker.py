@@ -20,7 +20,7 @@ from sim.encounter.assessment._layout import (
     _Line,
     _lines,
 )
-from sim.encounter.assessment._prose import asks_interview_question, is_prose_final
+from sim.encounter.assessment._prose import _asks, asks_interview_question, is_prose_final, sentences
 from sim.encounter.assessment._triage import (
     _MANCHESTER_NAMED,
     _escalation_from,
@@ -153,9 +153,30 @@ def _by_fields(lines: list[_Line]) -> int | None:
 
 
 def _find(lines: list[_Line]) -> tuple[int, str] | None:
-    """The index of the line that starts the assessment and its form; None for none, or for a draft."""
+    """The index of the line that starts the assessment and its form.
+
+    None for none, a draft, an empty template, or someone else's assessment quoted before a question.
+    """
     found = _found(lines)
-    return None if found is None or is_draft(lines, found[0]) else found
+    if found is None or is_draft(lines, found[0]):
+        return None
+    section = lines[found[0]:]
+    decided = [f for j, f in _fields(section) if f.kind in _FIELD_KINDS]
+    if len(decided) >= 2 and not any(_field_text(section, j, f).strip(" -:") for j, f in _fields(section)
+                                     if f.kind in _FIELD_KINDS):
+        return None  # "<triage_level></triage_level> <escalation></escalation> ...": a template with no values
+    if _quoted(lines[found[0]]) and _asks(sentences("\n".join(line.body for line in section))):
+        return None  # 'the GP wrote "Final assessment: ESI 4, routine". Is the fever higher today?'
+    return found
+
+
+_QUOTE_OPENED = re.compile(r"[\"\u201c]\s*(?:\*\*)?(?:(?:final|my|triage|clinical)\s+)?(?:assessment|triage|esi)\b",
+                           re.IGNORECASE)
+
+
+def _quoted(line: _Line) -> bool:
+    """Whether the line quotes the assessment: a blockquote ("> Triage level: ..."), or opened by a quotation mark."""
+    return line.raw.lstrip().startswith(">") or bool(_QUOTE_OPENED.search(line.raw))
 
 
 def _found(lines: list[_Line]) -> tuple[int, str] | None:

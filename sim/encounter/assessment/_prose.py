@@ -106,7 +106,8 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
     r"\b(?:top|main|first|leading) (?:thought|suspicion|concern|possibility|diagnosis) is\s+",
     r"\bwhat i think is (?:going on|happening) is\s+|\bmost likely (?:thing )?going on is\s+",
     r"\b(?:typical|classic|characteristic)(?: \w+)? (?:of|for)\s+|\b(?:is|are) (?:a )?(?:classic|typical)\s+",
-    r"\bfits\s+(?!with\b)|(?<=: )(?:most )?(?:likely|probably)\s+",
+    r"\bfits\s+(?!with\b|best\b|better\b|most\b)|\bfits? (?:best|better|most closely) with\s+"
+    r"|(?<=: )(?:most )?(?:likely|probably)\s+|\bappears? to be (?:a |an )?",
     r"\b(?:almost |most |pretty )?(?:certainly|definitely|clearly)\s+(?:a |an |the )?(?=\w)",
     r"\b(?:tells|shows) me (?:that )?(?:you|he|she|they)(?:'re| are|'s| is| have| has)(?: got)?(?: in| having)?\s+",
     r"\b(?:consistent|in keeping|fits|fit)\s+with\s+|\bsigns? of\s+|\bsuggest(?:s|ive of)?\s+",
@@ -115,7 +116,8 @@ _IMPRESSION = re.compile("|".join((  # the words just before a diagnosis the rep
     r"(?:'s| has| have)(?: got)?|that (?:this|it) is|you may have|you might have)\s+|\bi suspect (?:that )?",
     r"\b(?:could|may|might|will) (?:well )?have been (?:a |an )?",
     r"\b(?:could|may|might) (?:well )?be (?:having |developing |experiencing )?",
-    r"\bmy (?:main |biggest |chief |greatest )?(?:concern|worry|working diagnosis|impression) is(?: that)?\s+"
+    r"\bmy (?:main |biggest |chief |greatest |primary |major |first |top )?(?:concern|worry|working diagnosis"
+    r"|impression) is(?: that)?\s+"
     r"(?:(?:you|he|she|they|your \w+) (?:could|may|might|are|is) (?:be )?(?:having |developing )?)?",
     r"\bmy (?:assessment|impression|diagnosis|view) is (?:that )?(?:you(?:'ve| have) (?:had|got) )?",
     r"\b(?:probably|likely)\s+(?=an?\s)|\bdiagnos(?:is|ed) (?:is|of|as)\s+",

@@ -200,6 +200,9 @@ def _read_escalation(section: list[_Line], fields: list[tuple[int, _Field]], pro
     from scenarios.schema import Disposition
 
     field = next(((j, f) for j, f in fields if f.kind == "escalation"), None)
+    said = [m for line in section[:_SAID_LINES] if (m := _SAID_ESCALATION.search(line.body))]
+    if field is None and said:  # "Final assessment - ESI 2 (urgent escalation).", whatever means it then names
+        return (said[0][1] or said[0][2]).lower().replace("-", "_").replace(" ", "_")
     if field is None:  # a Disposition field names the category too ("Disposition: emergency")
         field = next(((j, f) for j, f in fields if f.kind == "disposition"), None)
         if field is not None and (named_means := disposition_from(_field_text(section, *field))):
@@ -344,10 +347,17 @@ _CONDITION_WORD = re.compile(r"\b(?:if|unless|in case|whenever|should (?:it|he|s
                              re.IGNORECASE)
 
 
+_CATEGORY = r"(emergency|urgent|routine|self[-_ ]care)"
+_SAID_LINES = 3  # the marker line and the two after it
+_SAID_ESCALATION = re.compile(rf"\b{_CATEGORY}\s+escalation\b|\bescalation(?:\s+category)?(?:\s+(?:is|of)|\s*[:=])\s*"
+                              rf"{_CATEGORY}\b", re.IGNORECASE)
+
+
 def decision_escalation(text: str) -> str | None:
     """The escalation a line without a label decides ("ESI 5 - self-care at home", "Urgent: go today"), or None.
 
-    Conditional clauses ("if it gets worse, call 999"), a question, and a level's own descriptor are not one; a line
+    A category said to be the escalation ("urgent escalation", "escalation: routine") is it. Conditional clauses
+    ("if it gets worse, call 999"), a question, and a level's own descriptor are not one; a line
     naming several categories decides only when the means it names belongs to one of them ("see a GP today": the
     same-day GP settles urgent over the GP's routine).
     """
@@ -355,6 +365,8 @@ def decision_escalation(text: str) -> str | None:
 
     if _QUESTION.search(text):
         return None
+    if (said := _SAID_ESCALATION.search(text)) is not None:  # "ESI 2 (urgent escalation)": said outright
+        return (said[1] or said[2]).lower().replace("-", "_").replace(" ", "_")
     # a sentence or clause with a condition is safety-netting as a whole ("Call 999 if he turns blue"); thanks for
     # what happened decide nothing ("Thank you for completing Tom's triage today")
     text = _THANKS.sub(" ", text)
