@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from typing import Literal, TypedDict
 
 from review._rundir import RunWatchError, check_run_dir
 from review._state import RunState, Status, parse_trace_id
+from scenarios import FileProblem, parse_json_checked
 from sim.records import RunLayout
 
 SEVERITIES: tuple[str, ...] = ("clinician_would_notice", "subtle_issue", "cosmetic")
@@ -79,7 +81,8 @@ class Annotation:
         if not isinstance(notes, str) or not (failure_mode is None or isinstance(failure_mode, str)) \
                 or not isinstance(reviewer, str):
             raise ValueError("notes, failure_mode and reviewer must be strings")
-        if not isinstance(timestamp, int | float) or not isinstance(review_pass, int):
+        if not isinstance(timestamp, int | float) or isinstance(timestamp, bool) or not math.isfinite(timestamp) \
+                or not isinstance(review_pass, int) or isinstance(review_pass, bool):
             raise ValueError("timestamp must be a number and review_pass an integer")
         code_source = obj.get("code_source")
         if code_source not in (None, *CODE_SOURCES):
@@ -123,8 +126,8 @@ class AnnotationStore:
                 if not line.strip():
                     continue
                 try:
-                    out.append(Annotation.from_obj(json.loads(line)))
-                except ValueError as exc:  # JSONDecodeError is a ValueError
+                    out.append(Annotation.from_obj(parse_json_checked(line)))
+                except (ValueError, FileProblem) as exc:  # FileProblem: not JSON, too deep, NaN
                     self.skipped += 1
                     self.warnings.append(f"{RunLayout.ANNOTATIONS_FILE} line {n}: skipped, {str(exc)[:120]}")
         return out

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictFloat, StrictInt, field_validator
 
 from scenarios._strict import _Strict
 
@@ -25,7 +25,7 @@ class RubricCriterion(_Strict):
     """
 
     criterion: str = Field(min_length=1)
-    points: float = Field(ge=-10, le=10)
+    points: StrictFloat = Field(ge=-10, le=10, allow_inf_nan=False)
     axis: str | None = Field(default=None, description="e.g. accuracy, completeness, safety")
     tags: list[str] = []
     source: str | None = Field(default=None, description="what a generated criterion comes from: fact:<id>, "
@@ -93,7 +93,7 @@ class TrustCriterion(_Strict):
 
     category: TrustCategory
     criterion: str = Field(min_length=1)
-    anchors: dict[int, str] | None = Field(default=None, description="0..3 -> what that level looks like; "
+    anchors: dict[StrictInt, str] | None = Field(default=None, description="0..3 -> what that level looks like; "
                                                                       "the category's default anchors if omitted")
 
     @field_validator("anchors")

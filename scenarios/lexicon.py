@@ -118,7 +118,7 @@ def lexicon_path() -> Path:
 
 
 def _load(path: Path) -> Lexicon:
-    return load_model_file(path, Lexicon, what="an intent lexicon", error=LexiconError, syntax="yaml",
+    return load_model_file(path, Lexicon, what="an intent lexicon", error=LexiconError, syntax="yaml", aliases=True,
                            fix="See the format in scenarios/lexicon.py, or restore the file from the repository.")
 
 

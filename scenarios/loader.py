@@ -13,9 +13,9 @@ What a scenario file may be (refused otherwise, before or while parsing, each wi
   (``*name``: a few lines of anchors and aliases can expand to gigabytes, and a scenario never needs
   one) and without a key given twice in one mapping (YAML would silently keep the last one).
 
-Parsing is one pass of libyaml (``yaml.CSafeLoader``): its events are composed into nodes here,
-iteratively, so the depth and alias checks cost nothing and deep nesting can never recurse; the nodes
-(kept for the line numbers of errors) are then constructed into data by the safe constructor.
+The checks and the parse (one pass of libyaml, composed iteratively so deep nesting never recurses) are the
+ones every file the project reads goes through (``scenarios._files``); this module words their problems for a
+scenario file. The nodes are kept for the line numbers of validation errors.
 
 ``load_dir`` loads every ``*.yaml`` / ``*.yml`` of a folder; ``load_dir_each`` does the same but
 returns every file's error instead of raising on the first, for ``encsim scenarios validate``.
@@ -23,10 +23,7 @@ returns every file's error instead of raising on the first, for ``encsim scenari
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,22 +31,18 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
-from yaml.events import (
-    AliasEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
 
+from scenarios._files import (
+    MAX_FILE_BYTES,
+    FileProblem,
+    decode_checked,
+    parse_yaml_checked,
+    read_bytes_checked,
+)
 from scenarios.errors import UserError
 from scenarios.schema import RubricFile, Scenario
 
-MAX_SCENARIO_BYTES = 1024 * 1024
-MAX_DEPTH = 50
-_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed (7x faster)
+MAX_SCENARIO_BYTES = MAX_FILE_BYTES
 
 
 RUBRICS_SUFFIX = ".rubrics.yaml"  # rubric files (RubricFile) beside scenarios; not scenarios themselves
@@ -128,107 +121,48 @@ def _describe(err: dict[str, Any], msg: str) -> str:
     return f"{msg[:1].lower()}{msg[1:]} (got {shown[:60]})"
 
 
-def _yaml_error(exc: yaml.YAMLError, text: str, path: Path) -> ScenarioError:
-    mark = getattr(exc, "problem_mark", None)
-    line: int | None = mark.line + 1 if mark is not None else None
-    position = getattr(exc, "position", None)  # a ReaderError (a character YAML does not allow) has no mark
-    if line is None and isinstance(position, int):
-        line = text.count("\n", 0, position) + 1
-    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
-    where = f" line {line}" if line is not None else ""
-    if isinstance(exc, yaml.constructor.ConstructorError):  # a tag such as !!python/object, an unhashable key
-        problem = " ".join(str(problem).split())
-        return ScenarioError(f"{path}{where}: a YAML value this loader does not accept ({problem}). Scenario "
-                             "files use plain text, numbers, lists and mappings; remove the tag or rewrite the value.")
-    if isinstance(exc, yaml.reader.ReaderError):
-        problem = f"character #x{exc.character:04x} is not allowed: {exc.reason}"
-    return ScenarioError(
-        f"{path}{where}: not valid YAML ({' '.join(str(problem).split())}). Fix the indentation or quoting there; "
-        "strings containing ': ' or '#' need quotes."
-    )
-
-
-def _compose(loader: Any, path: Path) -> yaml.Node | None:
-    """The one document of ``loader``'s stream as nodes, built iteratively from its events.
-
-    Refuses a second document, nesting deeper than ``MAX_DEPTH``, aliases and a key given twice in one mapping.
-    """
-    root: yaml.Node | None = None
-    stack: list[tuple[yaml.Node, list[yaml.Node | None], dict[tuple[str, str], int]]] = []
-    documents = 0
-    while True:
-        event = loader.get_event()
-        if event is None:
-            return root
-        line = event.start_mark.line + 1
-        kind = type(event)
-        node: yaml.Node
-        if kind is ScalarEvent:
-            tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.ScalarNode, event.value,
-                                                                                event.implicit)
-            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-        elif kind is MappingStartEvent or kind is SequenceStartEvent:
-            if len(stack) >= MAX_DEPTH:
-                raise ScenarioError(
-                    f"{path} line {line}: the YAML is nested more than {MAX_DEPTH} levels deep (a scenario needs "
-                    "about 5). Flatten it; an unclosed '[' or '{' or a runaway indentation often causes this.")
-            node_class = yaml.MappingNode if kind is MappingStartEvent else yaml.SequenceNode
-            tag = event.tag if event.tag not in (None, "!") else loader.resolve(node_class, None, event.implicit)
-            stack.append((node_class(tag, [], event.start_mark, None, flow_style=event.flow_style), [None], {}))
-            continue
-        elif kind is MappingEndEvent or kind is SequenceEndEvent:
-            node = stack.pop()[0]
-            node.end_mark = event.end_mark
-        elif kind is AliasEvent:
-            raise ScenarioError(
-                f"{path} line {line}: YAML alias *{event.anchor}: scenario files may not use anchors and aliases "
-                "(&name / *name), which can expand a few lines into gigabytes. Write the value out in full.")
-        elif kind is DocumentStartEvent:
-            documents += 1
-            if documents > 1:
-                raise ScenarioError(
-                    f"{path} line {line}: a second YAML document ('---'); a scenario file holds exactly one. "
-                    "Put each scenario in its own file.")
-            continue
-        else:  # stream and document ends
-            continue
-        if not stack:
-            root = node
-            continue
-        parent, pending, seen = stack[-1]
-        if not isinstance(parent, yaml.MappingNode):
-            parent.value.append(node)
-        elif pending[0] is None:
-            pending[0] = node
-        else:
-            key = pending[0]
-            if isinstance(key, yaml.ScalarNode):
-                first = seen.get((key.tag, key.value))
-                seen.setdefault((key.tag, key.value), key.start_mark.line + 1)
-                if first is not None:
-                    shown = key.value if len(key.value) <= 60 else key.value[:57] + "..."
-                    raise ScenarioError(
-                        f"{path} line {key.start_mark.line + 1}: the key {shown!r} is given twice in one mapping "
-                        f"(first at line {first}); YAML would silently keep only the last value. Remove one of "
-                        "them or merge them.")
-            parent.value.append((key, node))
-            pending[0] = None
+def _scenario_error(problem: FileProblem, p: Path) -> ScenarioError:
+    """A ``FileProblem`` of a scenario (or rubric) file as one paragraph: where, what, and the fix."""
+    where = f"{p} line {problem.line}" if problem.line is not None else str(p)
+    reason = problem.reason
+    link = "Point the link at a scenario file or remove it."
+    utf8 = "save the scenario file as UTF-8 YAML."
+    messages = {
+        "missing": f"{p}: no such scenario file. Check the path, or give a scenario id or suite name "
+                   "(`encsim scenarios list` shows them).",
+        "dangling": f"{p}: {reason}. {link}", "loop": f"{p}: {reason}. {link}",
+        "unreadable": f"{p}: cannot read the scenario file ({reason}). Check the path and its permissions.",
+        "folder": f"{p}: is a folder, not a scenario file; pass a folder to --scenarios or `encsim scenarios "
+                  "validate` to load every *.yaml in it, or rename it.",
+        "special": f"{p}: {reason}; a scenario is a YAML text file. Give the path of one.",
+        "too_big": f"{p}: {reason.replace('this file', 'a scenario file')} (one scenario is a few KB). Check that "
+                   "this is the right file; a data set of many cases is converted with `encsim import`, one file "
+                   "per case.",
+        "utf16": f"{p}: {reason}; {utf8}",
+        "binary": f"{where}: {reason}. Check that this is the right file; a scenario is a UTF-8 YAML file.",
+        "encoding": f"{where}: {reason}; {utf8}",
+        "empty": f"{p}: the file is empty; a scenario file is a YAML mapping with keys like id, title, "
+                 "patient_profile, information_tree and expected (see scenarios/README.md). Fill it in or remove it.",
+        "yaml_tag": f"{where}: a YAML value this loader does not accept ({reason}). Scenario files use plain text, "
+                    "numbers, lists and mappings; remove the tag or rewrite the value.",
+        "yaml_value": f"{p}: {reason}. Quote it if it is text, or shorten it.",
+        "depth": f"{where}: {reason} (a scenario needs about 5). Flatten it; an unclosed '[' or '{{' or a runaway "
+                 "indentation often causes this.",
+        "alias": f"{where}: {reason.replace('this file', 'scenario files')}. Write the value out in full.",
+        "documents": f"{where}: {reason}; a scenario file holds exactly one. Put each scenario in its own file.",
+        "duplicate_key": f"{where}: {reason}. Remove one of them or merge them.",
+    }
+    default = (f"{where}: not valid YAML ({reason}). Fix the indentation or quoting there; strings containing ': ' "
+               "or '#' need quotes.")
+    return ScenarioError(messages.get(problem.kind, default))
 
 
 def _parse_yaml(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
     """One pass of libyaml: the node tree (for line numbers) and the data constructed from it."""
-    loader = _Loader(text)
     try:
-        node = _compose(loader, path)
-        return node, (loader.construct_document(node) if node is not None else None)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, text, path) from None
-    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4300 digits
-        reason = " ".join(str(exc).split(";")[0].split())[:200]
-        raise ScenarioError(f"{path}: a value cannot be read as YAML ({reason}). Quote it if it is text, or "
-                            "shorten it.") from None
-    finally:
-        loader.dispose()
+        return parse_yaml_checked(text)
+    except FileProblem as problem:
+        raise _scenario_error(problem, path) from None
 
 
 def parse_scenario(text: str, path: Path) -> Scenario:
@@ -298,59 +232,16 @@ def load_rubric_file(path: str | Path) -> RubricFile:
 def _read_scenario_bytes(p: Path) -> bytes:
     """The bytes of a scenario file, after the checks that need no parsing (kind of file, size)."""
     try:
-        info = p.stat()  # follows a symlink
-    except FileNotFoundError:
-        if p.is_symlink():
-            raise ScenarioError(f"{p}: a symbolic link to a file that does not exist ({os.readlink(p)}). "
-                                "Point the link at a scenario file or remove it.") from None
-        raise ScenarioError(f"{p}: no such scenario file. Check the path, or give a scenario id or suite name "
-                            "(`encsim scenarios list` shows them).") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ScenarioError(f"{p}: a symbolic link that points back to itself (a link loop). "
-                                "Point the link at a scenario file or remove it.") from None
-        raise ScenarioError(f"{p}: cannot read the scenario file ({exc.strerror}). Check the path and its "
-                            "permissions.") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ScenarioError(f"{p}: is a folder, not a scenario file; pass a folder to --scenarios or "
-                            "`encsim scenarios validate` to load every *.yaml in it, or rename it.")
-    if not stat.S_ISREG(info.st_mode):
-        raise ScenarioError(f"{p}: not a regular file (a pipe, socket or device); a scenario is a YAML text file. "
-                            "Give the path of one.")
-    too_big = (f"{p}: {info.st_size:,} bytes, larger than the {MAX_SCENARIO_BYTES // 1024 // 1024} MiB "
-               f"({MAX_SCENARIO_BYTES:,} bytes) a scenario file may be (one scenario is a few KB). Check that this "
-               "is the right file; a data set of many cases is converted with `encsim import`, one file per case.")
-    if info.st_size > MAX_SCENARIO_BYTES:
-        raise ScenarioError(too_big)
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read the scenario file ({exc.strerror}). Check its permissions.") from None
-    if len(raw) > MAX_SCENARIO_BYTES:  # it grew since stat
-        raise ScenarioError(too_big)
-    return raw
+        return read_bytes_checked(p, MAX_SCENARIO_BYTES)
+    except FileProblem as problem:
+        raise _scenario_error(problem, p) from None
 
 
 def _decode(raw: bytes, p: Path) -> str:
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ScenarioError(f"{p}: UTF-16 text (by its byte-order mark), not UTF-8; save the scenario file as "
-                            "UTF-8 YAML.")
-    if b"\x00" in raw:
-        line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
-        raise ScenarioError(f"{p} line {line}: a binary file (it contains NUL bytes), not YAML text. Check that "
-                            "this is the right file; a scenario is a UTF-8 YAML file.")
     try:
-        text = raw.decode("utf-8-sig")  # a leading byte-order mark is dropped
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ScenarioError(f"{p} line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot start a UTF-8 "
-                            "character; Latin-1 or Windows-1252?); save the scenario file as UTF-8 YAML.") from None
-    if not text.strip():
-        raise ScenarioError(f"{p}: the file is empty; a scenario file is a YAML mapping with keys like id, title, "
-                            "patient_profile, information_tree and expected (see scenarios/README.md). Fill it in "
-                            "or remove it.")
-    return text
+        return decode_checked(raw)
+    except FileProblem as problem:
+        raise _scenario_error(problem, p) from None
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:

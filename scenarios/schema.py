@@ -18,7 +18,7 @@ import re
 from enum import Enum
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictFloat, StrictInt, ValidationInfo, field_validator, model_validator
 
 from scenarios._rubrics import RUBRIC_AXES as RUBRIC_AXES
 from scenarios._rubrics import DroppedCriterion as DroppedCriterion
@@ -34,6 +34,7 @@ from scenarios.lexicon import intent_ids
 TURN_LIMIT_MIN = 8
 _TRIGGER_WORD = re.compile(r"[a-z0-9]")  # what scenarios.lexicon.normalise keeps of a question's words
 TURN_LIMIT_MAX = 15
+TURN_LIMIT_CEILING = 40  # the most agent turns a scenario's turn_limit (or `encsim run --max-turns`) may allow
 
 
 def adaptive_turn_limit(n_critical: int) -> int:
@@ -166,14 +167,14 @@ class ContextFlags(_Strict):
 class PatientProfile(_Strict):
     """Who the patient is: age, sex, pregnancy, context flags, persona, and who speaks for them."""
 
-    age: float = Field(ge=0, le=120, description="years; 0.1 is about five weeks")
+    age: StrictFloat = Field(ge=0, le=120, allow_inf_nan=False, description="years; 0.1 is about five weeks")
     age_detail: str | None = Field(default=None, description="the age as the source states it when years say too "
                                                              "little ('18 months', '6 weeks', 'newborn', 'in his "
                                                              "sixties'), or 'not stated' when the source gives "
                                                              "none and age is a placeholder")
     sex: Literal["female", "male", "other"]
     pregnant: bool = False
-    gestation_weeks: int | None = Field(default=None, ge=1, le=43)
+    gestation_weeks: StrictInt | None = Field(default=None, ge=1, le=43)
     context: ContextFlags = ContextFlags()
     persona: Persona = Persona()
     speaker: Literal["patient", "parent", "caregiver", "partner"] = "patient"
@@ -302,9 +303,9 @@ class Expected(_Strict):
     instead of inventing a target.
     """
 
-    triage_level: int | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
+    triage_level: StrictInt | None = Field(default=None, ge=1, le=5, description="1 most urgent ... 5 least urgent; "
                                                                             "the best label")
-    acceptable_levels: list[int] = Field(default=[], description="every triage level a competent clinician could "
+    acceptable_levels: list[StrictInt] = Field(default=[], description="every triage level a competent clinician could "
                                                                  "defensibly give, the best label among them; "
                                                                  "empty means only the best label")
     escalation: Escalation | None = Field(default=None, description="the best escalation category")
@@ -385,9 +386,10 @@ class VoiceBlock(_Strict):
     preset: Literal["clean", "phone", "noisy-phone", "bad-line"] = "clean"
     yield_on_overlap: bool = Field(default=True, description="live calls: the patient stops talking when the "
                                                              "agent talks over it")
-    barge_in_after_s: float | None = Field(default=None, gt=0, description="live calls: the patient cuts in when "
-                                           "the agent talks this long without a pause (None: never, or 3 s with "
-                                           "barge_in_red_flag)")
+    barge_in_after_s: StrictFloat | None = Field(default=None, gt=0, allow_inf_nan=False,
+                                                 description="live calls: the patient cuts in when the agent talks "
+                                                             "this long without a pause (None: never, or 3 s with "
+                                                             "barge_in_red_flag)")
     barge_in_red_flag: bool = Field(default=False, description="live calls: the first time the patient cuts in, it "
                                     "says its most important red-flag fact not told yet, in the fact's own words "
                                     "('Sorry, but ...'), revealed on that turn (persona preset red-flag-barge-in)")
@@ -424,7 +426,8 @@ class Scenario(_Strict):
     fallback_lines: list[str] = Field(min_length=1)
     information_tree: list[Fact] = Field(default=[], description="at least one fact unless replay is set")
     expected: Expected
-    turn_limit: int | None = Field(default=None, ge=2, le=40, description="overrides the adaptive limit")
+    turn_limit: StrictInt | None = Field(default=None, ge=2, le=TURN_LIMIT_CEILING,
+                                         description="overrides the adaptive limit")
     rubrics: list[RubricCriterion] = Field(default=[], description="HealthBench-style criteria for the judge path")
     rubrics_from: str | None = Field(default=None, description="a rubric file (``encsim rubrics generate``), relative "
                                                                "to this scenario's file: its criteria are added "

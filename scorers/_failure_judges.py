@@ -24,13 +24,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, field_validator
 
 from scenarios import load_model_file
 from scorers._judge import Judge
 from scorers._judge_validation import DEFAULT_SPLIT, split_of
 from scorers.evaluators import EvaluatorError
-from sim.records import EvaluatorResult, Finding
+from sim.records import EvaluatorResult, Finding, check_mode_name
 
 EXCERPT_CHARS = 1500  # of a few-shot example's transcript, from its end (where the assessment is)
 SYSTEM = ("You check a clinician's conversation with a patient for one failure mode. Judge only what the clinician "
@@ -55,9 +55,22 @@ class FailureJudgeSpec(BaseModel):
     examples: list[JudgeExample] = []
     built_from: str | None = Field(default=None, description="the run directory whose annotations it came from")
     split: list[float] = Field(default=list(DEFAULT_SPLIT), description="train, dev, test shares")
-    seed: int = 0
-    version: int = 1
+    seed: StrictInt = 0
+    version: StrictInt = 1
     hash: str = Field(default="", description="sha256 of mode, definition and examples as built")
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, mode: str) -> str:
+        return check_mode_name(mode)
+
+    @field_validator("split")
+    @classmethod
+    def _split(cls, split: list[float]) -> list[float]:
+        if len(split) != 3 or not all(0 <= share <= 1 for share in split) or abs(sum(split) - 1) > 1e-6:
+            raise ValueError(f"split {split[:5]}: give three shares for train, dev and test that sum to 1, e.g. "
+                             "[0.2, 0.4, 0.4]")
+        return split
 
     def computed_hash(self) -> str:
         """The sha256 of the fields that define the prompt."""
@@ -174,8 +187,13 @@ def load_failure_judges(folder: str | Path) -> list[FailureJudgeSpec]:
                              "wrote (judges/<mode>.yaml).")
     specs = []
     for path in sorted(folder.glob("*.yaml")):
-        specs.append(load_model_file(path, FailureJudgeSpec, what="a failure-mode judge", error=EvaluatorError,
-                                     syntax="yaml", fix="Fix the file or rebuild it with `encsim judges build`."))
+        spec = load_model_file(path, FailureJudgeSpec, what="a failure-mode judge", error=EvaluatorError,
+                               syntax="yaml", fix="Fix the file or rebuild it with `encsim judges build`.")
+        if spec.mode != path.stem:  # one judge per mode, and its file is named after it (write_failure_judge)
+            raise EvaluatorError(f"{path}: the judge's mode is {spec.mode!r}, but the file is named {path.name}; "
+                                 f"a judge's file is named after its mode. Rename the file to {spec.mode}.yaml or "
+                                 f"set mode: {path.stem} (two judges of one mode cannot both be used).")
+        specs.append(spec)
     if not specs:
         raise EvaluatorError(f"--failure-judges {folder}: holds no judge (*.yaml). Build them with "
                              "`encsim judges build RUN_DIR --taxonomy FILE --out DIR`.")

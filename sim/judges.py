@@ -96,10 +96,12 @@ def load_family_map(path: Path | None) -> dict[str, list[str]]:
     """
     if path is None:
         return DEFAULT_FAMILIES
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"--family-map {path}: cannot read it as JSON ({exc}). Give a file like "
+    from scenarios import FileProblem, decode_checked, parse_json_checked, read_bytes_checked
+
+    try:  # the checks of every file a user gives: a regular file, 1 MiB, UTF-8, nested at most 50 deep, finite
+        data = parse_json_checked(decode_checked(read_bytes_checked(Path(path))))
+    except FileProblem as exc:
+        raise ConfigError(f"--family-map {path}: cannot read it as JSON ({exc.reason}{exc.where}). Give a file like "
                           '{"openai": ["gpt", "openai.com"]}.') from None
     if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                              for v in data.values()):

@@ -98,8 +98,8 @@ def test_the_review_commands_load_no_textual(command: str) -> None:
 
 # Exceptions that never reach a user: caught where they are raised (a bad importer row becomes a skipped-row
 # notice, a malformed reply a retry, the fail-fast trip the run's stop, a lost remote encounter an error record).
-INTERNAL_EXCEPTIONS = {"scenarios.importers._common.RowError", "sim.agents.chat._Malformed", "sim.fail_fast.Tripped",
-                       "sim.executors.base.EncounterLost"}
+INTERNAL_EXCEPTIONS = {"scenarios._files.FileProblem", "scenarios.importers._common.RowError",
+                       "sim.agents.chat._Malformed", "sim.fail_fast.Tripped", "sim.executors.base.EncounterLost"}
 
 
 def test_every_error_a_user_can_cause_has_the_one_root() -> None:

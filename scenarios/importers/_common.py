@@ -23,7 +23,6 @@ Row numbers in reports are 1-based line numbers of the source file. ``read_jsonl
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shlex
@@ -35,7 +34,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from scenarios._files import FileProblem, parse_json_checked, read_bytes_checked
 from scenarios.loader import ScenarioError, load_scenario
+
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+"""The largest file ``encsim import`` reads (it is read whole, before its first row is converted)."""
 
 
 class ImportSourceError(ScenarioError):
@@ -117,17 +120,20 @@ def slug(text: str, max_len: int = 40, sep: str = "_") -> str:
 def read_source(source: Path, wanted: str = ".jsonl file") -> bytes:
     """The bytes of a file to import, a UTF-8 BOM removed.
 
-    A missing file, a folder or an unreadable file is an :class:`ImportSourceError` that says so (``wanted``
-    names what to give instead of a folder).
+    A missing file, a folder, a file that is not a regular file (a device such as /dev/zero, a pipe), one over
+    ``MAX_IMPORT_BYTES`` or an unreadable file is an :class:`ImportSourceError` that says so (``wanted`` names
+    what to give instead).
     """
     try:
-        raw = source.read_bytes()
-    except FileNotFoundError:
-        raise ImportSourceError(f"{source}: no such file. Check the path of the file to import.") from None
-    except IsADirectoryError:
-        raise ImportSourceError(f"{source}: is a folder; give the {wanted} itself.") from None
-    except OSError as exc:
-        raise ImportSourceError(f"{source}: cannot read the file ({exc.strerror}). Check its permissions.") from None
+        raw = read_bytes_checked(source, MAX_IMPORT_BYTES)
+    except FileProblem as problem:
+        fixes = {"missing": "Check the path of the file to import.", "folder": f"Give the {wanted} itself.",
+                 "special": f"Give the {wanted} itself.",
+                 "too_big": f"Split it into files of at most {MAX_IMPORT_BYTES // 1024 // 1024} MiB and import each "
+                            "(scenarios of one --out folder may come from several files)."}
+        reason = "is a folder" if problem.kind == "folder" else problem.reason.replace("this file", "an import file")
+        raise ImportSourceError(f"{source}: {reason}. {fixes.get(problem.kind, 'Check the file and its permissions.')}"
+                                ) from None
     return raw.removeprefix(b"\xef\xbb\xbf")
 
 
@@ -145,9 +151,11 @@ def _decode(line: bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise RowError("not UTF-8 text") from None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RowError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        value = parse_json_checked(text)
+    except FileProblem as problem:
+        if problem.kind == "json_syntax":
+            raise RowError(f"not valid JSON ({problem.reason} at column {problem.column})") from None
+        raise RowError(problem.reason) from None
     if not isinstance(value, dict):
         raise RowError(f"a JSON {type(value).__name__} where a JSON object was expected")
     return value
@@ -162,8 +170,8 @@ def _check_not_one_document(source: Path, lines: list[tuple[int, bytes]]) -> Non
     if len(lines) < 2 and not lines[0][1].lstrip().startswith(b"["):
         return
     try:
-        doc = json.loads(b"\n".join(line for _, line in lines).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):  # JSON Lines has "extra data" after line 1
+        doc = parse_json_checked(b"\n".join(line for _, line in lines).decode("utf-8"))
+    except (UnicodeDecodeError, FileProblem):  # JSON Lines has "extra data" after line 1
         return
     # The suggested command writes a NEW file: `jq ... x.jsonl > x.jsonl` would empty the source before jq reads it.
     src, dst = shlex.quote(source.name), shlex.quote(f"{source.stem}.lines.jsonl")
@@ -177,9 +185,10 @@ def _check_not_one_document(source: Path, lines: list[tuple[int, bytes]]) -> Non
             f"Convert it into a new file with `jq -c . {src} > {dst}` and import that.")
 
 
-def _not_jsonl(source: Path, lines: list[tuple[int, bytes]]) -> ImportSourceError:
+def _not_jsonl(source: Path, lines: list[tuple[int, bytes]], first: SourceRow | None = None) -> ImportSourceError:
+    why = f" (line {first[0]}: {first[1]})" if first is not None else ""
     return ImportSourceError(f"{source}: not a JSON Lines file: none of its {len(lines)} non-blank line(s) "
-                             f"is a JSON object. {_NOT_JSONL_HELP}")
+                             f"is a JSON object{why}. {_NOT_JSONL_HELP}")
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -236,7 +245,7 @@ def read_jsonl(source: Path) -> list[SourceRow]:
         except RowError as exc:
             rows.append((line_no, exc))
     if not any(isinstance(row, dict) for _, row in rows):
-        raise _not_jsonl(source, lines)
+        raise _not_jsonl(source, lines, rows[0] if rows else None)
     return rows
 
 

@@ -38,7 +38,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from scenarios._files import first_error_paragraph, load_model_file
+from scenarios._files import (
+    FileProblem,
+    decode_checked,
+    first_error_paragraph,
+    load_model_file,
+    problem_paragraph,
+    read_bytes_checked,
+)
 from scenarios.importers._common import (
     Converted,
     Converter,
@@ -137,13 +144,10 @@ class Labels:
 
 def _read_csv(path: Path) -> LabelsFile:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise LabelsError(f"{path}: cannot read the labels file (no such file). Check the path given to --labels."
-                          ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise LabelsError(f"{path}: cannot read the labels file ({reason}). {_FIX}") from None
+        text = decode_checked(read_bytes_checked(path), allow_empty=True)
+    except FileProblem as problem:
+        fix = "Check the path given to --labels." if problem.kind == "missing" else _FIX
+        raise LabelsError(problem_paragraph(problem, path, "a labels file", fix)) from None
     try:
         rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error as exc:

@@ -13,6 +13,7 @@ from sim.agents.chat import (
     api_key_from_env,
     check_base_url,
     check_call_timeout,
+    check_key_env_name,
     is_fatal,
 )
 from sim.agents.local import LlamaServer, LocalAgent
@@ -28,6 +29,8 @@ __all__ = [
 
 def check_model_spec(model: str, base_url: str | None, api_key_env: str | None) -> None:
     """Validate --model / --base-url / --api-key-env before anything starts."""
+    if api_key_env is not None:
+        check_key_env_name(api_key_env)
     if model.startswith("scripted:"):
         if model.removeprefix("scripted:") not in SCRIPTED:
             raise ConfigError(f"--model {model}: unknown scripted control; use one of "

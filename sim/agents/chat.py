@@ -165,13 +165,28 @@ def check_call_timeout(value: float | str, flag: str = "--call-timeout") -> floa
     return seconds
 
 
+def check_key_env_name(var: str, flag: str = "--api-key-env") -> None:
+    """A one-paragraph ConfigError naming ``flag`` if ``var`` cannot be an environment variable's name.
+
+    Empty, blank, with a space around it, a control character or '='. The name is not echoed: it might be a key
+    pasted in the wrong place.
+    """
+    if not var.strip() or var != var.strip() or not var.isprintable() or "=" in var:
+        what = "an empty name" if not var.strip() else "a name with a space, '=' or a control character"
+        raise ConfigError(f"{flag} was given {what}; give the name of the environment variable that holds the key, "
+                          f"e.g. {flag} OPENAI_API_KEY (after export OPENAI_API_KEY=...), or drop {flag} for an "
+                          "endpoint without a key.")
+
+
 def api_key_from_env(var: str | None, flag: str = "--api-key-env") -> str | None:
     """The key in environment variable ``var`` (registered for redaction, ``sim.records.register_secret``).
 
-    A clear error if the variable is named but unset, or holds something no HTTP header can carry.
+    A clear error if the name is empty or no variable's name, the variable unset, or its value something no HTTP
+    header can carry.
     """
-    if not var:
+    if var is None:
         return None
+    check_key_env_name(var, flag)
     value = os.environ.get(var)
     if not value:
         raise ConfigError(

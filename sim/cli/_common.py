@@ -36,11 +36,13 @@ class CliParser(argparse.ArgumentParser):
         raise ConfigError(f"{message}. Run `{self.prog} --help` for the options.")
 
 
-def positive(flag: str) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least 1, else an error naming ``flag``.
+def positive(flag: str, at_most: int | None = None, why: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number of at least 1 (and at most ``at_most``), else an error naming ``flag``.
 
     Args:
         flag: The option's name, as the error message shows it (``--k``).
+        at_most: The largest value accepted (None: no limit).
+        why: Why the limit, for the message ("a scenario's own turn_limit is at most 40").
 
     Returns:
         The function argparse calls with the option's text.
@@ -50,9 +52,12 @@ def positive(flag: str) -> Callable[[str], int]:
         try:
             n = int(value)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a whole number, got {value!r}") from None
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number, got {value[:40]!r}") from None
         if n < 1:
             raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {n}")
+        if at_most is not None and n > at_most:
+            raise argparse.ArgumentTypeError(f"{flag} {n}: give a whole number from 1 to {at_most}"
+                                             + (f" ({why})" if why else ""))
         return n
     return parse
 

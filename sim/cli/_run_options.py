@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.personas import DEFAULT_PERSONA, PERSONA_PRESETS, parse_personas
+from scenarios.schema import TURN_LIMIT_CEILING
 from sim.agents.chat import check_call_timeout
 from sim.cli._common import JudgeOptions, add_judge_args, positive
 from sim.executors.process import check_processes
@@ -51,6 +52,8 @@ class GroupSpec:
 
 
 _AS_PARSED = object()
+MAX_TURNS_WHY = (f"agent turns per encounter, as a scenario's own turn_limit is at most {TURN_LIMIT_CEILING}; a "
+                 "conversation that needs more has lost its way")
 
 
 def flag(*names: str, default: Any = None, resume: bool = False,
@@ -129,8 +132,8 @@ class RunOptions:
              "persona and the drop from default. Replays and imaging items have no patient to vary: "
              "they run K times under default only")
     seed: int = flag("--seed", type=int, default=0)
-    max_turns: int | None = flag("--max-turns", type=positive("--max-turns"),
-                                 help="override every scenario's turn limit")
+    max_turns: int | None = flag("--max-turns", type=positive("--max-turns", TURN_LIMIT_CEILING, MAX_TURNS_WHY),
+                                 help=f"override every scenario's turn limit (at most {TURN_LIMIT_CEILING})")
     out: Path | None = flag("--out", type=Path, help="run directory (default runs/<time>-<model>)")
     resume: Path | None = flag("--resume", type=Path, metavar="DIR", resume=True,
                                help="continue a killed run; the plan's flags come from its run.json")

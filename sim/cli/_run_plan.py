@@ -90,8 +90,8 @@ async def plan_run(options: RunOptions) -> RunPlan:
 
     if options.resume:
         meta = RunStore.open(options.resume).read_meta()
+        check_stored_plan(meta, RunLayout(options.resume).run, i_know=options.i_know)  # run.json may be edited
         scenarios = reload_scenarios(meta, options.resume)
-        # the plan was accepted at its start
         check_plan_size(0, 0, concurrency=options.concurrency, i_know=options.i_know)
         run_dir = options.resume
     else:
@@ -118,6 +118,41 @@ async def plan_run(options: RunOptions) -> RunPlan:
     return RunPlan(options=options, meta=meta, scenarios=scenarios, run_dir=run_dir, resumed=bool(options.resume),
                    profile=load_profile(meta.profile), extra_evaluators=extra_evaluators,
                    failure_judges=failure_judges, unusable=unusable)
+
+
+def check_stored_plan(meta: RunMeta, path: Path, *, i_know: bool = False) -> None:
+    """The limits a new run's flags are held to, applied to the plan a run.json stores (a hand edit can break them).
+
+    Args:
+        meta: The run's metadata.
+        path: Its run.json, as the messages name it.
+        i_know: ``--i-know`` was given: the plan may be larger than the limits of ``check_plan_size``.
+
+    Raises:
+        ConfigError: A value of the stored plan is out of range; the message names the file, the field and the fix.
+    """
+    import math
+
+    from scenarios.personas import parse_personas
+    from scenarios.schema import TURN_LIMIT_CEILING
+    from sim.runner import check_plan_size
+
+    fix = "Restore run.json as the run wrote it, or start a new run with --out."
+    if meta.k < 1:
+        raise ConfigError(f"{path}: k is {meta.k}; a run has at least 1 encounter per scenario. {fix}")
+    if meta.turn_limit is not None and not 1 <= meta.turn_limit <= TURN_LIMIT_CEILING:
+        raise ConfigError(f"{path}: turn_limit is {meta.turn_limit}; --max-turns allows 1 to {TURN_LIMIT_CEILING}. "
+                          f"{fix}")
+    for name, value in (("call_timeout_s", meta.call_timeout_s), ("call_time_limit_s", meta.call_time_limit_s)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{path}: {name} is {value}; give a positive number of seconds, or null for the "
+                              f"default. {fix}")
+    try:
+        parse_personas(meta.personas, flag=f"{path}: personas")
+        check_plan_size(len(meta.scenarios), meta.k, i_know=i_know, personas=len(meta.personas))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: the plan stored there is over the limits of a new run: {exc} (run.json was "
+                          f"edited, or the run was started with --i-know: resume it with --i-know too.)") from None
 
 
 def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[RunMeta, Path]:

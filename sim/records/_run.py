@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from sim.records._result import ConversationResult
 from sim.records._scores import ScoreCard
@@ -212,9 +212,9 @@ class RunMeta(BaseModel):
     call_time_limit_s: float | None = Field(default=None, description="--mode call: seconds per call before the "
                                                                       "patient ends it (--call-time-limit)")
     scenarios: list[ScenarioRef]
-    k: int
-    seed: int
-    turn_limit: int | None = None
+    k: StrictInt
+    seed: StrictInt
+    turn_limit: StrictInt | None = None
     call_timeout_s: float | None = Field(default=None, description="--call-timeout: total deadline of one endpoint "
                                                                   "call attempt (None: the defaults, 30 s / 60 s)")
     profile: str = "triage"

@@ -77,6 +77,27 @@ def mode_slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "_", text.strip().lower()).strip("_-")[:MODE_NAME_MAX]
 
 
+def check_mode_name(name: str) -> str:
+    """``name`` if it is a failure mode's name (a short slug, so also a safe file name); else a ValueError.
+
+    Args:
+        name: The name to check.
+
+    Returns:
+        The name.
+
+    Raises:
+        ValueError: It is empty, too long, or has a character other than lower case letters, digits, _ and -.
+    """
+    if not name:
+        raise ValueError("a failure mode's name must not be empty")
+    if len(name) > MODE_NAME_MAX or not _NAME.match(name):
+        hint = mode_slug(name) or "missed_red_flag"
+        raise ValueError(f"failure mode name {name[:80]!r} is not a short slug (lower case letters, digits, _ "
+                         f"and -, at most {MODE_NAME_MAX} characters), e.g. {hint!r}")
+    return name
+
+
 class FailureMode(BaseModel):
     """One failure mode: a slug name, a one-sentence definition and an example of a pass and of a fail."""
 
@@ -88,13 +109,7 @@ class FailureMode(BaseModel):
     @field_validator("name")
     @classmethod
     def _slug(cls, name: str) -> str:
-        if not name:
-            raise ValueError("a failure mode's name must not be empty")
-        if len(name) > MODE_NAME_MAX or not _NAME.match(name):
-            hint = mode_slug(name) or "missed_red_flag"
-            raise ValueError(f"failure mode name {name!r} is not a short slug (lower case letters, digits, _ "
-                             f"and -, at most {MODE_NAME_MAX} characters), e.g. {hint!r}")
-        return name
+        return check_mode_name(name)
 
 
 class Taxonomy(BaseModel):

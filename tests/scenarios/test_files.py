@@ -88,7 +88,7 @@ def test_an_unreadable_file_says_why(tmp_path: Path) -> None:
     assert "cannot read the care plan (Is a directory)" in _message(folder)
     latin1 = tmp_path / "latin1.yaml"
     latin1.write_bytes(b"name: caf\xe9\n")
-    assert "cannot read the care plan ('utf-8' codec can't decode byte 0xe9" in _message(latin1)
+    assert "cannot read the care plan: not UTF-8 text (byte 0xe9" in _message(latin1)
 
 
 def test_a_yaml_syntax_error_gives_the_line(tmp_path: Path) -> None:
