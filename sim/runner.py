@@ -53,7 +53,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from scenarios import LoadedScenario
+from scenarios import LoadedScenario, Scenario
 from scenarios.personas import DEFAULT_PERSONA, with_persona
 from scorers import FailureJudgeSpec, Judge, Profile, load_profile, record_for
 from sim.agents.base import Agent
@@ -186,6 +186,14 @@ def _plan(scenarios: list[LoadedScenario], k: int, done: set[tuple[str, int, str
                 yield Planned(told, key, persona, j)
 
 
+def _in_plan(by_id: Mapping[str, Scenario], personas: Sequence[str], runs: int, scenario_id: str, k: int,
+             persona: str) -> bool:
+    """Whether (scenario id, k, persona) is an encounter of the run's plan."""
+    scenario = by_id.get(scenario_id)
+    slot = None if scenario is None else encounter_slot(personas, scenario, k, runs)
+    return slot is not None and slot[0] == persona
+
+
 async def run_batch(
     store: RunStore,
     scenarios: list[LoadedScenario],
@@ -251,8 +259,8 @@ class _Batch:
         self.plan = _plan(scenarios, meta.k, done, meta.personas)
         # conversations that ended before an earlier session of this run stopped, not yet scored: scored, not run
         # again
-        self.unscored = {key: entry.result for key, entry in store.load_unscored().items()
-                         if key[:2] not in self.records}
+        self.unscored = {key: entry.result for key, entry in store.load_unscored(functools.partial(
+                             _in_plan, by_id, meta.personas, meta.k)).items() if key[:2] not in self.records}
         self.check = FailFast(fail_fast)
         self.observe: CallObserver = functools.partial(observe_call, self.check)
         self.executor: EncounterRunner

@@ -57,6 +57,7 @@ except ImportError:  # pragma: no cover - not on POSIX: no locking
 
 from pydantic import ValidationError
 
+from scenarios import load_model_file, non_finite_problem
 from sim.records import (
     ConfigError,
     EncounterRecord,
@@ -242,11 +243,9 @@ class RunStore:
             ConfigError: run.json cannot be read as run metadata.
         """
         path = self.layout.run
-        try:
-            meta = RunMeta.model_validate_json(path.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError) as exc:
-            raise ConfigError(f"{path}: unreadable run metadata ({str(exc).splitlines()[0]}). "
-                              "The run cannot be resumed; start a new one.") from None
+        meta = load_model_file(path, RunMeta, what="a run's metadata", error=ConfigError, syntax="json",
+                               fix="An unreadable run.json cannot be resumed or reported: restore it as the run "
+                                   "wrote it, or start a new run.")
         refs: list[RunMeta | JudgeRef] = [meta, *meta.judges, *([meta.patient_model] if meta.patient_model else [])]
         for ref in refs:
             register_env(ref.api_key_env)
@@ -328,12 +327,14 @@ class RunStore:
                         line = b"\n" + line
         _append_line(self.layout.unscored, line)
 
-    def load_unscored(self) -> dict[tuple[str, int, str], UnscoredEncounter]:
+    def load_unscored(self, planned: Callable[[str, int, str], bool] | None = None
+                      ) -> dict[tuple[str, int, str], UnscoredEncounter]:
         """unscored.jsonl by (scenario id, k, persona), the last line winning; {} without the file.
 
         A line that does not parse is left out, so its encounter is simply run again: silently for a last line
-        torn by a kill mid-write, with a notice (``warn``) naming the file and line for any other. Never changes
-        the file.
+        torn by a kill mid-write, with a notice (``warn``) naming the file and line for any other. A line of an
+        encounter that ``planned`` (scenario id, k, persona) says is not in the run's plan is named in a notice
+        too; it is returned all the same (the runner never asks for it). Never changes the file.
         """
         path = self.layout.unscored
         try:
@@ -351,6 +352,10 @@ class RunStore:
                     why = _why_not_a_record(exc, "a kept conversation")
                     self._notice(f"{path} line {number}: {why}; it is left out and its encounter runs again.")
                 continue
+            if planned is not None and not planned(entry.scenario_id, entry.k, entry.persona):
+                self._notice(f"{path} line {number}: skipped, {entry.scenario_id} k={entry.k} persona "
+                             f"{entry.persona} is not an encounter of this run's plan (its scenarios, --k and "
+                             "--personas); this run never scores it.")
             out[(entry.scenario_id, entry.k, entry.persona)] = entry
         return out
 
@@ -393,7 +398,7 @@ class RunStore:
                 if not line.strip():
                     continue
                 try:
-                    rec = EncounterRecord.model_validate_json(line)
+                    rec = _record(line)
                 except ValueError as exc:  # pydantic's ValidationError is one
                     if line.endswith(b"\n"):
                         skipped.append(SkippedLine(number, _why_not_a_record(exc)))
@@ -443,9 +448,16 @@ def _append_line(path: Path, line: bytes) -> int:
         os.close(fd)
 
 
+def _record(line: bytes) -> EncounterRecord:
+    """One line of results.jsonl as a record; a ValueError if it is not one (NaN and Infinity are not numbers)."""
+    if (why := non_finite_problem(line)) is not None:
+        raise ValueError(why)
+    return EncounterRecord.model_validate_json(line)
+
+
 def _is_record(line: bytes) -> bool:
     try:
-        EncounterRecord.model_validate_json(line)
+        _record(line)
     except ValueError:
         return False
     return True

@@ -56,6 +56,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     options: RunOptions | None = None
     try:  # from the first line: a Ctrl-C while the flags are read is still this command's to report
         options = RunOptions.from_namespace(args)
+        if options.tui and not (sys.stdout.isatty() and sys.stdin.isatty()):
+            # the dashboard needs a terminal: piped (a CI job) it wrote screen codes into the pipe and never exited
+            print("note: --tui needs a terminal (stdin and stdout); showing the plain progress instead.",
+                  file=sys.stderr)
+            options = dataclasses.replace(options, tui=False)
         if options.tui:
             return _run_with_dashboard(options)
         summary, root = asyncio.run(run_plan(options, on_started=started.append))

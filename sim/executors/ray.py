@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import shutil
 import socket
@@ -59,13 +60,14 @@ from typing import Any
 
 from scenarios import LoadedScenario
 from sim.executors._ray_auth import fd2_kept, head_token, join_token, private_token, refused
+from sim.executors._ray_session import HeadProcesses, become_subreaper, forget_address, port_args
 from sim.executors.base import EncounterLost
 from sim.executors.worker_spec import WorkerSpec, make_worker_agent, run_on_worker
 from sim.fail_fast import CallObserver
 from sim.records import AgentError, ConfigError, ConversationResult, RunMeta
 
-__all__ = ["Outcome", "RayEncounters", "WorkerSpec", "cluster_cpus", "connect", "loopback_only",
-           "run_encounter_on_worker", "start_local_head"]
+__all__ = ["HeadProcesses", "Outcome", "RayEncounters", "WorkerSpec", "become_subreaper", "cluster_cpus", "connect",
+           "forget_address", "loopback_only", "run_encounter_on_worker", "start_local_head"]
 
 INSTALL_HINT = "pip install encounter-sim[ray]"
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -214,9 +216,11 @@ def start_local_head(*, port: int, num_cpus: int | None) -> tuple[str, str]:
     """Start a Ray head node on this machine that listens on 127.0.0.1 only (``encsim ray-head``).
 
     The same as ``ray start --head --node-ip-address 127.0.0.1 --include-dashboard false``, but with the
-    loopback address kept (``loopback_only``). Runs join it with ``--ray-address auto`` (or 127.0.0.1:PORT);
-    ``ray stop`` stops it. A cluster of several machines needs an address the others can reach: use
-    ``ray start --head`` there.
+    loopback address kept (``loopback_only``) and no port Ray reserves on ``port`` (``_ray_session.port_args``:
+    any free ``--port`` works, 10002-19999 included). Runs join it with ``--ray-address auto`` (or
+    127.0.0.1:PORT). Its processes are this process's descendants: ``_ray_session.HeadProcesses`` finds and stops
+    exactly them (``encsim ray-head`` does on Ctrl-C or SIGTERM). A cluster of several machines needs an address
+    the others can reach: use ``ray start --head`` there.
 
     Returns:
         The head's address, ``127.0.0.1:PORT``, and where its authentication token is (``_ray_auth.head_token``).
@@ -227,19 +231,31 @@ def start_local_head(*, port: int, num_cpus: int | None) -> tuple[str, str]:
     _ray()
     from ray.scripts.scripts import start
 
+    try:
+        from ray._private.utils import get_ray_client_dependency_error
+
+        ray_client = get_ray_client_dependency_error() is None
+    except ImportError:  # a private Ray helper that moved: Ray Client's server needs grpc
+        import importlib.util
+
+        ray_client = importlib.util.find_spec("grpc") is not None
     args = ["--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--include-dashboard=false",
-            "--disable-usage-stats"]
+            "--disable-usage-stats", *port_args(port, ray_client=ray_client)]
     if num_cpus is not None:
         args.append(f"--num-cpus={num_cpus}")
     auth = head_token()
+    said = io.StringIO()  # Ray's "next steps" (`ray stop` among them) would mislead: the caller says how to stop
     with loopback_only():
         try:
-            start.main(args=args, standalone_mode=False)
+            with contextlib.redirect_stdout(said):
+                start.main(args=args, standalone_mode=False)
         except (Exception, SystemExit) as exc:  # click's and Ray's errors alike: one paragraph
+            sys.stderr.write(said.getvalue())
             raise ConfigError(f"encsim ray-head: Ray could not start a head node on 127.0.0.1:{port} "
                               f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}). "
-                              "Is one running already (`ray status`; stop it with `ray stop`), or is the port "
-                              "taken (choose another with --port)?") from None
+                              "Is a head running there already (one of `encsim ray-head`: Ctrl-C or SIGTERM "
+                              "stops it; one of `ray start`: see `ray status`, `ray stop` stops every Ray of this "
+                              "machine), or is the port taken (choose another with --port)?") from None
     return f"127.0.0.1:{port}", auth
 
 

@@ -8,6 +8,7 @@ test's subprocess joins it through ``--ray-address``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -368,10 +369,10 @@ def _state(pid: int) -> str:
 @pytest.mark.slow
 def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path) -> None:
     """`encsim ray-head` (the README's one-machine cluster) starts a head on 127.0.0.1 only, with Ray's token
-    authentication on and the token in ~/.ray/auth_token; a run joins it by address, scores as usual, and the head
-    outlives the run (Ray 2.60 itself sends no token to an explicit address: CI saw the run refused). A run's own
-    local instance writes no token file; a token the head refuses is one paragraph that says so; a second head on
-    the same port is one paragraph."""
+    authentication on and the token in ~/.ray/auth_token, and serves in the foreground; a run joins it by address,
+    scores as usual, and the head outlives the run (Ray 2.60 itself sends no token to an explicit address: CI saw
+    the run refused). A run's own local instance writes no token file; a token the head refuses is one paragraph
+    that says so; a second head on the same port is one paragraph; SIGTERM stops the head's processes (exit 143)."""
     from sim.executors._ray_auth import AUTH_ENV
 
     port = _free_port()
@@ -392,19 +393,27 @@ def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path)
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert alone.returncode == 0, alone.stderr[-2000:]
     assert not token.exists()  # the local instance's token lived in its environment only
+    out, err = tmp_path / "head.out", tmp_path / "head.err"
+    with open(out, "wb") as out_fh, open(err, "wb") as err_fh:  # files: a pipe nobody reads could fill up
+        head = subprocess.Popen([*cli, "ray-head", "--port", str(port), "--num-cpus", "1"], env=env, cwd=tmp_path,
+                                stdout=out_fh, stderr=err_fh)
+    pids: set[int] = set()
     try:
-        head = subprocess.run([*cli, "ray-head", "--port", str(port), "--num-cpus", "1"], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300)
-        assert head.returncode == 0, head.stdout + head.stderr
-        assert f"127.0.0.1:{port}" in head.stdout and "ray stop" in head.stdout
-        assert "Token authentication is on" in head.stdout and str(token) in head.stdout
+        deadline = time.monotonic() + 300
+        while "stops it" not in out.read_text():  # it serves in the foreground now
+            assert head.poll() is None and time.monotonic() < deadline, out.read_text() + err.read_text()
+            time.sleep(0.2)
+        shown, said = out.read_text(), err.read_text()
+        assert f"127.0.0.1:{port}" in shown and "Ctrl-C or SIGTERM stops it" in shown and "ray stop" not in shown
+        assert "Token authentication is on" in shown and str(token) in shown
         secret = token.read_text().strip()
-        assert len(secret) >= 32 and secret not in head.stdout + head.stderr
+        assert len(secret) >= 32 and secret not in shown + said
         run = join("run")
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
         (line,) = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
         assert json.loads(line)["error"] is None
-        sockets = _listening(_ray_pids(session_of_port=port))
+        pids = _ray_pids(session_of_port=port)
+        sockets = _listening(pids)
         assert any("gcs_server" in p for p, _ in sockets), sockets  # the head is still up after the run
         loopback = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
         assert all(a.startswith(loopback) for _, a in sockets), sockets
@@ -421,9 +430,21 @@ def test_encsim_ray_head_starts_a_loopback_head_that_a_run_joins(tmp_path: Path)
                                capture_output=True, text=True, timeout=300)
         assert again.returncode == 2 and "Traceback" not in again.stdout + again.stderr
         (error,) = [x for x in again.stderr.splitlines() if x.startswith("error: ")]
-        assert "--port" in error and "ray stop" in error
+        assert "--port" in error and "Ctrl-C or SIGTERM" in error and "ray stop" in error, error
+        assert _ray_pids(session_of_port=port) >= pids  # the failed second head stopped nothing of the first
+
+        head.send_signal(signal.SIGTERM)
+        assert head.wait(timeout=120) == 143, out.read_text() + err.read_text()
+        assert "Ray head stopped" in err.read_text()
+        assert not {p for p in pids if Path(f"/proc/{p}").exists() and "Z" not in _state(p)}
     finally:
+        if head.poll() is None:
+            head.kill()
+            head.wait(timeout=60)
         _stop_head(port)
+        for pid in pids:  # whatever of the head is left, by pid (not `ray stop`: other tests' Ray too)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _by_persona(run: Path) -> dict[tuple[str, int, str], tuple[float | None, list[str]]]:
