@@ -234,6 +234,24 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
     print(f"report: {run_dir / 'report.md'} (and report.html)")
 
 
+def has_terminal() -> bool:
+    """Whether stdin and stdout are both a terminal (the dashboard needs both)."""
+    return sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def dashboard_possible(command: str) -> bool:
+    """Whether the terminal dashboard can run: stdin and stdout are a terminal. If not, say so in one line.
+
+    Piped (a CI job), the dashboard wrote screen codes into the pipe and never exited; ``command``'s plain progress
+    is shown instead.
+    """
+    if has_terminal():
+        return True
+    print(f"note: {command} --tui needs a terminal (stdin and stdout); showing the plain progress instead.",
+          file=sys.stderr)
+    return False
+
+
 def quiet_pipecat() -> None:
     """Let loguru (pipecat's logger) print errors only: a user wants to hear about their call, not every frame."""
     from loguru import logger

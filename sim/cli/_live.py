@@ -19,6 +19,7 @@ from sim.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_RUN_ERRORS,
     add_door_args,
+    dashboard_possible,
     one_scenario,
     port,
     port_free,
@@ -164,7 +165,7 @@ def run_live_call(options: LiveOptions) -> int:
     quiet_pipecat()
 
     try:
-        if options.tui:
+        if options.tui and dashboard_possible("encsim live"):
             from tui import DashboardApp
 
             def job() -> Coroutine[Any, Any, tuple[EncounterRecord, Path]]:

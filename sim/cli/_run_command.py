@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scenarios.personas import DEFAULT_PERSONA
-from sim.cli._common import EXIT_INTERRUPTED, EXIT_RUN_ERRORS, print_summary, report_error
+from sim.cli._common import EXIT_INTERRUPTED, EXIT_RUN_ERRORS, dashboard_possible, print_summary, report_error
 from sim.cli._run_options import RESUME_FLAGS, RunOptions, add_run_flags
 from sim.cli._run_plan import plan_run, run_resources
 from sim.runner import run_batch, text_progress
@@ -56,10 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options: RunOptions | None = None
     try:  # from the first line: a Ctrl-C while the flags are read is still this command's to report
         options = RunOptions.from_namespace(args)
-        if options.tui and not (sys.stdout.isatty() and sys.stdin.isatty()):
-            # the dashboard needs a terminal: piped (a CI job) it wrote screen codes into the pipe and never exited
-            print("note: --tui needs a terminal (stdin and stdout); showing the plain progress instead.",
-                  file=sys.stderr)
+        if options.tui and not dashboard_possible("encsim run"):
             options = dataclasses.replace(options, tui=False)
         if options.tui:
             return _run_with_dashboard(options)

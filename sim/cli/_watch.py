@@ -6,6 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sim.cli._common import has_terminal
+from sim.records import ConfigError
+
 
 def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
     """Add the ``watch`` parser.
@@ -53,6 +56,11 @@ def watch(run_dir: Path | None, *, reviewer: str | None, taxonomy_path: Path | N
     from review import newest_run
     from tui import DashboardApp
 
-    app = DashboardApp(run_dir or newest_run(Path("runs")), reviewer=reviewer, taxonomy_path=taxonomy_path)
+    folder = run_dir or newest_run(Path("runs"))
+    app = DashboardApp(folder, reviewer=reviewer, taxonomy_path=taxonomy_path)  # a wrong folder is said first
+    if not has_terminal():  # piped, the dashboard wrote screen codes into the pipe and never exited
+        raise ConfigError(f"encsim watch {folder}: the dashboard needs a terminal (stdin and stdout), and here they "
+                          "are piped or redirected. Run it in a terminal, or read the run with "
+                          f"`encsim report {folder}`.")
     app.run()
     return 0

@@ -199,10 +199,26 @@ def test_run_tui_without_a_terminal_falls_back_to_plain_progress_and_exits(tmp_p
     assert done.returncode == 0, output.decode(errors="replace")[-3000:]
     assert b"\x1b" not in output, output[:500]
     notes = [x for x in done.stderr.decode().splitlines() if "--tui" in x]
-    assert notes == ["note: --tui needs a terminal (stdin and stdout); showing the plain progress instead."], notes
+    assert notes == ["note: encsim run --tui needs a terminal (stdin and stdout); showing the plain progress "
+                     "instead."], notes
     assert b"viral_uri" in done.stderr  # the plain progress: one line per encounter
     (line,) = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
     assert json.loads(line)["error"] is None
+
+
+def test_watch_without_a_terminal_is_one_paragraph_not_a_hung_dashboard(tmp_path: Path) -> None:
+    """``encsim watch`` is the dashboard alone: piped, it refuses in one paragraph (exit 2) instead of writing
+    screen codes into the pipe and waiting for keys that never come."""
+    from tests.adversarial.conftest import encsim_in_process
+
+    run = tmp_path / "run"
+    assert encsim_in_process("run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "1",
+                             "--out", str(run), "--quiet").code == 0
+    done = subprocess.run([sys.executable, "-m", "sim.cli", "watch", str(run)], stdin=subprocess.DEVNULL,
+                          capture_output=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=180)
+    assert done.returncode == 2 and b"\x1b" not in done.stdout + done.stderr
+    (error,) = done.stderr.decode().splitlines()
+    assert error.startswith(f"error: encsim watch {run}: the dashboard needs a terminal") and "encsim report" in error
 
 
 def test_an_unscored_line_outside_the_run_s_plan_is_named_on_resume(tmp_path: Path) -> None:

@@ -230,6 +230,7 @@ def test_watch_taxonomy_flag_reaches_the_app(reviewed: Path, tmp_path: Path,
 
     seen: list[Path] = []
     monkeypatch.setattr(DashboardApp, "run", lambda self, *a, **k: seen.append(self.taxonomy_path))
+    monkeypatch.setattr("sim.cli._watch.has_terminal", lambda: True)  # as in a terminal
     assert main(["watch", str(reviewed), "--taxonomy", str(tmp_path / "shared.json")]) == 0
     assert main(["watch", str(reviewed)]) == 0
     assert seen == [tmp_path / "shared.json", RunLayout(reviewed).taxonomy]
