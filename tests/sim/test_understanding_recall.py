@@ -174,3 +174,35 @@ def test_everyday_wordings_reveal_their_fact(by_id: dict[str, Scenario], scenari
                                                       fact: str) -> None:
     found = Understanding(by_id[scenario_id]).match(message)
     assert fact in found, found
+
+
+# --------------------------------------------------------------------------- round 4 (dev set 9's classes)
+
+
+@pytest.mark.parametrize("scenario_id, message, fact", [
+    # swelling as "puffed up"; sticky eyes as "glued"
+    ("conjunctivitis", "Have his lids puffed up overnight?", "eyelid_swelling"),
+    ("conjunctivitis", "When he woke, were his lashes glued together?", "discharge"),
+    # breathlessness as not getting air in
+    ("anaphylaxis_peanut", "Can you get enough air in right now?", "breathing"),
+    # bleeding noticed on wiping; what the vomit looked like; the home numbers when last checked
+    ("ectopic_pregnancy", "Any blood on the tissue when you wipe?", "bleeding"),
+    ("gi_bleed_melena", "When you were sick, what colour was it?", "haematemesis"),
+    ("medication_refill_hypertension", "What number did the machine give you the last time you checked?",
+     "home_bp"),
+    # walking off, or being carried
+    ("ankle_sprain", "Could you walk off by yourself or did someone have to carry you?", "weight_bearing"),
+    # trips to the toilet; what happened when it came on, asked of a witness
+    ("gi_bleed_melena", "How have your trips to the loo been?", "melena"),
+    ("anxious_patient_real_mi", "Tell me what happened just when it came on.", "exertional_onset"),
+    # means at home; a time before when it got this bad
+    ("suicidal_ideation_plan", "Is there anything at home you could use to hurt yourself?", "plan"),
+    ("suicidal_ideation_plan", "Was there ever a time before when it got this bad?", "previous_attempt"),
+    # the course in everyday words; this episode against the usual ones; a sore head after a fall
+    ("viral_uri", "How has it gone since the weekend?", "course"),
+    ("migraine_known", "Is this one different from the others in any way?", "typical_pattern"),
+    ("geriatric_fall_anticoagulant", "Is your head sore since you went over?", "headache_vomiting"),
+])
+def test_everyday_and_oblique_phrasings_of_round_four(by_id: dict[str, Scenario], scenario_id: str, message: str,
+                                                      fact: str) -> None:
+    assert fact in Understanding(by_id[scenario_id]).match(message)
