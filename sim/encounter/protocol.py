@@ -69,7 +69,8 @@ HARNESS_VERSION = "1.7.7"  # 1.1: images on facts; 1.2: question filter, intent 
 # XML parameters, outright categories, more drafts; 1.7.4: key=value log lines, JSON comments, speakers, other
 # scales' colours and numbers; 1.7.5: unmarked fields that still ask about the patient are not final; 1.7.6: a
 # level stated in prose concludes, CSV rows, ruled-out means decide nothing; 1.7.7: empty and quoted templates are
-# not final, a said escalation wins, other languages' diagnosis labels, dot leaders, definition lists, steps
+# not final, a said escalation wins, other languages' diagnosis labels, dot leaders, definition lists, steps,
+# Python-style calls, decision objects in JSON, ticked checkboxes, "isn't working" is no draft
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 

@@ -358,3 +358,27 @@ def test_other_languages_leaders_speakers_steps_definition_lists_and_said_escala
 ])
 def test_templates_and_quoted_assessments_before_a_question_are_not_final(reply: str) -> None:
     assert assessment_form(reply) is None
+
+
+@pytest.mark.parametrize("reply,level,escalation,diagnoses", [
+    # a Python-style call with keyword arguments
+    ('submit(esi=4, escalation="routine", dx=["Tennis elbow", "Radial tunnel syndrome"])', 4, "routine",
+     ["Tennis elbow"]),
+    # decision objects: their value, level or category, not their wording
+    ('{"triage": {"scale": "ESI", "value": 1, "label": "Resuscitation"}, "escalation": {"category": "emergency", '
+     '"why": "not breathing"}, "dx": ["Cardiac arrest"]}', 1, "emergency", ["Cardiac arrest"]),
+    ('{"priority": {"esi": 5}, "escalation_level": "self_care", "conditions": {"primary": "Nappy rash"}}', 5,
+     "self_care", ["Nappy rash"]),
+    # ticked boxes
+    ("Final assessment\n- [ ] ESI 2 - [x] ESI 4 - [ ] ESI 5\n- Escalation: [ ] urgent [x] routine [ ] self_care\n"
+     "- Diagnosis: Bunion", 4, "routine", ["Bunion"]),
+    # a treatment that "isn't working" is no working (draft) diagnosis
+    ("Final assessment.\n\n**Triage level**\nESI 2 - her nebuliser isn't working and she is tiring.\n\n"
+     "**Escalation**\nEmergency.\n\n**Diagnoses**\n* Life-threatening asthma", 2, "emergency",
+     ["Life-threatening asthma"]),
+])
+def test_calls_decision_objects_checkboxes_and_failing_treatments_are_read(
+        reply: str, level: int | None, escalation: str, diagnoses: list[str]) -> None:
+    p = parse_assessment(reply)
+    assert p.form is not None
+    assert (p.triage_level, p.escalation, p.diagnoses[:len(diagnoses)]) == (level, escalation, diagnoses)

@@ -37,6 +37,9 @@ _DEFERRED = re.compile(rf"\b(?:{_DRAFT_WORDS})\b|(?:^|\s)\?+\s*$|[1-5]\s*\?|<[^>
                        r"|\b[1-5]\s*(?:or|to)\s*(?:esi\s*|level\s*)?[1-5]\b|\b[1-5]\s*/\s*[1-4]\b"
                        r"|\b(?:vs\.?|versus|or possibly)\b",
                        re.IGNORECASE)
+# "her reliever isn't working", "the inhaler is not working": a treatment failing, not a working (draft) diagnosis
+_NOT_WORKING = re.compile(r"\b(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|not|stopped|still)\s+working\b",
+                          re.IGNORECASE)
 _STATUS_LABEL = re.compile(r"^(?:(?:assessment|triage|answer|decision|report) )?(?:status|state|stage|final\??|is final"
                            r"|draft|is draft|ready to finali[sz]e|complete|finali[sz]ed|done)$", re.IGNORECASE)
 _NOT_FINAL_VALUE = re.compile(rf"^\W*(?:no|false|n|0|null|none|not yet|{_DRAFT_WORDS}|ongoing|open|partial)\b",
@@ -95,7 +98,7 @@ def is_draft(lines: list[_Line], start: int) -> bool:
     section = lines[start:]
     for j, f in _fields(section):
         # the value, not the sentences after it ("Escalation: urgent. ... a UTI, or possibly a stone")
-        value = re.split(r"(?<=[.!])\s", _field_text(section, j, f), maxsplit=1)[0]
+        value = _NOT_WORKING.sub(" ", re.split(r"(?<=[.!])\s", _field_text(section, j, f), maxsplit=1)[0])
         if f.kind in ("level", "escalation") and _DEFERRED.search(value):
             return True
     return any(_UNDECIDED.search(line.body) for line in lines)

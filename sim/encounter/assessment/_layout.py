@@ -147,9 +147,15 @@ def _json_label(key: str) -> str:
     return " ".join(_CAMEL.sub(" ", key).replace("_", " ").replace("-", " ").split())
 
 
-def _json_scalar(value: object) -> str:
+_DECISION_KEYS = ("value", "level", "esi", "category", "code")  # {"system": "ESI", "value": 2, "label": "Emergent"}
+
+
+def _json_scalar(value: object, label: str = "") -> str:
     if isinstance(value, dict):  # a differential entry: {"name": "Anaphylaxis", "likelihood": "high"}
-        named = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), (str, int, float))), None)
+        keys = (*_DECISION_KEYS, *_NAME_KEYS) if _label_kind(label) in ("level", "escalation", "disposition") \
+            else _NAME_KEYS  # a level's or escalation's object: its value or category, not its wording
+        key = next((k for k in keys if isinstance(value.get(k), (str, int, float))), None)
+        named = None if key is None else f"{key} {value[key]}" if key in ("esi", "level") else value[key]
         named = named if named is not None else next((v for v in value.values() if isinstance(v, str)), "")
         return str(named)
     return "" if value is None else str(value)
@@ -168,7 +174,9 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
             value = inner
         # a nested object is its own block, unless it is a named entry ({"name": "Anaphylaxis", ...}); a named
         # call with arguments ({"name": "finalize_triage", "arguments": "{...}"}) is a block
-        named = isinstance(value, dict) and any(isinstance(value.get(k), (str, int, float)) for k in _NAME_KEYS)
+        decision = _label_kind(label) in ("level", "escalation", "disposition")
+        named = isinstance(value, dict) and any(isinstance(value.get(k), (str, int, float))
+                                                for k in (*_NAME_KEYS, *(_DECISION_KEYS if decision else ())))
         if isinstance(value, dict) and (not named or _CALL_KEYS & value.keys()):
             out.append(_Line(body=f"{label}:", json=True))
             out.extend(_json_lines(value, depth + 1))
@@ -180,7 +188,7 @@ def _json_lines(data: object, depth: int = 0) -> list[_Line]:
             items = [s for s in map(_json_scalar, value) if s.strip()]
             out.append(_Line(body=f"{label}: {'; '.join(items)}", json=True))
         else:
-            out.append(_Line(body=f"{label}: {_plain(_json_scalar(value))}", json=True))
+            out.append(_Line(body=f"{label}: {_plain(_json_scalar(value, label))}", json=True))
     return out
 
 
@@ -337,6 +345,39 @@ def _csv_fields(header: str, row: str) -> list[str] | None:
 _INLINE_DX = re.compile(r"(?<=\S)\s*[;|]\s*(?=(?:dx|ddx|diagnos[ie]s)\s*:)", re.IGNORECASE)
 
 
+# a Python-style call with keyword arguments on one line: 'finalize(esi=3, escalation="urgent", dx=["X"])'
+_PY_CALL = re.compile(r"^\s*[A-Za-z_][\w.]{0,60}\(\s*[A-Za-z_]\w*\s*=.*\)\s*;?\s*$")
+_PY_CALL_CHARS = 4000
+
+
+def _python_call(raw: str) -> str | None:
+    """A one-line call with literal keyword arguments as a JSON object's text (read as JSON is), else None."""
+    if len(raw) > _PY_CALL_CHARS or not _PY_CALL.match(raw):
+        return None
+    import ast
+    import json
+
+    try:
+        node = ast.parse(raw.strip().rstrip(";"), mode="eval").body
+        if not isinstance(node, ast.Call) or not node.keywords or any(k.arg is None for k in node.keywords):
+            return None
+        return json.dumps({k.arg: ast.literal_eval(k.value) for k in node.keywords})
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+
+
+_UNCHECKED = re.compile(r"(?:[-*]\s*)?\[ \]\s*[^\[\n]*?(?=\s*(?:[-*]\s*)?\[[ xX]\]|$)")
+_CHECKED = re.compile(r"(?:[-*]\s*)?\[[xX]\]\s*")
+
+
+def _checked(raw: str) -> str:
+    """A line of checkboxes as the options ticked: "- [ ] ESI 2  - [x] ESI 3" is "ESI 3"."""
+    if "[ ]" not in raw or not _CHECKED.search(raw):
+        return raw
+    kept = _CHECKED.sub("", _UNCHECKED.sub("", raw))
+    return kept if kept.strip() else raw
+
+
 def _raw_lines(text: str) -> list[str]:
     """The reply's lines; an HTML break outside a table, and a run of inline bold labels, each start a new one.
 
@@ -348,7 +389,7 @@ def _raw_lines(text: str) -> list[str]:
     text = _CIRCLED.sub(lambda m: f" {ord(m[0]) - 0x245F}. ", text)  # "\u2460 X" is "1. X"
     text = unicodedata.normalize("NFKC", text).replace("\u3010", "").replace("\u3011", "")
     out: list[str] = []
-    raws = text.splitlines()
+    raws = [_python_call(raw) or _checked(raw) for raw in text.splitlines()]
     for i, raw in enumerate(raws):
         if (row := _csv_fields(raw, raws[i + 1] if i + 1 < len(raws) else "")) is not None:
             out.extend(row)  # a CSV header above one data row: "esi,escalation,dx1" then "4,routine,Haemorrhoids"
@@ -373,7 +414,7 @@ def _lines(text: str) -> list[_Line]:
     out: list[_Line] = []
     rows: list[str] = []
     raws = _raw_lines(text)
-    spans = _json_spans(raws) if "{" in text else {}
+    spans = _json_spans(raws) if any("{" in raw for raw in raws) else {}
     i = 0
     while i < len(raws):
         raw = raws[i]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from sim.encounter.assessment._diagnoses import _field_diagnoses
-from sim.encounter.assessment._draft import _DRAFT, _DRAFT_WORDS, is_draft
+from sim.encounter.assessment._draft import _DRAFT, _DRAFT_WORDS, _NOT_WORKING, is_draft
 from sim.encounter.assessment._layout import (
     _FIELD_KINDS,
     ASSESSMENT_RE,
@@ -86,7 +86,7 @@ def _readable(lines: list[_Line], j: int, f: _Field, scale: str = "") -> str | N
 
     ``scale``: "MTS " when the reply names the Manchester scale, so that a priority field's colour is a level.
     """
-    text = _field_text(lines, j, f)
+    text = _NOT_WORKING.sub(" ", _field_text(lines, j, f))  # "her reliever isn't working" is no working draft
     if f.kind == "diagnoses":
         return "diagnoses" if _field_diagnoses(f, _block(lines, j)[0]) else None
     if _TENTATIVE.search(text):

@@ -18,7 +18,8 @@ from sim.encounter.assessment._layout import (
 _LEVEL_RE = re.compile(
     # not "pain level 3" and the like: only triage scales count
     r"(?<![a-z])(?<!pain )(?<!pain-)(?<!sugar )(?<!oxygen )(?<!energy )(?<!stress )(?<!activity )"
-    r"(?:esi|ctas|triage|acuity|level|lvl|priority|category)(?:[\s\-]+(?:level|category|score|priority|esi|ctas))*\)?"
+    r"(?:esi|ctas|triage|acuity|level|lvl|priority|category)(?:[\s\-]+(?:level|category|score|priority|esi|ctas"
+    r"|value))*\)?"
     r"\s*(?:\((?:esi|ctas)\))?\s*(?:is|of|=|:|-|\u2013|\u2014|#)?\s*\(?\s*(?:(?:esi|ctas|level)[\s\-]*)?"
     r"([1-5])(?![.,]?\d)(?!\s*(?:/|out of)\s*10)",
     re.IGNORECASE,
