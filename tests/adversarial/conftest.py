@@ -20,6 +20,8 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"  # the key every adversarial run is given (ENCSIM_TEST_KEY)
 
@@ -90,3 +92,13 @@ def assert_clean(outcome: Outcome, *, code: int | tuple[int, ...], names: tuple[
             for folder in run_dirs:
                 for path in files_under(folder):
                     assert form.encode() not in path.read_bytes(), f"secret form {form!r} in {path}"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of three encounters (viral_uri, scripted:reference) for each module to break copies of."""
+    out = tmp_path_factory.mktemp("runs") / "base"
+    outcome = encsim_in_process("run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "3",
+                                "--out", str(out), "--no-progress")
+    assert outcome.code == 0, outcome.output
+    return out

@@ -216,15 +216,6 @@ def test_an_import_hint_never_writes_over_its_own_input(tmp_path: Path, name: st
 
 # --- run directories: bad results.jsonl for `report` and `run --resume` --------------------------------------------
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("runs") / "base"
-    outcome = encsim_in_process("run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "3",
-                                "--out", str(out), "--no-progress")
-    assert outcome.code == 0, outcome.output
-    return out
-
-
 def damaged(finished_run: Path, tmp_path: Path, damage: Callable[[list[bytes]], bytes]) -> Path:
     out = tmp_path / "run"
     shutil.copytree(finished_run, out)

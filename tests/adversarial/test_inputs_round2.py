@@ -70,15 +70,6 @@ def test_a_binary_labels_csv_is_refused(tmp_path: Path) -> None:
 
 # --- run directories: results.jsonl and run.json --------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("runs") / "base"
-    outcome = encsim_in_process("run", "--model", "scripted:reference", "--scenarios", "viral_uri", "--k", "3",
-                                "--out", str(out), "--no-progress")
-    assert outcome.code == 0, outcome.output
-    return out
-
-
 def _copy(finished_run: Path, tmp_path: Path) -> Path:
     out = tmp_path / "run"
     shutil.copytree(finished_run, out)
