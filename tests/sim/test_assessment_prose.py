@@ -382,3 +382,12 @@ def test_calls_decision_objects_checkboxes_and_failing_treatments_are_read(
     p = parse_assessment(reply)
     assert p.form is not None
     assert (p.triage_level, p.escalation, p.diagnoses[:len(diagnoses)]) == (level, escalation, diagnoses)
+
+
+def test_a_hand_over_to_the_crisis_team_concludes_a_prose_final_before_a_practical_question() -> None:
+    reply = ("You've told me you have a plan for tonight, so I'm treating this as an emergency, ESI 2. I'm going to "
+             "connect you with the crisis team now. My assessment is suicidal ideation with a plan. While they call "
+             "you, could you put the rope somewhere you can't get to it?")
+    p = parse_assessment(reply)
+    assert (p.form, p.triage_level, p.escalation) == ("prose", 2, "emergency")
+    assert p.diagnoses[0].startswith("suicidal ideation")  # a name ends before "with ..."

@@ -65,7 +65,11 @@ _FINAL_WORDS = re.compile(r"\bfinal\b|\bmy (?:verdict|decision|conclusion|recomm
 # care already on its way settles the decision; a practical question may follow ("Is there a defibrillator?")
 _DISPATCHED = re.compile(r"\b(?:i'?m|i am|i'?ve|i have|we'?re|we are) (?:sending|calling|called|sent|dispatching"
                          r"|dispatched|arranging|arranged|getting) (?:an? |the )?(?:ambulance|paramedics|emergency"
-                         r" services|crew)|\bambulance (?:is|has been) (?:on (?:its|the) way|dispatched|coming|called)",
+                         r" services|crew)|\bambulance (?:is|has been) (?:on (?:its|the) way|dispatched|coming|called)"
+                         # a hand-over to the crisis team: "I'm going to connect you with the crisis team right now"
+                         r"|\b(?:i'?m|i am|we'?re|we are) (?:going to |now )?(?:connect|connecting|put|putting|transfer"
+                         r"|transferring|refer|referring) you (?:through )?(?:to|with) (?:the |our )?(?:\w+ )?crisis"
+                         r" (?:team|line|service)",
                          re.IGNORECASE)
 _CONCLUDES = re.compile("|".join((
     r"\b(?:final|my) (?:assessment|answer|call|triage|decision|verdict|conclusion|recommendation|impression)\b",
