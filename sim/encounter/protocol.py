@@ -70,7 +70,8 @@ HARNESS_VERSION = "1.7.7"  # 1.1: images on facts; 1.2: question filter, intent 
 # scales' colours and numbers; 1.7.5: unmarked fields that still ask about the patient are not final; 1.7.6: a
 # level stated in prose concludes, CSV rows, ruled-out means decide nothing; 1.7.7: empty and quoted templates are
 # not final, a said escalation wins, other languages' diagnosis labels, dot leaders, definition lists, steps,
-# Python-style calls, decision objects in JSON, ticked checkboxes, "isn't working" is no draft
+# Python-style calls, decision objects in JSON, ticked checkboxes, "isn't working" is no draft, a crisis-team hand-over
+# is a dispatch
 TEMPERATURE = 0.3
 MAX_TOKENS = 1024
 
