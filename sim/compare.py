@@ -63,7 +63,7 @@ RunKind = Literal["aggregate", "rubric", "unjudged", "empty"]
 def _load(run_dir: Path) -> tuple[RunMeta, Summary, dict[tuple[str, int], EncounterRecord], int]:
     store = RunStore.open(run_dir)
     meta = store.read_meta()
-    if not store.layout.summary.is_file():
+    if not store.layout.summary.exists():  # a folder or FIFO there is read below, and refused in words
         raise ConfigError(f"{run_dir}: no {RunLayout.SUMMARY_FILE} in this run directory. "
                           f"Run `encsim report {run_dir}` first.")
     try:

@@ -57,7 +57,14 @@ except ImportError:  # pragma: no cover - not on POSIX: no locking
 
 from pydantic import ValidationError
 
-from scenarios import load_model_file, non_finite_problem
+from scenarios import (
+    FileProblem,
+    decode_checked,
+    load_model_file,
+    non_finite_problem,
+    parse_json_checked,
+    read_bytes_checked,
+)
 from sim.records import (
     ConfigError,
     EncounterRecord,
@@ -70,6 +77,8 @@ from sim.records import (
     redact_json,
     register_env,
 )
+
+SUMMARY_LIMIT = 64 * 1024 * 1024  # bytes: summary.json holds aggregates, far below this for any real run
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -427,8 +436,17 @@ class RunStore:
         return path
 
     def read_summary(self) -> Summary:
-        """The run's summary.json."""
-        return Summary.model_validate_json((self.layout.summary).read_text(encoding="utf-8"))
+        """The run's summary.json, after the checks of every file a user may have edited (``scenarios._files``).
+
+        Raises:
+            ValueError: the file is not a summary (a folder or device, too big, not UTF-8, nested too deep, NaN).
+            pydantic.ValidationError: its contents are not a summary.
+        """
+        try:
+            data = parse_json_checked(decode_checked(read_bytes_checked(self.layout.summary, SUMMARY_LIMIT)))
+        except FileProblem as exc:
+            raise ValueError(f"{exc.reason}{exc.where}") from None
+        return Summary.model_validate(data)
 
     def write_report(self, text: str) -> Path:
         """Write report.md, redacted and neutralised (``clean``), atomically; returns its path."""

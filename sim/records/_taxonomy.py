@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - not on POSIX: no locking
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from scenarios import load_model_file
+from scenarios import FileProblem, load_model_file, parse_json_checked, read_bytes_checked
 from sim.records._errors import ConfigError
 from sim.records._redact import redact, redact_json
 
@@ -59,6 +59,7 @@ TAXONOMY_LOCK_TIMEOUT_S = 10.0
 """How long a change waits for another process's lock on the taxonomy file before giving up."""
 LOCK_POLL_S = 0.05
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+SUGGESTIONS_LIMIT = 256 * 1024 * 1024  # bytes of code_suggestions.jsonl read at most
 
 
 class TaxonomyError(ConfigError):
@@ -305,20 +306,27 @@ def load_code_suggestions(path: Path) -> tuple[dict[str, CodeSuggestion], int]:
         path: The run's code_suggestions.jsonl.
 
     Returns:
-        The suggestions by trace id, and how many malformed lines were skipped.
+        The suggestions by trace id, and how many malformed lines were skipped (not a suggestion, nested too deep,
+        a NaN or Infinity).
+
+    Raises:
+        TaxonomyError: the path is a folder or a device, or larger than ``SUGGESTIONS_LIMIT``.
     """
     latest: dict[str, CodeSuggestion] = {}
     skipped = 0
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return latest, 0
+    try:  # the checks of every file a user may have edited: a regular file, a size cap (scenarios._files)
+        text = read_bytes_checked(Path(path), SUGGESTIONS_LIMIT).decode("utf-8", errors="replace")
+    except FileProblem as exc:
+        if exc.kind == "missing":
+            return latest, 0
+        raise TaxonomyError(f"{path}: cannot read the code suggestions ({exc.reason}). Move the file aside; the "
+                            "coding screen writes a new one.") from None
     for line in text.splitlines():
         if not line.strip():
             continue
         try:
-            suggestion = CodeSuggestion.model_validate_json(line)
-        except ValidationError:
+            suggestion = CodeSuggestion.model_validate(parse_json_checked(line))
+        except (ValidationError, FileProblem):  # not a suggestion, nested too deep, NaN
             skipped += 1
             continue
         latest[suggestion.trace_id] = suggestion

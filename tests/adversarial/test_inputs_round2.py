@@ -224,3 +224,35 @@ def test_a_broken_family_map_is_one_paragraph(tmp_path: Path, content: str) -> N
     assert_clean(outcome, code=2, names=(f"--family-map {path}",))
     _one_error(outcome.stderr)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("content", ["deep", "nan", "fifo"])
+def test_a_broken_summary_json_is_one_paragraph_in_compare(finished_run: Path, tmp_path: Path, content: str) -> None:
+    """summary.json gets the checks of every other file: nested 100,000 deep, a NaN, or a FIFO (which a plain read
+    would wait on for ever)."""
+    import os
+
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    summary = run / "summary.json"
+    if content == "deep":
+        summary.write_text(DEEP)
+    elif content == "nan":
+        summary.write_text(summary.read_text().replace('"aggregate": ', '"aggregate": NaN, "was": ', 1))
+    else:
+        summary.unlink()
+        os.mkfifo(summary)
+    outcome = encsim_in_process("compare", str(finished_run), str(run))
+    assert_clean(outcome, code=2, names=(str(summary), "encsim report"))
+    _one_error(outcome.stderr)
+
+
+def test_code_suggestions_skip_deep_and_non_finite_lines_and_refuse_a_device(tmp_path: Path) -> None:
+    from sim.records import load_code_suggestions
+    from sim.records._taxonomy import TaxonomyError
+
+    path = tmp_path / "code_suggestions.jsonl"
+    path.write_text(DEEP + "\n" + '{"trace_id": "a", "mode": "x", "confidence": NaN}\n')
+    assert load_code_suggestions(path) == ({}, 2)
+    with pytest.raises(TaxonomyError, match="cannot read the code suggestions"):
+        load_code_suggestions(Path("/dev/zero"))
