@@ -49,12 +49,10 @@ import threading
 import urllib.parse
 from typing import Any
 
-from sim.records._redact_mixed import Mixed, mixed
+from sim.records._redact_mixed import Mixed, common_length, cut_length, mixed
 
 REDACTED = "[redacted]"
 _MIN_SECRET = 4  # shorter "keys" would redact ordinary words
-_MIN_PREFIX = 12  # a cut key is redacted when at least this much of it (and at least half, up to 24) is left
-_MAX_PREFIX = 24
 _MIN_B64_CORE = 12  # base64 characters of an alignment-independent core
 
 _lock = threading.Lock()
@@ -114,7 +112,7 @@ def _build(secrets: set[str]) -> _State:
     each alternative the text forms a match may continue into (the replacement runs as far as one goes).
     """
     texts = {f for s in secrets for f in _text_forms(s) if len(f) >= _MIN_SECRET}
-    alternatives = {f if len(f) < _MIN_PREFIX else f[:max(_MIN_PREFIX, min(len(f) // 2, _MAX_PREFIX))] for f in texts}
+    alternatives = {f[:cut_length(f)] for f in texts}
     alternatives |= {f for s in secrets for f in _b64_forms(s) if len(f) >= _MIN_SECRET}
     ordered = sorted(alternatives, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(a) for a in ordered))
@@ -158,15 +156,6 @@ def redact_url(url: str) -> str:
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url)
 
 
-def _common_length(text: str, start: int, form: str) -> int:
-    n = 0
-    for a, b in zip(text[start:start + len(form)], form, strict=False):  # the text may end first
-        if a != b:
-            break
-        n += 1
-    return n
-
-
 def redact(text: str) -> str:
     """``text`` with every registered secret, in every form, and every URL's userinfo replaced by ``[redacted]``."""
     if not text:
@@ -182,7 +171,7 @@ def redact(text: str) -> str:
     pos = 0
     while (m := pattern.search(text, pos)) is not None:
         start = m.start()
-        end = max((start + _common_length(text, start, form) for form in extend[m.group(0)]), default=m.end())
+        end = max((start + common_length(text, start, form) for form in extend[m.group(0)]), default=m.end())
         out += [text[pos:start], REDACTED]
         pos = max(end, m.end())
     if not out:

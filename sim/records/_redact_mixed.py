@@ -14,7 +14,7 @@ serialisers and log formatters write), with escapes of different kinds mixed, in
   found as the keys are); ``\xHH``, ``0xHH`` and ``%HH`` are also escapes like the others, so mixed with raw
   characters too.
 - **Cut keys**: a key shortened in the middle (an error message truncated to N characters) is found once at least
-  ``_MIN_UNITS`` (and half the key, up to 24) of its characters are there; the cut runs as far as the key goes.
+  ``MIN_UNITS`` (and half the key, up to 24) of its characters are there; the cut runs as far as the key goes.
 
 Decoding happens only in text that holds an escape of one of the keys' characters (the pattern knows only those),
 and the keys are found with ``str.find``: text without such escapes costs a few scans.
@@ -27,7 +27,7 @@ import html
 import re
 from dataclasses import dataclass
 
-_MIN_UNITS = 12  # a cut key is recognised by this many characters (or half the key, up to _MAX_UNITS)
+MIN_UNITS = 12  # a cut key is recognised by this many characters (or half the key, up to _MAX_UNITS)
 _MAX_UNITS = 24
 
 _NAMED = {'"': "quot", "&": "amp", "<": "lt", ">": "gt", "'": "apos"}
@@ -133,9 +133,19 @@ def hex_forms(secret: str) -> set[str]:
     return forms
 
 
+def common_length(text: str, start: int, form: str) -> int:
+    """How many characters of ``form`` stand in ``text`` from ``start`` on (the text may end first)."""
+    n = 0
+    for a, b in zip(text[start:start + len(form)], form, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
 def cut_length(form: str) -> int:
     """How many characters of ``form`` recognise it when it is cut (all of a short one)."""
-    return len(form) if len(form) < _MIN_UNITS else max(_MIN_UNITS, min(len(form) // 2, _MAX_UNITS))
+    return len(form) if len(form) < MIN_UNITS else max(MIN_UNITS, min(len(form) // 2, _MAX_UNITS))
 
 
 _Groups = tuple[tuple[str, tuple[str, ...]], ...]  # forms by their first two characters
@@ -170,11 +180,7 @@ def _find(text: str, groups: _Groups) -> list[tuple[int, int]]:
             cue = form[:cut_length(form)]
             start = text.find(cue)
             while start >= 0:
-                n = 0
-                for a, b in zip(text[start:start + len(form)], form, strict=False):
-                    if a != b:
-                        break
-                    n += 1
+                n = common_length(text, start, form)
                 found.append((start, start + n))
                 start = text.find(cue, start + n)
     return found
