@@ -659,7 +659,9 @@ async def _run_browser_call(cdp: _Cdp, url: str, patient: _Patient) -> None:
     # Call 1: the fake microphone streams to the patient; the patient talks, then is interrupted.
     await cdp.eval('document.getElementById("start").click()')
     await cdp.wait_for(f'{status} === "Patient is listening"')
-    lines = await cdp.eval('[...document.querySelectorAll("#transcript li")].map((li) => li.textContent)')
+    # the transcript message comes after the status message: wait for its line, then check there is only it
+    items = '[...document.querySelectorAll("#transcript li")].map((li) => li.textContent)'
+    lines = await cdp.wait_for(f'{items}.length > 0 && {items}')
     assert lines == ["Patient:<b>my chest</b> hurts"]
     assert await cdp.eval('document.querySelector("#transcript b")') is None  # text, never HTML
     diag = 'document.getElementById("diag").textContent'
