@@ -25,6 +25,7 @@ __all__ = [
     "float_to_int16",
     "int16_rms",
     "int16_samples",
+    "pcm16",
     "resample",
     "resample_int16",
     "rms",
@@ -88,6 +89,15 @@ def float_to_int16(samples: npt.NDArray[np.floating]) -> npt.NDArray[np.int16]:
     """Float samples clipped to [-1, 1] and scaled by 32767, truncated toward zero (no rounding) to int16."""
     clipped: npt.NDArray[np.floating] = np.clip(samples, -1.0, 1.0)
     return (clipped * 32767).astype(np.int16)
+
+
+def pcm16(samples: npt.NDArray[np.floating]) -> npt.NDArray[np.int16]:
+    """Float samples in [-1, 1] as 16-bit PCM: scaled by 32768, rounded to the nearest step and clipped.
+
+    The one quantisation of stored audio: the voice channel transcribes these very samples and writes them, so a
+    WAV or FLAC file read back (``soundfile`` divides by 32768) is bit for bit what the recogniser heard.
+    """
+    return round_to_int16(np.asarray(samples, dtype=np.float32) * np.float32(32768.0))
 
 
 def round_to_int16(samples: npt.NDArray[np.floating]) -> npt.NDArray[np.int16]:

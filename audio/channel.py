@@ -11,9 +11,10 @@ What each side receives:
   reacts to the transcript, so a drug name or symptom the recogniser mangles really does not reveal
   its fact.
 
-Artifacts: ``<audio_dir>/<scenario>/<k>/<turn>-patient.wav`` and ``-agent.wav`` hold the audio *as
-heard after the effects*; ``finish_encounter`` writes ``call.wav``, a stereo recording of the whole
-call (patient left, agent right, turns one after another). Per turn the channel reports the word
+Artifacts: ``<audio_dir>/<scenario>/<k>/<turn>-patient.<fmt>`` and ``-agent.<fmt>`` hold the audio *as
+heard after the effects*; ``finish_encounter`` writes ``call.<fmt>``, a stereo recording of the whole
+call (patient left, agent right, turns one after another). ``<fmt>`` is the channel's ``audio_format``
+(``audio._store``: lossless FLAC by default, Ogg/Opus or WAV). Per turn the channel reports the word
 error rate of intended vs heard text and the seconds spent in TTS, effects and STT. All CPU work
 runs in executors; models are loaded once per process (audio.tts / audio.stt caches).
 """
@@ -26,13 +27,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
-from audio._pcm import RATE_16K, resample
+from audio._pcm import RATE_16K, pcm16, resample, to_float32
+from audio._store import write_audio
 from audio.effects import ChannelEffects
 from audio.stt import transcribe_async, word_error_rate
 from audio.tts import DETERMINISTIC, PiperTTS, SynthesisSettings, VoiceStyle
-from sim.records import Delivery, RunLayout
+from sim.records import DEFAULT_AUDIO_FORMAT, AudioFormat, Delivery, RunLayout
 
 CLINICIAN_STYLE = VoiceStyle(pitch_semitones=-2.0, length_scale=1.05)
 
@@ -54,6 +55,7 @@ class VoiceChannel:
         settings: Piper's synthesis settings (deterministic by default).
         beam_size: Whisper's beam width.
         seed: seeds the effects, together with the scenario, k, turn and side.
+        audio_format: how the audio is stored (``flac``, ``opus`` or ``wav``; see ``audio._store``).
     """
 
     name = "voice"
@@ -62,7 +64,7 @@ class VoiceChannel:
                  tts: PiperTTS | None = None,
                  audio_dir: Path | None = None, patient_styles: dict[str, VoiceStyle] | None = None,
                  vocabulary: dict[str, list[str]] | None = None, settings: SynthesisSettings = DETERMINISTIC,
-                 beam_size: int = 5, seed: int = 0) -> None:
+                 beam_size: int = 5, seed: int = 0, audio_format: AudioFormat = DEFAULT_AUDIO_FORMAT) -> None:
         self.effects = effects
         self.scenario_effects = scenario_effects or {}
         self.tts = tts or PiperTTS()
@@ -72,6 +74,7 @@ class VoiceChannel:
         self.settings = settings
         self.beam_size = beam_size
         self.seed = seed
+        self.audio_format: AudioFormat = audio_format
         self._calls: dict[tuple[str, int], list[tuple[str, np.ndarray]]] = {}
 
     def _seed(self, scenario_id: str, k: int, turn: int, side: str) -> int:
@@ -84,19 +87,21 @@ class VoiceChannel:
         speech = await self.tts.synthesize_async(text, settings=self.settings, style=style)
         t1 = time.perf_counter()
         effects = self.scenario_effects.get(scenario_id, self.effects)
-        heard, rate, report = await asyncio.to_thread(effects.apply, np.asarray(speech.samples),
-                                                      speech.sample_rate, seed=self._seed(scenario_id, k, turn, side))
+        heard_f, rate, report = await asyncio.to_thread(effects.apply, np.asarray(speech.samples),
+                                                        speech.sample_rate, seed=self._seed(scenario_id, k, turn, side))
+        heard = pcm16(heard_f)  # 16-bit, as a line carries it and as it is stored: a file read back is what was heard
         t2 = time.perf_counter()
         transcript = await transcribe_async(heard, sample_rate=rate, beam_size=self.beam_size,
                                             vocabulary=self.vocabulary.get(scenario_id) or None)
         t3 = time.perf_counter()
         artifacts: dict[str, str] = {}
         if self.audio_dir is not None:
-            path = RunLayout.turn_audio(self.audio_dir, scenario_id, k, turn, side)
+            path = RunLayout.turn_audio(self.audio_dir, scenario_id, k, turn, side, audio_format=self.audio_format)
             path.parent.mkdir(parents=True, exist_ok=True)
-            await asyncio.to_thread(sf.write, path, heard, rate, subtype="PCM_16")
+            await asyncio.to_thread(write_audio, path, heard, rate)
             artifacts["audio"] = str(path)
-        mono16 = heard if rate == RATE_16K else await asyncio.to_thread(_to_recording_rate, heard, rate)
+        mono16 = to_float32(heard) if rate == RATE_16K else await asyncio.to_thread(_to_recording_rate,
+                                                                                     to_float32(heard), rate)
         self._calls.setdefault((scenario_id, k), []).append((side, mono16))
         warnings = [w for w in [transcript.warning] if w]
         if report.clipped_fraction > 0.01 or report.limited_fraction > 0.01:
@@ -134,7 +139,7 @@ class VoiceChannel:
             left += [samples if side == "patient" else silent, gap]
             right += [samples if side == "agent" else silent, gap]
         stereo = np.stack([np.concatenate(left), np.concatenate(right)], axis=1)
-        path = RunLayout.encounter_call(self.audio_dir, scenario_id, k)
+        path = RunLayout.encounter_call(self.audio_dir, scenario_id, k, audio_format=self.audio_format)
         path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.to_thread(sf.write, path, stereo, RATE_16K, subtype="PCM_16")
+        await asyncio.to_thread(write_audio, path, stereo, RATE_16K)
         return {"call": str(path)}

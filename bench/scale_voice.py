@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-GOAL_PER_MIN = 2000.0  # issue 17: the driver's serial cost allows at least this many encounters per minute
+GOAL_PER_MIN = 8000.0  # issue 37 (2,000 in issue 17): the driver's serial cost allows this many encounters a minute
 WORKERS = (10, 100, 1000)
 
 
@@ -235,16 +235,16 @@ class Bench:
         self.current = Timers()
         self.n_runs = 0
 
-    def meta(self, scenarios: list[Any], k: int) -> Any:
+    def meta(self, scenarios: list[Any], k: int, audio_format: str) -> Any:
         from sim.cli._run_plan import _refs
         from sim.encounter import HARNESS_VERSION
         from sim.records import RunMeta
 
         return RunMeta(run_id="bench", harness_version=HARNESS_VERSION, model="scripted:reference",
                        scenarios=_refs(scenarios), k=k, seed=0, turn_limit=self.args.max_turns, channel="voice",
-                       created_at=time.time())
+                       audio_format=audio_format, created_at=time.time())
 
-    async def batch(self, label: str, scenarios: list[Any], k: int, *, remote: Any = None,
+    async def batch(self, label: str, scenarios: list[Any], k: int, *, audio_format: str, remote: Any = None,
                     concurrency: int = 1) -> RunFigures:
         from sim.agents import make_agent
         from sim.encounter.channel import make_channel
@@ -254,7 +254,7 @@ class Bench:
 
         self.n_runs += 1
         out = self.work / f"{self.n_runs:02d}-{label.replace(' ', '-')}"
-        meta = self.meta(scenarios, k)
+        meta = self.meta(scenarios, k, audio_format)
         store = RunStore.create(out, meta)
         agent = await make_agent(meta.model)
         channel = make_channel(meta, scenarios, RunLayout(out).audio)
@@ -271,22 +271,24 @@ class Bench:
             await agent.aclose()
         return RunFigures(label, len(saved), saved[-1] - t0, time.process_time() - c0, self.current)
 
-    async def configuration(self, label: str, *, actors: int | None) -> list[RunFigures]:
+    async def configuration(self, label: str, *, actors: int | None, audio_format: str) -> list[RunFigures]:
         remote = None
         if actors is not None:
             from sim.executors.ray import RayEncounters, WorkerSpec
 
-            meta = self.meta([*self.warm, *self.scenarios], self.args.k)
+            meta = self.meta([*self.warm, *self.scenarios], self.args.k, audio_format)
             remote = RayEncounters(WorkerSpec.from_meta(meta), meta=meta, scenarios=[*self.warm, *self.scenarios],
                                    audio_dir=self.work / "unused", actors=actors)
         concurrency = actors if actors is not None else self.args.local_concurrency
         try:
             w = time.perf_counter()
-            await self.batch(f"{label} warm-up", self.warm, actors or 1, remote=remote, concurrency=concurrency)
+            await self.batch(f"{label} warm-up", self.warm, actors or 1, audio_format=audio_format, remote=remote,
+                             concurrency=concurrency)
             print(f"  {label}: warm-up (models loaded, not timed) {time.perf_counter() - w:.1f} s", flush=True)
             runs = []
             for i in range(self.args.repeat):
-                fig = await self.batch(label, self.scenarios, self.args.k, remote=remote, concurrency=concurrency)
+                fig = await self.batch(label, self.scenarios, self.args.k, audio_format=audio_format, remote=remote,
+                                       concurrency=concurrency)
                 print(f"  {label} #{i + 1}: {fig.encounters} encounters in {fig.seconds:.1f} s = "
                       f"{fig.per_min:.1f}/min", flush=True)
                 runs.append(fig)
@@ -322,30 +324,53 @@ def _med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def driver_cost(runs: list[RunFigures], captured: list[Any], receive_repeat: int) -> dict[str, tuple[float, float]]:
+    """The driver's serial cost per encounter, part by part (wall s, CPU s), over ``runs``; with ``T_driver``."""
+    recv_wall, recv_cpu, mb = receive_cost(captured, receive_repeat) if captured else (0.0, 0.0, 0.0)
+    parts: dict[str, tuple[float, float]] = {"receive (ray.get)": (recv_wall, recv_cpu)}
+    for name, (wall_key, cpu_key) in PARTS.items():
+        parts[name] = (_med([f.per_encounter(wall_key) for f in runs]),
+                       _med([f.per_encounter(cpu_key, cpu=True) for f in runs]))
+    parts["T_driver"] = (sum(w for w, _ in parts.values()), sum(c for _, c in parts.values()))
+    parts["outcome MB (pickled)"] = (mb, mb)
+    return parts
+
+
+PARTS = {"score": ("score", "score_cpu"), "write results.jsonl (+fsync)": ("write_results", "write_results"),
+         "write events": ("write_events", "write_events"), "write audio": ("write_audio", "write_audio"),
+         "write artifact paths": ("write_paths", "write_paths"), "summarise (amortised)": ("summarise", "summarise")}
+
+
 async def amain(args: argparse.Namespace) -> None:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before `import ray`: bind 127.0.0.1 only
     import ray
 
+    from sim.records import DEFAULT_AUDIO_FORMAT
+
+    local_format = DEFAULT_AUDIO_FORMAT if DEFAULT_AUDIO_FORMAT in args.audio_formats else args.audio_formats[-1]
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start")
     print(f"scenarios {args.scenarios}, k={args.k}, --max-turns {args.max_turns}, repeat {args.repeat}, "
-          f"warm-up {args.warmup}")
+          f"warm-up {args.warmup}, audio formats {','.join(args.audio_formats)} (local: {local_format})")
     ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False, logging_level=logging.WARNING)
     results: dict[str, list[RunFigures]] = {}
     c0, w0 = time.process_time(), time.perf_counter()
     await asyncio.sleep(args.idle)
     idle_rate = (time.process_time() - c0) / (time.perf_counter() - w0)  # CPU s per s of the idle driver
+    costs: dict[str, dict[str, tuple[float, float]]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="encsim-scale-") as tmp:
             bench = Bench(args, Path(tmp))
             with instrumented(lambda: bench.current):
-                results["local"] = await bench.configuration("local", actors=None)
-                for n in args.actors:
-                    results[f"ray {n}"] = await bench.configuration(f"ray {n}", actors=n)
-            ray_runs = [f for label, runs in results.items() if label != "local" for f in runs]
-            captured = ray_runs[-1].timers.outcomes if ray_runs else []
-            recv_wall, recv_cpu, mb = receive_cost(captured, args.receive_repeat) if captured else (0.0, 0.0, 0.0)
+                results["local"] = await bench.configuration("local", actors=None, audio_format=local_format)
+                for fmt in args.audio_formats:
+                    for n in args.actors:
+                        results[f"ray {n} {fmt}"] = await bench.configuration(f"ray {n} {fmt}", actors=n,
+                                                                              audio_format=fmt)
+            for fmt in args.audio_formats:
+                runs = [f for label, rs in results.items() if label.endswith(f" {fmt}") for f in rs]
+                costs[fmt] = driver_cost(runs, runs[-1].timers.outcomes, args.receive_repeat)
     finally:
         ray.shutdown()
     load = os.getloadavg()
@@ -353,55 +378,39 @@ async def amain(args: argparse.Namespace) -> None:
 
     base = _med([f.per_min for f in results["local"]])
     print("\nthroughput (warm; median of repeats)")
-    print(f"{'executor':<10} {'enc/min':>8} {'ratio to local':>15} {'runs enc/min':>30}")
+    print(f"{'executor':<15} {'enc/min':>8} {'ratio to local':>15} {'runs enc/min':>30}")
     for label, runs in results.items():
         per_min = _med([f.per_min for f in runs])
-        print(f"{label:<10} {per_min:>8.1f} {per_min / base:>15.2f} {' '.join(f'{f.per_min:.1f}' for f in runs):>30}")
-    if not ray_runs:
-        return
+        print(f"{label:<15} {per_min:>8.1f} {per_min / base:>15.2f} {' '.join(f'{f.per_min:.1f}' for f in runs):>30}")
 
-    parts = {"score": ("score", "score_cpu"), "write results.jsonl (+fsync)": ("write_results", "write_results"),
-             "write events": ("write_events", "write_events"), "write audio": ("write_audio", "write_audio"),
-             "write artifact paths": ("write_paths", "write_paths"), "summarise (amortised)": ("summarise",
-                                                                                              "summarise")}
-    spoken = statistics.fmean(sum(1 for t in o.result.turns if t.channel) for o in captured if o.result)
-    print(f"\ndriver's serial cost per encounter, ms (median over {len(ray_runs)} Ray runs; receive: "
-          f"{len(captured)} captured outcomes of {mb:.2f} MB each on average, {spoken:.1f} spoken messages, "
-          f"ray.get x{args.receive_repeat})")
-    print(f"{'part':<30} {'wall ms':>8} {'CPU ms':>8}")
-    t_wall, t_cpu = recv_wall, recv_cpu
-    print(f"{'receive (ray.get)':<30} {recv_wall * 1e3:>8.2f} {recv_cpu * 1e3:>8.2f}")
-    for name, (wall_key, cpu_key) in parts.items():
-        w = _med([f.per_encounter(wall_key) for f in ray_runs])
-        c = _med([f.per_encounter(cpu_key, cpu=True) for f in ray_runs])
-        t_wall += w
-        t_cpu += c
-        print(f"{name:<30} {w * 1e3:>8.2f} {c * 1e3:>8.2f}")
-    print(f"{'T_driver':<30} {t_wall * 1e3:>8.2f} {t_cpu * 1e3:>8.2f}")
-    whole = _med([f.driver_cpu_s / f.encounters for f in ray_runs])
-    busy = _med([(f.driver_cpu_s - idle_rate * f.seconds) / f.encounters for f in ray_runs])
-    print(f"driver process CPU per encounter, every thread (Ray's own included): {whole * 1e3:.1f} ms; minus the "
-          f"idle driver's {idle_rate * 1e3:.1f} ms CPU per second (Ray's background threads, measured over "
-          f"{args.idle:.0f} s before the runs): {busy * 1e3:.1f} ms, of which {(busy - t_cpu) * 1e3:.1f} ms not in "
-          "the split above (Ray's own submit/fetch threads, asyncio, the thread hops)")
-
-    one = [f for label, runs in results.items() if label == f"ray {min(args.actors)}" for f in runs]
-    t_worker = _med([rt for f in one for rt in f.timers.round_trips])
-    for label, runs in results.items():
-        if label != "local":
-            trip = _med([rt for f in runs for rt in f.timers.round_trips])
-            print(f"{label}: actor round trip per encounter {trip:.2f} s (median)")
-    s = serial_fraction(t_wall, t_worker)
-    print(f"\nT_worker = {t_worker:.2f} s (ray {min(args.actors)} actor round trip), T_driver = {t_wall * 1e3:.1f} ms "
-          f"(wall; CPU {t_cpu * 1e3:.1f} ms), serial fraction s = {s:.4f}")
-    print(f"{'workers':>8} {'projected enc/min':>18} {'driver-bound ceiling':>21} {'bound by':>9} "
-          f"{'Amdahl, no overlap':>19}")
-    for n in (*args.actors, *WORKERS):
-        p = project(t_worker, t_wall, n)
-        print(f"{n:>8} {p.projected:>18.0f} {p.ceiling:>21.0f} {p.bound_by:>9} {p.amdahl:>19.0f}")
-    met = 60.0 / t_wall >= GOAL_PER_MIN
-    print(f"goal: driver's serial cost allows >= {GOAL_PER_MIN:.0f} encounters/min (T_driver <= "
-          f"{60e3 / GOAL_PER_MIN:.0f} ms): {'MET' if met else 'NOT MET'} ({60.0 / t_wall:.0f}/min)")
+    print(f"\ndriver's serial cost per encounter, wall / CPU ms (median over each format's Ray runs; receive: "
+          f"ray.get of the last run's outcomes x{args.receive_repeat})")
+    print(f"{'part':<30} " + " ".join(f"{fmt:>15}" for fmt in args.audio_formats))
+    for name in costs[args.audio_formats[0]]:
+        scale = 1.0 if name.startswith("outcome MB") else 1e3
+        print(f"{name:<30} " + " ".join(f"{costs[f][name][0] * scale:>7.2f} /{costs[f][name][1] * scale:>6.2f}"
+                                        for f in args.audio_formats))
+    for fmt in args.audio_formats:
+        fmt_runs = [f for label, rs in results.items() if label.endswith(f" {fmt}") for f in rs]
+        t_wall, t_cpu = costs[fmt]["T_driver"]
+        whole = _med([f.driver_cpu_s / f.encounters for f in fmt_runs])
+        busy = _med([(f.driver_cpu_s - idle_rate * f.seconds) / f.encounters for f in fmt_runs])
+        one = [f for label, rs in results.items() if label == f"ray {min(args.actors)} {fmt}" for f in rs]
+        t_worker = _med([rt for f in one for rt in f.timers.round_trips])
+        print(f"\n{fmt}: driver process CPU per encounter, every thread: {whole * 1e3:.1f} ms; minus the idle "
+              f"driver's {idle_rate * 1e3:.1f} ms CPU per second: {busy * 1e3:.1f} ms, of which "
+              f"{(busy - t_cpu) * 1e3:.1f} ms not in the split above (Ray's own threads, asyncio, thread hops)")
+        print(f"{fmt}: T_worker = {t_worker:.2f} s (ray {min(args.actors)} actor round trip), T_driver = "
+              f"{t_wall * 1e3:.1f} ms (wall; CPU {t_cpu * 1e3:.1f} ms), serial fraction s = "
+              f"{serial_fraction(t_wall, t_worker):.4f}")
+        print(f"{'workers':>8} {'projected enc/min':>18} {'driver-bound ceiling':>21} {'bound by':>9} "
+              f"{'Amdahl, no overlap':>19}")
+        for n in (*args.actors, *WORKERS):
+            p = project(t_worker, t_wall, n)
+            print(f"{n:>8} {p.projected:>18.0f} {p.ceiling:>21.0f} {p.bound_by:>9} {p.amdahl:>19.0f}")
+        met = 60.0 / t_wall >= GOAL_PER_MIN
+        print(f"{fmt}: goal, the driver's serial cost allows >= {GOAL_PER_MIN:.0f} encounters/min (T_driver <= "
+              f"{60e3 / GOAL_PER_MIN:.1f} ms): {'MET' if met else 'NOT MET'} ({60.0 / t_wall:.0f}/min)")
 
 
 def main() -> None:
@@ -414,9 +423,13 @@ def main() -> None:
     ap.add_argument("--local-concurrency", type=int, default=4, help="the local executor's --concurrency")
     ap.add_argument("--warmup", default="appendicitis", help="the warm-up scenario (outside the measured set)")
     ap.add_argument("--receive-repeat", type=int, default=5)
+    ap.add_argument("--audio-formats", default="wav,flac",
+                    help="comma-separated --audio-format values, each measured on Ray (the old path, wav, first); "
+                         "the local executor uses flac, the default, if listed, else the last")
     ap.add_argument("--idle", type=float, default=5.0, help="seconds of idle driver CPU measured after Ray starts")
     args = ap.parse_args()
     args.actors = [int(a) for a in args.actors.split(",") if a.strip()]
+    args.audio_formats = [f for f in args.audio_formats.split(",") if f.strip()]
     asyncio.run(amain(args))
 
 

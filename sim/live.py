@@ -5,7 +5,8 @@
 the way a batch encounter is recorded: ``results.jsonl`` (the transcript as the patient heard it,
 scored by the same scoring core), ``events.jsonl`` (speech started/stopped, transcripts, facts,
 latencies, overlaps as they happen), ``summary.json`` / ``report.md`` / ``report.html`` with the
-interaction metrics, and ``audio/call.wav`` (stereo: left the patient, right the agent).
+interaction metrics, and ``audio/call.<fmt>`` (stereo: left the patient, right the agent; ``--audio-format``,
+FLAC by default).
 
 ``serve_agent`` is the built-in voice agent: any agent (scripted control, the local model, an
 endpoint) behind Whisper ears and a Piper voice, answering calls one after another.
@@ -35,6 +36,8 @@ from sim.encounter import HARNESS_VERSION, MAX_TOKENS, SYSTEM_PROMPT, TEMPERATUR
 from sim.encounter.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.patient import PatientReply, PatientSimulator
 from sim.records import (
+    DEFAULT_AUDIO_FORMAT,
+    AudioFormat,
     ConfigError,
     ConversationResult,
     EncounterRecord,
@@ -162,6 +165,8 @@ class LiveRunSettings(BaseModel):
     connect_timeout_s: float | None = Field(default=300.0, description="how long to wait for the caller or the "
                                                                        "connection (--wait; None: forever)")
     seed: int = Field(default=0, description="the run's seed (--seed)")
+    audio_format: AudioFormat = Field(default=DEFAULT_AUDIO_FORMAT, description="how the recording is stored "
+                                                                                "(--audio-format)")
     allow_origins: tuple[str, ...] = Field(default=(), description="web origins allowed to call besides loopback "
                                                                    "pages (--allow-origin), already normalised by "
                                                                    "audio.live.parse_allowed_origin")
@@ -263,7 +268,8 @@ async def run_live(
     model = settings.caller
     meta = RunMeta(run_id=settings.out.name, harness_version=HARNESS_VERSION, model=model, channel="live",
                    scenarios=[ScenarioRef(id=scenario.id, path=str(loaded.path.resolve()), sha256=loaded.sha256)],
-                   k=1, seed=settings.seed, turn_limit=settings.turn_limit, created_at=time.time(),
+                   k=1, seed=settings.seed, turn_limit=settings.turn_limit, audio_format=settings.audio_format,
+                   created_at=time.time(),
                    packages=package_versions())
     store = RunStore.create(settings.out, meta)
     k = 0
@@ -290,7 +296,7 @@ async def run_live(
         session.started(scenario_ids=[scenario.id], k=1, total=1)
         session.encounter_started(scenario.id, k)
         try:
-            call = settings.call_settings(scenario, k=k, recording=store.layout.live_call)
+            call = settings.call_settings(scenario, k=k, recording=store.layout.live_call(meta.audio_format))
             outcome = await run_patient_call(call, patient=patient, is_assessment=is_spoken_assessment,
                                              hooks=CallHooks(sink=session.events, on_ready=ready, log=announce),
                                              red_flag=red_flag_line(scenario, patient))

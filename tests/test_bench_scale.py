@@ -35,7 +35,7 @@ def test_few_workers_are_worker_bound_and_many_hit_the_drivers_ceiling() -> None
     assert bench.serial_fraction(0.020, 10.0) == pytest.approx(0.002)
 
 
-def test_the_goal_of_2000_per_minute_is_30_ms_of_driver_time() -> None:
+def test_the_goal_of_8000_per_minute_is_7_5_ms_of_driver_time() -> None:
     bench = _bench()
-    assert bench.project(10.0, 60.0 / bench.GOAL_PER_MIN, 10_000).ceiling == pytest.approx(2000.0)
-    assert 60.0 / bench.GOAL_PER_MIN == pytest.approx(0.030)
+    assert bench.project(10.0, 60.0 / bench.GOAL_PER_MIN, 10_000).ceiling == pytest.approx(8000.0)
+    assert 60.0 / bench.GOAL_PER_MIN == pytest.approx(0.0075)

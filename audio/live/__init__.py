@@ -10,7 +10,7 @@ side is one pipecat pipeline::
 One concern per module:
 
 * ``_recording``: ``CallClock`` (every time of a call is seconds since it started), ``CallRecorder``
-  (``call.wav``, stereo: left this side, right the far end, on the call clock) and ``InputTap``, which
+  (``call.<fmt>``, stereo: left this side, right the far end, on the call clock) and ``InputTap``, which
   stamps the other side's audio into the recording as it arrives.
 * ``_stt``: ``WhisperSegmentSTT`` transcribes each VAD segment with the process-wide faster-whisper
   model, speculatively from the first pause.

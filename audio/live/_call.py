@@ -72,7 +72,7 @@ class CallOutcome:
         termination: why the call ended: ``assessment``, ``hangup``, ``max_turns``, ``time_limit``,
             ``no_connection`` or ``error``.
         interaction: ``InteractionMetrics.model_dump()`` with ``call_s``; empty when no call took place.
-        recording: the stereo ``call.wav`` (this side left), or None.
+        recording: the stereo ``call.<fmt>`` (this side left), or None.
         started_at: when the entry point started (wall clock).
         ended_at: when the outcome was built (wall clock).
         errors: what went wrong, one line each (no caller, a failed pipeline, the agent's failures).
@@ -141,7 +141,7 @@ class CallSettings(BaseModel):
     join_window_s: float = Field(default=DEFAULT_JOIN_WINDOW_S, gt=0,
                                  description="how long a connection has to send its first audio")
     style: VoiceStyle | None = Field(default=None, description="this side's voice")
-    recording: Path | None = Field(default=None, description="where to write call.wav; None records nothing to "
+    recording: Path | None = Field(default=None, description="where to write call.<fmt>; None records nothing to "
                                                              "disk")
 
 

@@ -2,8 +2,9 @@
 
 ``CallClock`` is the one clock of a call: every time of a live call is seconds since the call started
 (it starts when the caller is admitted, see ``_door``). ``CallRecorder`` records both sides on that clock:
-``call.wav`` is stereo, left this side (the patient), right the far end, 16 kHz int16, from the call's
-start to its end, so a speech event at ``at`` seconds is at sample ``at * 16000`` of the file.
+``call.<fmt>`` (``audio._store``: FLAC, Ogg/Opus or WAV by the path's suffix) is stereo, left this side (the
+patient), right the far end, 16 kHz int16, from the call's start to its end, so a speech event at ``at`` seconds is
+at sample ``at * 16000`` of the file.
 ``InputTap`` is the pipeline's first processor: it stamps the far end's audio into the recording as it
 arrives and notes when the far end was last voiced (for the barge-in).
 """
@@ -24,6 +25,7 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from audio._pcm import RATE_16K, int16_rms, int16_samples, resample_int16
+from audio._store import write_audio
 from audio.live._stt import QUIET_RMS
 
 
@@ -101,10 +103,8 @@ class CallRecorder:
         return out
 
     def write(self, path: Path) -> Path:
-        import soundfile as sf
-
-        sf.write(str(path), self.stereo(), RATE_16K, subtype="PCM_16")
-        return path
+        """Write the stereo recording to ``path``, stored by its suffix (``.flac``, ``.opus``, ``.wav``)."""
+        return write_audio(path, self.stereo(), RATE_16K)
 
 
 class InputTap(FrameProcessor):

@@ -27,7 +27,7 @@ from sim.cli._common import (
     quiet_pipecat,
     report_error,
 )
-from sim.records import ConfigError, EncounterRecord, RunLayout, Summary, one_line
+from sim.records import AudioFormat, ConfigError, EncounterRecord, RunLayout, Summary, one_line
 
 if TYPE_CHECKING:  # sim.live is imported by the handler, not with the parser
     from sim.live import LiveRunSettings
@@ -59,6 +59,8 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     live.add_argument("--no-yield", action="store_true",
                       help="the patient keeps talking when the agent talks over it (default: it stops)")
     live.add_argument("--seed", type=int, default=0)
+    live.add_argument("--audio-format", choices=["flac", "opus", "wav"], default="flac", metavar="FMT",
+                      help="how the call's recording is stored: flac (default, lossless), opus or wav")
     live.add_argument("--tui", action="store_true", help="watch the call in the terminal dashboard")
     add_door_args(live)
     live.set_defaults(handler=cmd_live)
@@ -79,6 +81,7 @@ class LiveOptions:
     barge_in_after: float | None
     no_yield: bool
     seed: int
+    audio_format: AudioFormat
     tui: bool
     allow_origin: list[str]
     join_window: float
@@ -95,7 +98,8 @@ class LiveOptions:
         """
         return cls(scenario=args.scenario, connect=args.connect, serve=args.serve, port=args.port, out=args.out,
                    time_limit=args.time_limit, max_turns=args.max_turns, wait=args.wait,
-                   barge_in_after=args.barge_in_after, no_yield=args.no_yield, seed=args.seed, tui=args.tui,
+                   barge_in_after=args.barge_in_after, no_yield=args.no_yield, seed=args.seed,
+                   audio_format=args.audio_format, tui=args.tui,
                    allow_origin=args.allow_origin, join_window=args.join_window)
 
 
@@ -129,7 +133,8 @@ def live_run_settings(options: LiveOptions, *, scenario_id: str, allow_origins: 
         out=options.out or Path("runs") / new_run_id(f"live-{scenario_id}"), connect=options.connect,
         port=options.port, page=options.serve, time_limit_s=options.time_limit, turn_limit=options.max_turns,
         barge_in_after_s=options.barge_in_after, yield_on_overlap=False if options.no_yield else None,
-        connect_timeout_s=options.wait, seed=options.seed, allow_origins=tuple(allow_origins),
+        connect_timeout_s=options.wait, seed=options.seed, audio_format=options.audio_format,
+        allow_origins=tuple(allow_origins),
         join_window_s=options.join_window)
 
 
@@ -196,8 +201,8 @@ def run_live_call(options: LiveOptions) -> int:
         agent_p50 = float("nan") if live.agent_latency_p50_s is None else live.agent_latency_p50_s
         print(f"patient voice-to-voice latency p50 {live.patient_latency_p50_s:.3f} s; agent response latency p50 "
               f"{agent_p50:.3f} s; interruptions {live.interruptions}")
-    wav = RunLayout(root).live_call
-    print(f"run directory: {root}" + (f"  (recording: {wav})" if wav.exists() else ""))
+    recording = RunLayout(root).live_recording()
+    print(f"run directory: {root}" + (f"  (recording: {recording})" if recording else ""))
     if rec.status != "ok":  # a run whose encounter errored (no caller, lost connection) does not exit 0
         print(one_line(f"the call was not scored: {rec.error}"), file=sys.stderr)
         return EXIT_RUN_ERRORS

@@ -23,7 +23,7 @@ from sim.agents.chat import check_call_timeout
 from sim.cli._common import JudgeOptions, add_judge_args, positive
 from sim.executors.process import check_processes
 from sim.fail_fast import DEFAULT_FAIL_FAST
-from sim.records import ConfigError
+from sim.records import AudioFormat, ConfigError
 from sim.runner import MAX_CONCURRENCY, MAX_ENCOUNTERS, MAX_K  # the parser's limits
 
 
@@ -209,6 +209,10 @@ class RunOptions:
     voice_preset: str | None = flag(
         "--voice-preset", choices=["clean", "phone", "noisy-phone", "bad-line"],
         help="channel effects for every scenario (default: each scenario's voice block, else clean)")
+    audio_format: AudioFormat | None = flag(
+        "--audio-format", choices=["flac", "opus", "wav"], metavar="FMT",
+        help="with --mode voice or call: how the audio is stored: flac (default; lossless, about 0.4 of WAV's "
+             "bytes), opus (Ogg/Opus, about a tenth of WAV, lossy, for large sweeps) or wav (16-bit PCM)")
     text_only: bool = flag(
         "--text-only", action="store_true", default=False,
         help="the model cannot take images: imaging items are reported not applicable and images in "
@@ -277,6 +281,9 @@ AGENT_URL_EXAMPLES = {"pipecat": "ws://127.0.0.1:8766", "twilio": "ws://127.0.0.
 
 def _check_call_flags(args: argparse.Namespace) -> None:
     """The flags of ``--mode call`` against the others (a resumed run's mode is checked by ``plan_run``)."""
+    if args.mode == "text" and args.audio_format is not None:
+        raise ConfigError(f"--audio-format {args.audio_format} only applies with --mode voice or --mode call (a text "
+                          "run stores no audio); add --mode voice or drop it.")
     if args.mode != "call":
         named = [name for name, value in (("--agent-url", args.agent_url), ("--agent-protocol", args.agent_protocol),
                                           ("--call-time-limit", args.call_time_limit),

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from sim.cli._common import reload_scenarios
 from sim.cli._run_options import RunOptions
-from sim.records import ConfigError, RunLayout
+from sim.records import DEFAULT_AUDIO_FORMAT, ConfigError, RunLayout
 
 if TYPE_CHECKING:
     from scenarios import LoadedScenario
@@ -198,7 +198,7 @@ def _new_meta(options: RunOptions, scenarios: list[LoadedScenario]) -> tuple[Run
                    judges=refs, judges_excluded=excluded, judge_warnings=warnings, patient_model=patient_ref,
                    profile=profile_spec, evaluator_modules=modules, channel=options.mode,
                    failure_judges=str(options.failure_judges.resolve()) if options.failure_judges else None,
-                   voice_preset=options.voice_preset,
+                   voice_preset=options.voice_preset, audio_format=options.audio_format or DEFAULT_AUDIO_FORMAT,
                    text_only=options.text_only or options.model == "local" or options.mode == "call",
                    agent_url=options.agent_url, call_time_limit_s=options.call_time_limit,
                    agent_protocol=(options.agent_protocol or "pipecat") if options.mode == "call" else None,

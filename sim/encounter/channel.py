@@ -65,7 +65,7 @@ def make_channel(meta: RunMeta, scenarios: list[LoadedScenario], audio_dir: Path
         return VoiceChannel(effects=preset("clean"), scenario_effects=effects, audio_dir=audio_dir, tts=tts,
                             patient_styles={s.scenario.id: style_for_profile(
                                 with_persona(s.scenario, persona).patient_profile) for s in scenarios},
-                            vocabulary=vocabulary, seed=meta.seed)
+                            vocabulary=vocabulary, seed=meta.seed, audio_format=meta.audio_format)
 
     if list(meta.personas) == [DEFAULT_PERSONA]:
         return voice(DEFAULT_PERSONA)

@@ -9,7 +9,7 @@ persona preset ``red-flag-barge-in``) the patient cuts in once with its most imp
 (``sim.live.red_flag_line``). The call becomes a ``ConversationResult`` exactly as
 a live call does (``sim.live.to_result``: the agent's turns are what the patient heard, with the call's interaction
 metrics), and the runner scores and records it like any other encounter; the recording is the encounter's
-``call.wav``.
+``call.<fmt>`` (the run's ``audio_format``).
 
 Before the first call, ``probe_agent`` checks that something listens at the URL's host and port (a TCP
 connection, no websocket), so a wrong URL is one paragraph before the run directory exists. A call that could not
@@ -124,7 +124,7 @@ class CallEncounters:
         side = LiveSettings(time_limit_s=self.time_limit_s,
                             barge_in_after_s=voice.barge_in_after() if voice else None,
                             yield_on_overlap=voice.yield_on_overlap if voice else True)
-        recording = RunLayout.encounter_call(self.audio_dir, scenario.id, k)
+        recording = RunLayout.encounter_call(self.audio_dir, scenario.id, k, audio_format=self.meta.audio_format)
         recording.parent.mkdir(parents=True, exist_ok=True)
         settings = PatientCallSettings(
             scenario_id=scenario.id, k=k, turn_limit=turn_limit, connect=self.agent_url, protocol=self.protocol,

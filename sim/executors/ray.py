@@ -19,7 +19,8 @@ Who does what:
   path on every node). The worker returns the ``ConversationResult``, the encounter's events, the outcome of each
   agent call (for the fail-fast check) and, for voice, the audio files' bytes under names relative to the
   worker's scratch folder; the driver writes them under the run's ``audio/`` in the local layout
-  (``<scenario>/<k>/<turn>-<side>.wav``, ``call.wav``) and rewrites the artifact paths to point there.
+  (``<scenario>/<k>/<turn>-<side>.<fmt>``, ``call.<fmt>``, in the run's ``audio_format``) and rewrites the
+  artifact paths to point there.
 
 Events of an encounter are written when it returns, so the dashboard (which only reads the run directory)
 follows a Ray run per finished encounter rather than per turn. The fail-fast check sees an encounter's agent
@@ -55,7 +56,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scenarios import LoadedScenario
@@ -415,12 +416,15 @@ class RayEncounters:
                 self._pool.put_nowait(actor)
 
     def _write_audio(self, audio: dict[str, bytes]) -> None:
-        root = self.audio_dir.resolve()
+        made: set[Path] = set()
         for name, data in audio.items():
-            path = (self.audio_dir / name).resolve()
-            if root not in path.parents:  # a name is relative to the worker's scratch folder: never outside audio/
+            rel = PurePosixPath(name)
+            if rel.is_absolute() or not rel.parts or ".." in rel.parts:  # relative to the worker's scratch folder
                 raise EncounterLost(f"ray: the worker returned an audio file outside audio/: {name!r}")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path = self.audio_dir.joinpath(*rel.parts)
+            if path.parent not in made:  # checked by name, one mkdir per folder: the driver's serial cost (issue 37)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             tmp = path.with_name(path.name + ".part")
             tmp.write_bytes(data)
             os.replace(tmp, path)

@@ -84,6 +84,9 @@ from sim.records._result import (
     Turn,
 )
 from sim.records._run import (
+    AUDIO_FORMATS,
+    DEFAULT_AUDIO_FORMAT,
+    AudioFormat,
     EncounterRecord,
     JudgeRef,
     RunLayout,
@@ -175,7 +178,7 @@ __all__ = [
     "JudgeValidationRecord", "ModeValidation", "load_judge_validation", "save_judge_validation",
     "JudgeValidation", "load_run_validation", "CodeSuggestion", "append_code_suggestions", "load_code_suggestions",
     "FailureMode", "Taxonomy", "TaxonomyError", "check_mode_name", "load_taxonomy", "mode_slug", "save_taxonomy",
-    "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S",
+    "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S", "AUDIO_FORMATS", "DEFAULT_AUDIO_FORMAT", "AudioFormat",
     "encounter_k", "encounter_seed", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
     "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "CallInteraction", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult",

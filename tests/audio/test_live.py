@@ -467,8 +467,8 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
     assert len(r.interaction["patient_latency_s"]) >= len(answers)
 
     # the stereo recording: left the patient, right the agent, with speech where the events put it
-    wav = root / "audio" / "call.wav"
-    assert wav.is_file() and r.artifacts["recording"] == "audio/call.wav"
+    wav = root / "audio" / "call.flac"
+    assert wav.is_file() and r.artifacts["recording"] == "audio/call.flac"
     data, rate = sf.read(str(wav), dtype="int16")
     assert rate == LIVE_RATE and data.ndim == 2 and data.shape[1] == 2
     duration = len(data) / rate
@@ -712,7 +712,7 @@ async def test_a_websocket_caller_streams_speech_files_to_the_patient(tmp_path: 
     assert later_answers and all(t.revealed == [] for t in later_answers), transcript
     assert all(t.text in scenario.fallback_lines for t in later_answers), transcript
 
-    wav_path = root / "audio" / "call.wav"
+    wav_path = root / "audio" / "call.flac"
     data, rate = sf.read(str(wav_path), dtype="int16")
     assert rate == LIVE_RATE and data.ndim == 2 and data.shape[1] == 2
     assert _rms(data[:, 0]) > 300 and _rms(data[:, 1]) > 300  # the patient left, our speech right
@@ -786,7 +786,7 @@ def test_barge_in_the_patient_cuts_in_and_the_agent_yields(barge_in_call: dict[s
     assert ai["agent_latency_s"] and all(0 < v < 120 for v in ai["agent_latency_s"])
     # and the call went on: the agent answered again after it yielded
     assert len(said) >= 2 and said[1].text == _LongTalker.SHORT
-    assert (barge_in_call["root"] / "audio" / "call.wav").is_file()
+    assert (barge_in_call["root"] / "audio" / "call.flac").is_file()
 
 
 @pytest.mark.slow
@@ -876,7 +876,7 @@ async def test_a_page_of_another_site_is_refused_at_the_handshake(tmp_path: Path
     assert rec.status == "error" and rec.score is None and rec.result is not None and rec.result.turns == []
     assert rec.error.startswith("no caller joined within 4 s (--wait): 1 connection(s) refused"), rec.error
     assert "--allow-origin" in rec.error and "2 closed after sending no caller audio" not in rec.error
-    assert not (root / "audio" / "call.wav").exists()
+    assert not list((root / "audio").glob("call.*"))
 
 
 async def test_allow_origin_lets_that_page_make_the_call(tmp_path: Path, viral_uri: LoadedScenario) -> None:

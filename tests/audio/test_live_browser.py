@@ -110,7 +110,7 @@ async def test_person_calls_the_patient_from_the_page(tmp_path: Path) -> None:
     heard = [t.text for t in result.turns if t.speaker == "agent"]
     assert any("fever" in h.lower() or "temperature" in h.lower() for h in heard), heard
     assert "received" in diag  # the page played the patient's audio frames
-    stereo, rate = sf.read(str(root / "audio" / "call.wav"))
+    stereo, rate = sf.read(str(root / "audio" / "call.flac"))
     assert rate == 16000 and stereo.ndim == 2
     assert np.sqrt(np.mean(stereo[:, 0] ** 2)) > 0.01 and np.sqrt(np.mean(stereo[:, 1] ** 2)) > 0.001
     events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]

@@ -165,7 +165,7 @@ async def test_a_batch_of_calls_to_a_voice_agent_is_recorded_and_scored(tmp_path
     agent_lines = [t["text"] for t in result["turns"] if t["speaker"] == "agent"]
     assert agent_lines and all(line.strip() for line in agent_lines)  # what the patient heard the agent say
     assert result["termination"] in {"max_turns", "assessment"} and result["interaction"]["agent_latency_s"]
-    assert (layout.audio / SCENARIO / "0" / "call.wav").stat().st_size > 100_000
+    assert (layout.audio / SCENARIO / "0" / "call.flac").stat().st_size > 100_000
     assert summary.completed == 1 and summary.live is not None and summary.live.calls == 1
     vm = summary.voice_measures  # issue 34's clinical voice measures, from the call's transcript and clock
     assert vm is not None and vm.calls == 1 and vm.agent_turns == len(agent_lines)

@@ -37,6 +37,9 @@ CASES = [
     (["scenarios", "list", "--suite", "nonsense"], "no scenario in that suite"),
     (["scenarios", "validate", str(BROKEN / "pregnant_male.yaml")], "patient_profile.pregnant"),
     (["frobnicate"], "invalid choice"),
+    (["run", "--audio-format", "opus"], "--audio-format opus only applies with --mode voice or --mode call"),
+    (["run", "--mode", "voice", "--audio-format", "mp3"], "invalid choice"),
+    (["live", "viral_uri", "--audio-format", "aac"], "invalid choice"),
 ]
 
 

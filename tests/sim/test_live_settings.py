@@ -60,7 +60,7 @@ def test_encsim_live_builds_one_settings_value_from_its_flags_and_hands_it_to_ru
         "live", "viral_uri", "--serve", "--port", str(port), "--out", str(tmp_path / "run"), "--time-limit", "90",
         "--max-turns", "7", "--wait", "20", "--barge-in-after", "2.5", "--no-yield", "--seed", "3",
         "--allow-origin", "HTTPS://Example.org:443", "--allow-origin", "http://192.168.1.20:3000",
-        "--join-window", "4"])
+        "--join-window", "4", "--audio-format", "opus"])
     with pytest.raises(_Stop):
         cmd_live(args)
 
@@ -71,7 +71,7 @@ def test_encsim_live_builds_one_settings_value_from_its_flags_and_hands_it_to_ru
         "out": tmp_path / "run", "connect": None, "host": "127.0.0.1", "port": port, "page": True, "page_port": None,
         "time_limit_s": 90.0, "turn_limit": 7, "barge_in_after_s": 2.5, "yield_on_overlap": False,
         "connect_timeout_s": 20.0, "seed": 3, "allow_origins": ("https://example.org", "http://192.168.1.20:3000"),
-        "join_window_s": 4.0}
+        "join_window_s": 4.0, "audio_format": "opus"}
     assert settings.caller == "person (web page)" and settings.call_page_port == port + 1
 
 
@@ -85,6 +85,7 @@ def test_the_live_settings_defaults_are_the_commands_defaults() -> None:
     assert (settings.time_limit_s, settings.turn_limit, settings.connect_timeout_s) == (600.0, None, 300.0)
     assert (settings.barge_in_after_s, settings.yield_on_overlap) == (None, None)  # the scenario's voice block
     assert (settings.seed, settings.allow_origins, settings.join_window_s) == (0, (), 10.0)
+    assert settings.audio_format == "flac"
     assert settings.caller == "ws://127.0.0.1:9000/agent"
 
 

@@ -245,7 +245,7 @@ def test_a_voice_run_on_ray_writes_the_same_audio_layout_and_scores(cluster: str
     assert _composites(remote) == _composites(local)
     files = {run: sorted(str(p.relative_to(run / "audio")) for p in (run / "audio").rglob("*") if p.is_file())
              for run in (local, remote)}
-    assert files[remote] == files[local] and any(f.endswith("call.wav") for f in files[remote])
+    assert files[remote] == files[local] and any(f.endswith("call.flac") for f in files[remote])
     (rec,) = _lines(remote)
     paths = [rec["result"]["artifacts"]["call"], *(t["artifacts"]["audio"] for t in rec["result"]["turns"]
                                                    if t["artifacts"])]
@@ -500,3 +500,16 @@ def test_a_persona_sweep_on_ray_gives_the_local_records_and_each_worker_gets_the
             for x in _lines(tmp_path / "r")}
     assert said["minimiser"].startswith("style=minimiser relay=False")
     assert said["carer"].startswith("style=") and "relay=True" in said["carer"]
+
+
+@pytest.mark.parametrize("name", ["../escape.flac", "/etc/x.flac", "a/../../b.flac", ""])
+def test_the_driver_never_writes_returned_audio_outside_audio(tmp_path: Path, name: str) -> None:
+    from sim.executors.base import EncounterLost
+    from sim.executors.ray import RayEncounters
+
+    driver = RayEncounters.__new__(RayEncounters)  # only its audio folder: no cluster needed to write files
+    driver.audio_dir = tmp_path / "run" / "audio"
+    with pytest.raises(EncounterLost, match="outside audio/"):
+        driver._write_audio({name: b"x"})
+    driver._write_audio({"viral_uri/0/000-patient.flac": b"ab", "viral_uri/0/call.flac": b"cd"})
+    assert sorted(p.name for p in (tmp_path / "run").rglob("*") if p.is_file()) == ["000-patient.flac", "call.flac"]

@@ -72,7 +72,7 @@ async def test_a_call_to_a_realtime_agent_is_recorded_and_scored(tmp_path: Path,
     assert [t["text"] for t in result["turns"] if t["speaker"] == "patient"]  # and what the agent heard
     assert result["termination"] in {"max_turns", "assessment"} and result["interaction"]["agent_latency_s"]
     assert not result["errors"], result["errors"]
-    assert (layout.audio / SCENARIO / "0" / "call.wav").stat().st_size > 100_000
+    assert (layout.audio / SCENARIO / "0" / "call.flac").stat().st_size > 100_000
     assert summary.completed == 1 and summary.live is not None and summary.live.calls == 1
 
 

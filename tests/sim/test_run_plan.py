@@ -27,7 +27,8 @@ NON_DEFAULT = {
     "--reviewer": "ann", "--judge": "j1", "--judge-base-url": "http://127.0.0.1:9/v1",
     "--judge-api-key-env": "JK", "--judge-concurrency": "3", "--family-map": "fam.json",
     "--patient-model": "pm", "--patient-base-url": "http://127.0.0.1:9/v1", "--patient-api-key-env": "PK",
-    "--mode": "voice", "--voice-preset": "phone", "--text-only": None, "--allow-outside-images": None,
+    "--mode": "voice", "--voice-preset": "phone", "--audio-format": "opus", "--text-only": None,
+    "--allow-outside-images": None,
     "--profile": "patient_facing", "--evaluator-module": "my.mod", "--failure-judges": "fj",
 }
 
