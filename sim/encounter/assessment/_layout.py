@@ -6,6 +6,7 @@ spans.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -490,6 +491,7 @@ def _norm_label(label: str) -> str:
     return " ".join(re.sub(r"[^\w/&' -]", " ", label).split()).strip(" -")
 
 
+@functools.lru_cache(maxsize=8192)  # pure; the reader asks about the same lines many times per reply
 def _label_kind(label: str) -> str | None:
     # "Diagnosis 1", "Differential #2" (not "ESI 1": a level is a value)
     name = re.sub(r"^(diagnos[ie]s|differential|ddx|dx)\s+#?\d{1,2}$", r"\1", _norm_label(label))
@@ -518,16 +520,21 @@ def _argument(value: str) -> str:
 
 def _field(line: _Line) -> _Field | None:
     """The field a line starts, if any: ``Label: value``, ``Label - value``, ``Label includes value``, a label alone."""
-    m = _LABEL.match(line.body)
+    return _body_field(line.body)
+
+
+@functools.lru_cache(maxsize=8192)
+def _body_field(body: str) -> _Field | None:
+    m = _LABEL.match(body)
     if m and (kind := _label_kind(m["label"])):
         return _Field(kind, m["label"], m["value"].strip())
     for pattern in (_DASH_LABEL, _VERB_LABEL, _EQUALS_LABEL):
-        m = pattern.match(line.body)
+        m = pattern.match(body)
         if m and (kind := _label_kind(m["label"])) in _FIELD_KINDS:
             return _Field(kind, m["label"], _argument(m["value"]) if pattern is _EQUALS_LABEL else m["value"].strip())
-    kind = _label_kind(line.body)  # "### Escalation": the value is on the next lines
-    if kind is not None and (kind in _FIELD_KINDS or (kind == "other" and len(line.body.split()) <= 4)):
-        return _Field(kind, line.body, "")
+    kind = _label_kind(body)  # "### Escalation": the value is on the next lines
+    if kind is not None and (kind in _FIELD_KINDS or (kind == "other" and len(body.split()) <= 4)):
+        return _Field(kind, body, "")
     return None
 
 
@@ -582,11 +589,7 @@ def _block(section: list[_Line], j: int) -> tuple[list[_Line], int]:
 
 
 def _field_text(section: list[_Line], j: int, field: _Field) -> str:
-    if _has_value(field):
-        return field.value
-    return " ".join(line.body for line in _block(section, j)[0])
-
-
+    return field.value if _has_value(field) else " ".join(line.body for line in _block(section, j)[0])
 
 
 # "Most likely: X", "Less likely: Y", "Must rule out: Z" put the name after the colon
