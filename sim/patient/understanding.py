@@ -73,14 +73,31 @@ def sentences(message: str) -> list[str]:
     return [sentence for sentence, _ in _pieces(message)]
 
 
+# A line that introduces a list ("Have you had any of these?", "Any of the following:") and a line that can be an
+# item of it without a list mark ("neck stiffness,", "Passing out", "fainting?"): short, no sentence inside.
+_LIST_LEAD = re.compile(r":\s*$|\b(?:any|all|some|one|none|either|each) of (?:these|those|the following|the below)\b"
+                        r"|\bthe following\b|\b(?:listed )?below\s*[:?]?\s*$", re.I)
+_BARE_ITEM = re.compile(r"^[^.!?:;]{1,60}[,;?]?$")
+
+
 def _pieces(message: str) -> list[tuple[str, bool]]:
-    """Each sentence of the message and whether it belongs to a list item."""
+    """Each sentence of the message and whether it belongs to a list item.
+
+    A list's items may come without marks, one a line, under a line that introduces them ("Have you had any of
+    these:" then "neck stiffness," / "light sensitivity," / "fainting?").
+    """
     out: list[tuple[str, bool]] = []
+    in_list = False  # the line before introduced a list, or was an item of an unmarked one
     for raw in map(without_disfluencies, message.splitlines()):  # a transcript's "um", "uh" (``_speech``)
         item = bool(_LIST_MARK.match(raw)) and bool(_LIST_MARK.sub("", raw).strip())
         line = _EMPHASIS.sub("", _LIST_MARK.sub("", raw)).strip()
         if not line:
+            in_list = False
             continue
+        if not item and in_list and _BARE_ITEM.match(line) and len(line.split()) <= 12:
+            out.append((line, True))
+            continue
+        in_list = item or bool(_LIST_LEAD.search(line))
         buf = ""
         for piece in _SPLIT.split(line):
             buf = f"{buf} {piece}".strip() if buf else piece.strip()

@@ -1,0 +1,62 @@
+"""Issue 40: a question or request that introduces a list asks about every item; a statement over a list asks nothing.
+
+Each example is invented (none comes from the bench sets or from the issue's text).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios import Scenario
+from sim.patient.understanding import Understanding
+
+APPENDIX = ("migration", "movement_pain", "appetite_nausea", "fever")
+LEAD_INS = {
+    "bullets": "Have you had any of these since it started?\n- the pain moving from your belly button to the right\n"
+               "* pain when you walk or go over bumps\n\u2022 not wanting food or being sick\n- a temperature",
+    "numbered": "I'm sorry you're in so much pain. Do you have any of the following?\n\n1. **Pain that has moved** "
+                "from the middle to the lower right\n2) Pain that's worse walking or jolting\n(c) Loss of appetite "
+                "or vomiting\n4. A high temperature\n\nTake your time.",
+    "colon_comma": "Any of the following: pain that moved down to the right side, walking making it worse, going off "
+                   "your food or throwing up, a fever?",
+    "such_as": "Have you noticed anything else, such as the pain shifting from your belly button, it hurting more when "
+               "you walk, not feeling like eating or vomiting, or running a temperature?",
+    "split_lines": "Is there any of these:\npain that started by the belly button and moved,\nhurting when you walk,\n"
+                   "being sick or off your food,\na fever?",
+}
+ADVICE = {
+    "bullets": "Go to A&E straight away if you get:\n- the pain moving from your belly button to the right\n"
+               "* pain when you walk or go over bumps\n\u2022 vomiting\n- a temperature",
+    "numbered": "Warning signs to watch for tonight:\n1. Pain that has moved to the lower right\n2) Pain that's worse "
+                "walking\n3. Vomiting\n4. A high temperature",
+    "colon_comma": "Come straight back if any of these start: pain that moves to the right side, walking making it "
+                   "worse, vomiting, a fever.",
+    "such_as": "Seek help urgently if you notice symptoms such as the pain shifting from your belly button, it hurting "
+               "more when you walk, vomiting, or a temperature.",
+    "split_lines": "Please call 111 if you develop any of these:\npain that moves to the right,\nhurting when you "
+                   "walk,\nvomiting,\na fever.",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LEAD_INS))
+def test_a_lead_in_question_asks_about_every_item_of_its_list(by_id: dict[str, Scenario], shape: str) -> None:
+    matched = Understanding(by_id["appendicitis"]).match(LEAD_INS[shape])
+    assert set(APPENDIX) <= set(matched), (shape, sorted(matched))
+
+
+@pytest.mark.parametrize("shape", sorted(ADVICE))
+def test_the_same_list_under_advice_reveals_nothing(by_id: dict[str, Scenario], shape: str) -> None:
+    assert Understanding(by_id["appendicitis"]).match(ADVICE[shape]) == {}, shape
+
+
+def test_a_carer_asked_over_an_unmarked_list_reveals_each_item(by_id: dict[str, Scenario]) -> None:
+    message = ("Has he had any of these in the last few weeks?\nReally thirsty and weeing a lot\nLosing weight\n"
+               "Breathing deep and fast")
+    assert {"thirst_urination", "weight_loss", "breathing"} <= set(Understanding(by_id["dka_teen"]).match(message))
+
+
+def test_an_unmarked_line_is_an_item_only_under_a_lead_in_and_only_while_short(by_id: dict[str, Scenario]) -> None:
+    u = Understanding(by_id["dka_teen"])
+    # a sentence after the lead-in is not an item of it, and a blank line ends the list
+    assert "weight_loss" not in u.match("Do you have any of these?\nI will ask about his weight later.")
+    assert "weight_loss" not in u.match("Any of the following:\n\nHis weight has been steady, you said.")
