@@ -20,7 +20,7 @@ with a ``scenarios.importers.ProvidedImage``:
    reason, and the import goes on.
 4. Otherwise **missing**: nothing was asked for.
 
-A progress bar on stderr (one line, redrawn) when it is a terminal, else one line per case.
+A progress bar on stderr (one line, redrawn) when it is a terminal, else one line per case downloaded.
 """
 
 from __future__ import annotations
@@ -238,8 +238,8 @@ class ImportImages:
         return _answer("fetched", path, f"{_size(len(data))} from {host}")
 
     def _show(self, name: str, got: ProvidedImage) -> None:
-        if not self.progress or not (self.fetch or self.folder is not None):
-            return
+        if not self.progress or not (self.fetch or self.folder is not None) or (not self.tty and not self.fetch):
+            return  # off a terminal, a line per download; copying from a folder is quick and reported after
         if self.tty:
             width = 30
             filled = int(width * self.done / max(1, self.total))

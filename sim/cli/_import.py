@@ -199,8 +199,10 @@ def _image_report(report: Any, options: ImportOptions) -> int:
     made = ", ".join(f"{n} {k}" for k, n in kinds.items()) + (f", {others} other scenarios" if others else "")
     print(f"converted {len(report.converted_rows)} of {report.rows} rows into {len(report.converted)} scenarios "
           f"({made}) in {report.out_dir}")
-    print("images: " + ", ".join(f"{n} {'already present' if k == 'present' else k}" for k, n in counts.items())
-          + f" (in {report.out_dir / IMAGES_DIR})")
+    copied = sum(o.status == "present" and (o.reason or "").startswith("copied from") for o in report.images)
+    shown = {k: f"{n} {k}" for k, n in counts.items()}
+    shown["present"] = f"{counts['present']} already present" + (f" ({copied} copied from --images)" if copied else "")
+    print("images: " + ", ".join(shown.values()) + f" (in {report.out_dir / IMAGES_DIR})")
     without = counts["missing"] + counts["refused"]
     if without:
         print(f"{without} case(s) without their image were imported as text only (tag image:not_available)")

@@ -4,6 +4,8 @@ report.md gives the accuracy with its CI by image type."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -33,7 +35,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = root / "six.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
     out = root / "imported"
-    assert main(["import", "agentclinic", str(src), "--out", str(out), "--images", str(mine)]) == 0
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["import", "agentclinic", str(src), "--out", str(out), "--images", str(mine)]) == 0
+    assert "images: 0 fetched, 4 already present (4 copied from --images), 1 missing, 1 refused" in printed.getvalue()
     report = json.loads((out / "import_report.json").read_text())
     assert report["image_counts"] == {"fetched": 0, "present": 4, "missing": 1, "refused": 1}
     return out
