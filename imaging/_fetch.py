@@ -178,7 +178,7 @@ class ImportImages:
             data = src.read_bytes()
             suffix = ".dcm" if src.suffix.lower() in DICOM_SUFFIXES else image_suffix(data, src.name)
         except ImagingError as exc:
-            return _answer("refused", reason=f"{src} is not an image this project reads: {exc}")
+            return _answer("refused", reason=f"{src} is not an image this project reads ({_first_sentence(exc)})")
         except OSError as exc:
             return _answer("missing", reason=f"{src} cannot be read ({exc.strerror or exc})")
         folder.mkdir(parents=True, exist_ok=True)
@@ -233,7 +233,8 @@ class ImportImages:
         try:
             suffix = image_suffix(bytes(data), f"{name} from {host}")
         except ImagingError as exc:
-            return _answer("refused", reason=f"{host} sent {ctype} but not an image Pillow reads: {exc}")
+            return _answer("refused", reason=f"{host} sent {ctype} but not an image Pillow reads "
+                                            f"({_first_sentence(exc)})")
         path = _write_atomically(folder, name, suffix, bytes(data))
         return _answer("fetched", path, f"{_size(len(data))} from {host}")
 
@@ -256,6 +257,16 @@ def _answer(status: ImageStatus, path: Path | None = None, reason: str | None = 
     from scenarios.importers import ProvidedImage
 
     return ProvidedImage(status, path, reason)
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """What went wrong, without the advice of the message (written for a scenario's image file)."""
+    text = _one_line(exc)
+    for stop in (": ", ". "):
+        head, sep, _ = text.partition(stop)
+        if sep and len(head) > 20:
+            return head
+    return text
 
 
 def _one_line(exc: BaseException) -> str:
