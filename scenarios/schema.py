@@ -212,9 +212,16 @@ MODALITIES = ("xray", "ct", "mri", "ultrasound", "photo", "ecg", "pathology", "d
 
 
 class ImagingTask(_Strict):
-    """A standalone imaging item: images, one question, and the answer to score against."""
+    """A standalone imaging item: images, one question, and the answer to score against.
 
-    images: list[ImageRef] = Field(min_length=1, max_length=4)
+    An item whose image could not be had (an imported case whose image was not fetched) has no ``images`` and says
+    why in ``image_unavailable``: it is asked as text only, so a text-only model answers it too.
+    """
+
+    images: list[ImageRef] = Field(default=[], max_length=4)
+    image_unavailable: str | None = Field(default=None, min_length=1,
+                                          description="why the item has no image (an imported case whose image is "
+                                                      "missing): it is asked as text only")
     question: str = Field(min_length=1)
     answer_type: Literal["multiple_choice", "findings", "free_text"]
     choices: list[str] = Field(default=[], description="multiple choice: the options, lettered A, B, C, ... in order")
@@ -228,6 +235,11 @@ class ImagingTask(_Strict):
 
     @model_validator(mode="after")
     def _answerable(self) -> ImagingTask:
+        if not self.images and self.image_unavailable is None:
+            raise ValueError("@images: give one to four images (or, for a case whose image is missing, "
+                             "image_unavailable saying why the item is asked as text only)")
+        if self.images and self.image_unavailable is not None:
+            raise ValueError("@image_unavailable: the item has images; image_unavailable is only for an item without")
         if self.answer_type == "multiple_choice":
             if len(self.choices) < 2:
                 raise ValueError("@choices: a multiple-choice item needs at least two choices")

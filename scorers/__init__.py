@@ -44,6 +44,7 @@ from scorers._failure_judges import (
     run_failure_judge,
     write_failure_judge,
 )
+from scorers._image_accuracy import image_accuracy, image_types
 from scorers._imaging import judge_rubrics
 from scorers._judge import (
     Judge,
@@ -104,7 +105,7 @@ __all__ = [
     "cohens_d", "compare_scores", "drift_check",
     "paired_bootstrap_diff", "welch_t", "acceptable_triage_error",
     "HEALTHBENCH_SCORE", "METRIC_AGGREGATE", "BreakdownRow", "HealthBenchComparison", "Metric", "compare_breakdown",
-    "cluster_bootstrap_ci", "triage_accuracy",
+    "cluster_bootstrap_ci", "triage_accuracy", "image_accuracy", "image_types",
     "synonym_problems", "judge_rubrics", "rubric_prompt", "transcript_text",
     "Answer", "PairOutcome", "Ranking", "bradley_terry", "majority_outcome", "rank_models", "unswap",
     "PROFILES", "Profile", "ProfileError", "combine", "load_profile",

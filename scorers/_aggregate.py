@@ -17,6 +17,8 @@
   the summary names the persona (``SafetyGate.personas``).
 - Triage accuracy (``scorers._triage_accuracy``): escalation accuracy, under/over-triage, per class, the
   confusion matrix and diagnosis top-1/top-3, for runs whose scenarios have escalation targets.
+- Image accuracy (``scorers._image_accuracy``): multiple-choice accuracy of imaging items and top-1/top-3 of
+  encounters with an image, overall and by image type, for runs that have them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from scenarios.personas import DEFAULT_PERSONA
 from scenarios.schema import Scenario
 from scorers._deterministic import PASS_THRESHOLD, WEIGHTS, has_composite
+from scorers._image_accuracy import image_accuracy
 from scorers._reliability import bootstrap_ci, pass_hat_k, worst_at_k
 from scorers._triage import quadratic_weighted_kappa
 from scorers._triage_accuracy import triage_accuracy
@@ -238,4 +241,5 @@ def aggregate(scenarios: list[Scenario], cards: dict[Key, ScoreCard], errors: di
                    pass_threshold=PASS_THRESHOLD, scenarios=rows, suites=suites, completed=len(cards),
                    errors=len(errors), expected_total=expected_total, components=components, verdicts=verdicts,
                    not_applicable=sorted(only_na),
-                   triage_accuracy=triage_accuracy(scenarios, cards, errors, not_applicable=not_applicable or set()))
+                   triage_accuracy=triage_accuracy(scenarios, cards, errors, not_applicable=not_applicable or set()),
+                   image_accuracy=image_accuracy(scenarios, cards, errors, not_applicable=not_applicable or set()))

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scenarios.schema import Escalation, Scenario
 from scorers._reliability import cluster_bootstrap_ci
@@ -95,9 +95,19 @@ def _given(card: ScoreCard) -> Escalation | None:
         return None
 
 
-def _rate(outcomes: Sequence[_Outcome], test: Callable[[_Outcome], bool], *, seed: int,
-          n_resamples: int) -> Rate:
-    """The share of ``outcomes`` passing ``test``, CI from resampling scenarios (encounters when each has one)."""
+class _OfScenario(Protocol):
+    @property
+    def scenario_id(self) -> str: ...
+
+
+_O = TypeVar("_O", bound=_OfScenario)
+
+
+def _rate(outcomes: Sequence[_O], test: Callable[[_O], bool], *, seed: int, n_resamples: int) -> Rate:
+    """The share of ``outcomes`` passing ``test``, CI from resampling scenarios (encounters when each has one).
+
+    Any outcome with a ``scenario_id`` (``scorers._image_accuracy`` counts its own).
+    """
     if not outcomes:
         return Rate(value=None, ci95=None, count=0, n=0)
     clusters: dict[str, list[float]] = {}

@@ -310,7 +310,8 @@ def convert_agentclinic_row(row: dict[str, Any], ctx: RowContext) -> Converted:
     """One AgentClinic OSCE row -> the data of one scenario (raises RowError if unusable)."""
     osce = row.get("OSCE_Examination", row if "Patient_Actor" in row else None)
     if not isinstance(osce, dict):
-        raise RowError("no 'OSCE_Examination' object; only AgentClinic OSCE cases (MedQA / MIMIC-IV format) "
+        raise RowError("no 'OSCE_Examination' object, and not an NEJM image case either ('question', 'answers', "
+                       "'image_url'): only AgentClinic OSCE cases (MedQA / MIMIC-IV format) and NEJM image cases "
                        "can be imported")
     diagnosis = osce.get("Correct_Diagnosis")
     if isinstance(diagnosis, list) and diagnosis and all(isinstance(d, str) for d in diagnosis):

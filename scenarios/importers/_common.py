@@ -29,7 +29,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel
@@ -59,18 +59,43 @@ class RowWarning(BaseModel):
     message: str
 
 
+ImageStatus = Literal["fetched", "present", "missing", "refused"]
+IMAGE_STATUSES: tuple[ImageStatus, ...] = ("fetched", "present", "missing", "refused")
+
+
+class ImageOutcome(BaseModel):
+    """One case's image in the import report (NEJM image cases; ``_nejm_images.py``)."""
+
+    row: int
+    url: str | None
+    name: str | None = None
+    status: ImageStatus
+    file: str | None = None  # the image as the scenarios name it, relative to the output folder
+    reason: str | None = None  # why missing or refused; where a present image came from
+
+
 class ImportReport(BaseModel):
-    """The outcome of one import. ``rows`` counts the non-blank lines of the source."""
+    """The outcome of one import. ``rows`` counts the non-blank lines of the source.
+
+    ``converted`` lists the scenarios written and ``converted_rows`` the lines they came from (an NEJM image case
+    gives two scenarios, an imaging item and an encounter); ``images`` is each image case's image.
+    """
 
     format: str
     source: Path
     out_dir: Path
     rows: int = 0
     converted: list[str] = []
+    converted_rows: list[int] = []
     failed: list[FailedRow] = []
     warnings: list[RowWarning] = []
     labels: Path | None = None  # the clinician labels file (``--labels``), if any
     labelled: list[str] = []  # the scenarios it labelled (``expected.label_source: clinician``)
+    images: list[ImageOutcome] = []
+
+    def image_counts(self) -> dict[str, int]:
+        """Cases per image status, every status present (0 when none), in ``IMAGE_STATUSES`` order."""
+        return {s: sum(o.status == s for o in self.images) for s in IMAGE_STATUSES}
 
 
 @dataclass(frozen=True)
@@ -90,6 +115,8 @@ class Converted:
 
 
 Converter = Callable[[dict[str, Any], RowContext], Converted]
+RowConverter = Callable[[dict[str, Any], RowContext], "Converted | list[Converted]"]
+"""One row -> one scenario, or several (an NEJM image case: an imaging item and an encounter)."""
 
 _NOT_JSONL_HELP = ("Give a JSON Lines file: one JSON object per line, as HealthBench and AgentClinic "
                    "publish them (e.g. healthbench_eval.jsonl, agentclinic_medqa.jsonl).")
@@ -249,7 +276,7 @@ def read_jsonl(source: Path) -> list[SourceRow]:
     return rows
 
 
-def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], convert: Converter) -> ImportReport:
+def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], convert: RowConverter) -> ImportReport:
     """Convert already-read rows with ``convert`` into ``out_dir`` (steps 2 and 3 of the module docstring)."""
     report = ImportReport(format=fmt, source=source, out_dir=out_dir, rows=len(rows))
     seen: dict[str, int] = {}
@@ -265,20 +292,28 @@ def import_rows(fmt: str, source: Path, out_dir: Path, rows: list[SourceRow], co
             report.failed.append(FailedRow(
                 row=line_no, reason=f"unexpected data in this row ({type(exc).__name__}: {exc})"))
             continue
-        scenario_id = str(result.data["id"])
-        if scenario_id in seen:
-            report.failed.append(FailedRow(row=line_no, reason=f"duplicate: gives scenario id {scenario_id!r}, "
-                                                               f"already written from line {seen[scenario_id]}"))
-            continue
-        header = (f"Imported by `encsim import {fmt}` from {source.name} line {line_no}.\n"
-                  "Re-importing overwrites this file; edit the source or a copy instead.")
-        reason = _write_checked(out_dir, scenario_id, dump_yaml(result.data, header))
-        if reason is not None:
-            report.failed.append(FailedRow(row=line_no, reason=reason))
-            continue
-        seen[scenario_id] = line_no
-        report.converted.append(scenario_id)
-        report.warnings.extend(RowWarning(row=line_no, message=w) for w in result.warnings)
+        results = result if isinstance(result, list) else [result]
+        for one in results:
+            what = f"{one.data.get('suite', 'scenario')} {one.data['id']}: " if len(results) > 1 else ""
+            scenario_id = str(one.data["id"])
+            if scenario_id in seen:
+                report.failed.append(FailedRow(row=line_no, reason=f"{what}duplicate: gives scenario id "
+                                                                   f"{scenario_id!r}, already written from line "
+                                                                   f"{seen[scenario_id]}"))
+                continue
+            header = (f"Imported by `encsim import {fmt}` from {source.name} line {line_no}.\n"
+                      "Re-importing overwrites this file; edit the source or a copy instead.")
+            reason = _write_checked(out_dir, scenario_id, dump_yaml(one.data, header))
+            if reason is not None:
+                report.failed.append(FailedRow(row=line_no, reason=what + reason))
+                continue
+            seen[scenario_id] = line_no
+            report.converted.append(scenario_id)
+            if line_no not in report.converted_rows:
+                report.converted_rows.append(line_no)
+        if line_no in report.converted_rows:
+            report.warnings.extend(RowWarning(row=line_no, message=w)
+                                   for w in dict.fromkeys(w for one in results for w in one.warnings))
     return report
 
 

@@ -219,6 +219,8 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
         print(f"profile {summary.profile}: combined {summary.combined:.3f}; encounters {counts}")
     if summary.triage_accuracy is not None:
         print(summary.triage_accuracy.cli_line())
+    if summary.image_accuracy is not None:
+        print(summary.image_accuracy.cli_line())
     for mode, r in summary.failure_rates.items():
         said = f"raw {r.raw:.2f}" if r.raw is not None else "raw n/a"
         if r.corrected is not None:

@@ -1,18 +1,24 @@
 """``encsim import healthbench|agentclinic|vignettes FILE --out DIR``: public-format cases into scenario YAML files.
 
 The formats and every mapping are documented in ``scenarios/importers/``; ``--labels FILE`` (healthbench and
-agentclinic) applies a clinician's triage labels (``scenarios/importers/_labels.py``).
+agentclinic) applies a clinician's triage labels (``scenarios/importers/_labels.py``). AgentClinic's NEJM image cases
+take their images from ``--fetch-images`` (downloaded once, ``imaging/_fetch.py``) or ``--images DIR``; their import
+prints the images fetched, already present, missing and refused, and writes the whole report to
+``DIR/import_report.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sim.cli._common import EXIT_USER_ERROR, CliParser
+from sim.records import ConfigError
 
 
 def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is private
@@ -34,6 +40,8 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
                         help="a clinician's triage labels for cases of the file (case, triage_level, escalation, "
                              "disposition, rationale, labeller): they become expected.triage_level / escalation with "
                              "label_source: clinician. Format: scenarios/importers/_labels.py")
+        if fmt == "agentclinic":
+            _image_flags(fp)
     vig = imps.add_parser(
         "vignettes", help="symptom-checker vignettes (CSV or JSONL) -> triage items scored on escalation and diagnosis",
         description="Symptom-checker vignettes (a case text, an urgency label and a diagnosis per row; CSV or JSON "
@@ -58,6 +66,37 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     imp.set_defaults(handler=cmd_import)
 
 
+def _image_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of AgentClinic's NEJM image cases: where their images come from, and the download's limits."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--fetch-images", action="store_true", default=False,
+                       help="NEJM image cases: download each case's image once into DIR/images (http(s), image/* "
+                            "only, checked by Pillow, --max-image-mb, --fetch-delay between downloads); a case whose "
+                            "image cannot be had is imported as text only and reported")
+    where.add_argument("--images", type=Path, metavar="IMAGES_DIR",
+                       help="NEJM image cases: a folder with the images you already have, named as the import names "
+                            "them (NEJM's id: IC20240111.jpg); they are checked and copied into DIR/images")
+    parser.add_argument("--max-image-mb", type=_positive_number("--max-image-mb"), default=20.0, metavar="MB",
+                        help="the largest image downloaded or copied, in MiB (default 20)")
+    parser.add_argument("--fetch-delay", type=_positive_number("--fetch-delay", zero=True), default=1.0,
+                        metavar="SECONDS", help="seconds between the starts of two downloads (default 1)")
+
+
+def _positive_number(flag: str, *, zero: bool = False) -> Any:
+    """An argparse type: a number above 0 (or at least 0 with ``zero``), else an error naming ``flag``."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number, got {value[:40]!r}") from None
+        if not math.isfinite(number) or number < 0 or (number == 0 and not zero):
+            raise argparse.ArgumentTypeError(f"{flag} must be a number {'of at least 0' if zero else 'above 0'}, "
+                                             f"got {value[:40]!r}")
+        return number
+    return parse
+
+
 @dataclass(frozen=True, kw_only=True)
 class ImportOptions:
     """The arguments of ``encsim import FORMAT``; the vignette options are those of the ``vignettes`` format."""
@@ -69,6 +108,10 @@ class ImportOptions:
     urgency_map: str | None = None
     mode: str | None = None
     labels: Path | None = None
+    fetch_images: bool = False
+    images: Path | None = None
+    max_image_mb: float = 20.0
+    fetch_delay: float = 1.0
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ImportOptions:
@@ -83,7 +126,9 @@ class ImportOptions:
         if args.source_format == "vignettes":
             return cls(source_format=args.source_format, file=args.file, out=args.out, field_map=args.field_map,
                        urgency_map=args.urgency_map, mode=args.mode)
-        return cls(source_format=args.source_format, file=args.file, out=args.out, labels=args.labels)
+        images = {k: getattr(args, k) for k in ("fetch_images", "images", "max_image_mb", "fetch_delay")
+                  if hasattr(args, k)}
+        return cls(source_format=args.source_format, file=args.file, out=args.out, labels=args.labels, **images)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -115,7 +160,11 @@ def import_file(options: ImportOptions) -> int:
     extra: dict[str, Any] = {"labels": options.labels}
     if options.source_format == "vignettes":
         extra = {"mapping": options.field_map, "urgency_map": options.urgency_map, "mode": options.mode}
+    if options.source_format == "agentclinic":
+        extra["images"] = _image_provider(options)
     report = IMPORTERS[options.source_format](options.file, options.out, **extra)
+    if report.images:
+        return _image_report(report, options)
     print(f"converted {len(report.converted)} of {report.rows} rows into {report.out_dir}")
     if report.labels is not None:
         print(f"labelled {len(report.labelled)} of them from {report.labels} (expected.label_source: clinician); "
@@ -124,4 +173,52 @@ def import_file(options: ImportOptions) -> int:
         print(f"row {w.row}: warning: {w.message}", file=sys.stderr)
     for f in report.failed:
         print(f"row {f.row}: not converted: {f.reason}", file=sys.stderr)
+    return 0 if report.converted else EXIT_USER_ERROR
+
+
+def _image_provider(options: ImportOptions) -> Any:
+    """The images of an AgentClinic import: ``imaging.ImportImages`` as the flags ask (the folder checked first)."""
+    if options.images is not None and not options.images.is_dir():
+        what = "does not exist" if not options.images.exists() else "is not a folder"
+        raise ConfigError(f"--images {options.images}: {what}. Give the folder that holds the cases' images (named "
+                          "by the case's image id, e.g. IC20240111.jpg), or use --fetch-images to download them.")
+    from imaging import ImportImages
+
+    return ImportImages(folder=options.images, fetch=options.fetch_images,
+                        max_bytes=int(options.max_image_mb * 1024 * 1024), delay_s=options.fetch_delay)
+
+
+def _image_report(report: Any, options: ImportOptions) -> int:
+    """Print the report of an import of image cases and write it as ``import_report.json`` in the output folder."""
+    from scenarios.importers import IMAGES_DIR
+
+    counts = report.image_counts()
+    kinds = {"imaging items": sum(sid.startswith("acnejm_item_") for sid in report.converted),
+             "encounters": sum(sid.startswith("acnejm_enc_") for sid in report.converted)}
+    others = len(report.converted) - sum(kinds.values())
+    made = ", ".join(f"{n} {k}" for k, n in kinds.items()) + (f", {others} other scenarios" if others else "")
+    print(f"converted {len(report.converted_rows)} of {report.rows} rows into {len(report.converted)} scenarios "
+          f"({made}) in {report.out_dir}")
+    copied = sum(o.status == "present" and (o.reason or "").startswith("copied from") for o in report.images)
+    shown = {k: f"{n} {k}" for k, n in counts.items()}
+    shown["present"] = f"{counts['present']} already present" + (f" ({copied} copied from --images)" if copied else "")
+    print("images: " + ", ".join(shown.values()) + f" (in {report.out_dir / IMAGES_DIR})")
+    without = counts["missing"] + counts["refused"]
+    if without:
+        print(f"{without} case(s) without their image were imported as text only (tag image:not_available)")
+    for w in report.warnings:
+        print(f"row {w.row}: warning: {w.message}", file=sys.stderr)
+    for o in report.images:
+        if o.status in ("missing", "refused"):
+            print(f"row {o.row}: image {o.status}: {o.name or o.url or 'no image_url'}: {o.reason}", file=sys.stderr)
+    for f in report.failed:
+        print(f"row {f.row}: not converted: {f.reason}", file=sys.stderr)
+    path = report.out_dir / "import_report.json"
+    body = report.model_dump(mode="json") | {"image_counts": counts}
+    try:
+        path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"report: {path}")
+    except OSError as exc:
+        print(f"warning: could not write {path} ({exc.strerror or exc}); the report above is complete",
+              file=sys.stderr)
     return 0 if report.converted else EXIT_USER_ERROR

@@ -5,7 +5,8 @@ opening line), the question, the options of a multiple-choice item, the answer f
 as OpenAI content parts (metadata stripped, longer side at most 1024 px; see ``imaging``). A model
 declared text-only (``agent.vision`` False) is not asked at all: the item is recorded as
 ``not_applicable`` (termination), never sent text it cannot answer and never an HTTP error from an
-endpoint that cannot take images.
+endpoint that cannot take images. An item without images (``image_unavailable``: an imported case whose
+image is missing) is asked as text alone, of every model, a text-only one included.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ async def run_imaging_item(scenario: Scenario, agent: Agent, *, k: int = 0, seed
                                   agent_turns=sum(t.speaker == "agent" for t in turns), turn_limit=1,
                                   started_at=started, ended_at=time.time(), **kw)
 
-    if not vision:
+    if not vision and task.images:
         shown = [{"source": r.path, "sha256": "", "shown": "not sent"} for r in task.images]
         return result([_question_turn(scenario, task, shown)], "not_applicable",
                       errors=[], final_reply=None)
@@ -80,7 +81,8 @@ async def run_imaging_item(scenario: Scenario, agent: Agent, *, k: int = 0, seed
              for r, p in zip(task.images, prepared, strict=True)]
     question = _question_turn(scenario, task, shown)
     messages = [ChatMessage(role="system", content=IMAGING_SYSTEM_PROMPT),
-                ChatMessage(role="user", content=content_parts(question.text, prepared))]
+                ChatMessage(role="user", content=content_parts(question.text, prepared) if prepared
+                            else question.text)]
     t0 = time.time()
     try:
         reply = await agent.respond(AgentRequest(messages=messages, temperature=TEMPERATURE, max_tokens=MAX_TOKENS,

@@ -5,7 +5,8 @@
 - Events: the typed events of events.jsonl (``Event`` and its members), ``EventLog``, ``parse_event``,
   ``read_events``, and ``EventSink``, the callable every producer of events is handed.
 - Scores: ``ScoreCard``, ``Summary`` and their parts (``JudgeCard``, ``EvaluatorResult``, ``Finding``,
-  ``TriageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the dashboard.
+  ``TriageAccuracy``, ``ImageAccuracy``, ...): produced by ``scorers``, read by the store, the reports and the
+  dashboard.
 - Run metrics: ``VoiceMetrics``, ``LiveMetrics`` and ``UnderstandingMetrics`` (``Summary.voice``, ``.live`` and
   ``.patient``), the calls' clinical voice measures (``VoiceMeasures`` per call with ``SafetyAdvice``,
   ``Speakability`` and ``RedFlagBargeIn``; ``VoiceSummary``, ``Summary.voice_measures``), and ``percentile``, the one
@@ -30,6 +31,7 @@ harness, the agents or httpx.
 
 from __future__ import annotations
 
+from sim.records._accuracy import IMAGE_TYPE_TAG, UNTYPED, ImageAccuracy, Rate, TypeAccuracy
 from sim.records._channel import Channel, Delivery, RecordingChannel
 from sim.records._errors import AgentError, ConfigError, EncSimError
 from sim.records._events import (
@@ -120,7 +122,6 @@ from sim.records._scores import (
     JudgeSummary,
     PersonaRobustness,
     PersonaScore,
-    Rate,
     RobustnessRow,
     RubricVerdict,
     SafetyGate,
@@ -180,7 +181,8 @@ __all__ = [
     "FailureMode", "Taxonomy", "TaxonomyError", "check_mode_name", "load_taxonomy", "mode_slug", "save_taxonomy",
     "taxonomy_lock", "TAXONOMY_LOCK_TIMEOUT_S", "AUDIO_FORMATS", "DEFAULT_AUDIO_FORMAT", "AudioFormat",
     "encounter_k", "encounter_seed", "encounter_slot", "persona_varies", "planned_encounters", "scenario_personas",
-    "DIAGNOSIS_METHOD", "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
+    "DIAGNOSIS_METHOD", "IMAGE_TYPE_TAG", "UNTYPED", "ImageAccuracy", "TypeAccuracy",
+    "REDACTED", "SEVERITIES", "TRIAGE_CI_RESAMPLES", "TRIAGE_CI_SEED", "VERDICT_ORDER",
     "AgentError", "CallInteraction", "Channel", "ClassAccuracy", "Combined", "ConfigError", "ConversationResult",
     "CriterionResult",
     "Delivery", "DiagnosisAccuracy", "DiagnosisMatch", "Disagreement", "EfficiencyComponent", "EncSimError",

@@ -3,7 +3,8 @@
 ``ScoreCard`` is one encounter's score (stored in results.jsonl inside its ``EncounterRecord``) and
 ``Summary`` a run's (summary.json), with the parts they are made of: the judge path's ``JudgeCard``
 and ``JudgeSummary``, the evaluators' ``EvaluatorResult`` and ``Finding``, the profile's
-``Combined`` score and the run's ``TriageAccuracy``. They live in this leaf so that the run store,
+``Combined`` score and the run's ``TriageAccuracy`` (its ``Rate`` and the run's ``ImageAccuracy`` are in
+``_accuracy.py``). They live in this leaf so that the run store,
 the reports and the dashboard can read them without importing the code that computes them
 (``scorers`` computes them and re-exports these names from its face).
 """
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from sim.records._accuracy import ImageAccuracy, Rate
 from sim.records._metrics import LiveMetrics, UnderstandingMetrics, VoiceMetrics, VoiceSummary
 from sim.records._validation import FailureRate
 
@@ -166,22 +168,6 @@ TRIAGE_CI_RESAMPLES = 1000  # the bootstrap behind TriageAccuracy's CIs
 TRIAGE_CI_SEED = 0
 DIAGNOSIS_METHOD = ("synonym matcher (scorers._diagnosis): the expected first-listed diagnosis or one of its "
                     "synonyms")
-
-
-class Rate(BaseModel):
-    """One proportion: ``count`` of ``n`` encounters, with its 95% bootstrap CI (``None`` when ``n`` is 0)."""
-
-    value: float | None
-    ci95: list[float] | None = None
-    count: int = Field(description="encounters that meet the definition")
-    n: int = Field(description="encounters in the denominator")
-
-    def text(self) -> str:
-        """"0.83 [0.67, 1.00]", or "n/a" without encounters."""
-        if self.value is None:
-            return "n/a"
-        ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
-        return f"{self.value:.2f}{ci}"
 
 
 class ClassAccuracy(BaseModel):
@@ -578,6 +564,11 @@ class Summary(BaseModel):
                                                                             "top-1/top-3 with bootstrap CIs; None "
                                                                             "when no scenario has an escalation "
                                                                             "target")
+    image_accuracy: ImageAccuracy | None = Field(default=None, exclude_if=_absent,
+                                                 description="multiple-choice accuracy of the imaging items and "
+                                                             "top-1/top-3 diagnosis of the encounters with an image, "
+                                                             "overall and by image type, with bootstrap CIs; left out "
+                                                             "of summary.json for a run without them")
 
 
 VERDICT_ORDER = ("best", "acceptable", "over", "under")

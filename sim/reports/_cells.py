@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from sim.records import (
     EncounterRecord,
+    ImageAccuracy,
     LiveMetrics,
     PersonaRobustness,
     RunMeta,
@@ -164,6 +165,33 @@ def imaging_rows(records: Mapping[tuple[str, int], EncounterRecord]) -> list[lis
 
 
 IMAGING_HEADER = ["item", "answer type", "result", "escalation", "critical missed", "composite"]
+IMAGE_ACCURACY_HEADER = ["image type", "items", "multiple choice", "95% CI", "encounters", "top-1", "95% CI", "top-3",
+                         "95% CI"]
+
+
+def image_accuracy_intro(ia: ImageAccuracy) -> str:
+    """What the image accuracy table counts, in one paragraph."""
+    left = []
+    if ia.not_applicable:
+        left.append(f"{ia.not_applicable} item encounter(s) not applicable to this text-only model are not counted")
+    if ia.errors:
+        left.append(f"{ia.errors} that ended in an error are not scored")
+    text_only = ia.overall.text_only
+    return ("Accuracy on images, as AgentClinic reports its NEJM image cases: the multiple-choice items answered "
+            "right, and the encounters with an image whose expected diagnosis the agent named first (top-1) or "
+            "within its first three (top-3), by image type (a case of two types counts in both)"
+            + (f"; {text_only} item(s) were asked without their image (image not available)" if text_only else "")
+            + (f"; {'; '.join(left)}" if left else "") + f"; {ia.ci_method()}.")
+
+
+def image_accuracy_rows(ia: ImageAccuracy) -> list[list[str]]:
+    """The overall row, then one per image type: items and their accuracy, encounters and their top-1 / top-3."""
+    rows = []
+    for t in [ia.overall, *ia.by_type]:
+        items = f"{t.choice.count}/{t.choice.n}" + (f" ({t.text_only} without image)" if t.text_only else "")
+        rows.append([t.image_type, items, _f(t.choice.value), _ci(t.choice.ci95), str(t.top1.n), _f(t.top1.value),
+                     _ci(t.top1.ci95), _f(t.top3.value), _ci(t.top3.ci95)])
+    return rows
 
 
 TRIAGE_FIGURES = (

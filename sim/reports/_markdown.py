@@ -14,9 +14,12 @@ from sim.records import EncounterRecord, RunMeta, Summary, TriageAccuracy, one_l
 from sim.reports._cells import (
     FAILURE_RATE_HEADER,
     FAILURE_RATE_INTRO,
+    IMAGE_ACCURACY_HEADER,
     IMAGING_HEADER,
     ROBUSTNESS_INTRO,
     failure_rate_rows,
+    image_accuracy_intro,
+    image_accuracy_rows,
     imaging_rows,
     live_lines,
     robustness_header,
@@ -220,11 +223,19 @@ def failure_rate_lines(summary: Summary) -> list[str]:
 
 
 def imaging_lines(summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> list[str]:
-    """The report.md section "Imaging": one row per imaging item encounter; none without imaging items."""
+    """The report.md section "Imaging": accuracy by image type, one row per imaging item encounter; none without."""
     rows = imaging_rows(records)
-    if not rows:
+    ia = summary.image_accuracy
+    if not rows and ia is None:
         return []
     lines = ["## Imaging", ""]
+    if ia is not None:
+        lines += ["Accuracy by image type:", "", image_accuracy_intro(ia), "",
+                  "| " + " | ".join(IMAGE_ACCURACY_HEADER) + " |", "|" + "---|" * len(IMAGE_ACCURACY_HEADER)]
+        lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in image_accuracy_rows(ia)]
+        lines.append("")
+    if not rows:
+        return lines
     if summary.not_applicable:
         lines += [f"Not applicable to this model (it is text-only, so it was not shown these items): "
                   f"{', '.join(summary.not_applicable)}. They are not scored and not in the aggregate or the gate.", ""]
