@@ -226,6 +226,8 @@ def _story_facts(case: NejmCase, voice: _Voice, primary: str) -> list[_Fact]:
     fields: dict[str, list[str]] = {}
     for label, sentence in patient_statements(case.patient_info):
         told = _told(sentence, voice)
+        if _ONLY_WHO.match(told):  # the age and sex are the profile's
+            continue
         if label and _field_of(label):
             fields.setdefault(label.lower(), []).append(told)
         else:
@@ -307,6 +309,11 @@ def _image_fact(case: NejmCase, ref: dict[str, str]) -> dict[str, Any]:
 
 # --- the two scenarios ---------------------------------------------------------------------------
 
+# "I am a 59-year-old woman.", "He's a 4-year-old boy.": who the patient is, and nothing else
+_ONLY_WHO = re.compile(r"^(?:i am|i'm|(?:he|she) is|(?:he|she)'s|my \w+ is)\s+an?\s+[\w-]+[- ]"
+                       r"(?:years?|months?|weeks?|days?)[- ]old(?:\s+\w+){0,2}\s*[.!]?$", re.IGNORECASE)
+
+
 def _primary(case: NejmCase, statements: list[str]) -> str:
     """The chief complaint: what the question says the patient presented with, else the patient's first statement."""
     first = strip_panel_refs(sentences(case.question)[0]) if sentences(case.question) else ""
@@ -340,7 +347,8 @@ def nejm_scenarios(row: dict[str, Any], case: NejmCase, ctx: RowContext, image: 
     profile, warnings, profile_tags = parse_demographics(first, case.question)
     warnings = [*case.warnings, *warnings]
     voice = _voice(profile)
-    statements = [_told(s, voice) for _, s in patient_statements(case.patient_info)]
+    statements = [t for _, s in patient_statements(case.patient_info)
+                  if not _ONLY_WHO.match(t := _told(s, voice))]  # the age and sex are the profile's, not a fact
     primary = _primary(case, statements)
     type_tags = [f"image_type:{t}" for t in case.types]
     question_tag = "question:diagnosis" if case.asks_diagnosis else "question:other"

@@ -258,3 +258,15 @@ def test_an_item_without_images_must_say_why() -> None:
     with pytest.raises(ValidationError, match="image_unavailable is only for an item without"):
         ImagingTask(**base, images=[ImageRef(path="x.png", description="d")], image_unavailable="gone")
     assert ImagingTask(**base, image_unavailable="image not available: not fetched").images == []
+
+
+def test_who_the_patient_is_is_the_profile_not_a_fact_or_the_complaint(dev) -> None:
+    from scenarios.importers._nejm import _ONLY_WHO
+
+    assert _ONLY_WHO.match("I am a 59-year-old woman.") and _ONLY_WHO.match("He's a 4-month-old baby boy")
+    assert not _ONLY_WHO.match("I am a 60-year-old woman who has come in because my hand is numb.")
+    encounters = [s for s in dev[2].values() if s.information_tree]
+    assert encounters
+    for s in encounters:
+        assert not _ONLY_WHO.match(s.opening_line) and not _ONLY_WHO.match(s.chief_complaint), s.id
+        assert not [f.id for f in s.information_tree if _ONLY_WHO.match(f.answer)], s.id
