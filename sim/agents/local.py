@@ -14,7 +14,9 @@ portable CPU flags by ``make`` (``tools/llama_build.py``).
 The server runs as a child process in its own process group on a free port; ``LlamaServer.stop``
 ends it (SIGTERM, then SIGKILL after 5 s), and the CLI calls it in a ``finally`` so it also goes on
 Ctrl-C and on errors; an ``atexit`` hook catches interpreter exits that skip the ``finally``, and
-on Linux the child asks the kernel (PR_SET_PDEATHSIG) to be terminated if its parent is SIGKILLed.
+on Linux the child asks the kernel (PR_SET_PDEATHSIG) to SIGKILL it if its parent is SIGKILLed. SIGKILL, not
+SIGTERM: on SIGTERM the server's uvicorn shuts down gracefully and waits for the completion in flight, which on a
+loaded machine went on for more than 10 s after its runner was gone; a server nobody can reach has nothing to save.
 
 Context: the server gets ``n_ctx`` = 8192 tokens (SmolLM2's trained context). A transcript that
 still overflows makes the server answer HTTP 400, which ChatCompletionsAgent raises as a
@@ -114,11 +116,11 @@ class ServerDied(EndpointError):
 
 
 def _die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGTERM it when its parent dies, even by SIGKILL."""
+    """In the child before exec: ask Linux to SIGKILL it when its parent dies, even by SIGKILL."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
     except OSError:  # not Linux/glibc: the atexit hook and the CLI's finally still stop the server
         pass
 
