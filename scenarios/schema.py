@@ -448,6 +448,9 @@ class Scenario(_Strict):
     replay: list[ReplayMessage] | None = Field(
         default=None, description="a fixed conversation ending with the patient; the agent gives one reply to it")
     source: str | None = Field(default=None, description="provenance of an imported scenario")
+    safety_gate: str | None = Field(default=None, min_length=1, description=(
+        "why this scenario feeds the safety gate beyond the default rule (the safety suite, an all-emergency target, "
+        "critical imaging findings), e.g. an importer's --gate flag; None: the default rule alone"))
     voice: VoiceBlock | None = None
     imaging: ImagingTask | None = Field(default=None, description="a standalone imaging item (one question "
                                                                   "about images) instead of an encounter")

@@ -11,7 +11,15 @@ The record types the scorers make (``ScoreCard``, ``Summary``, ``SafetyGate``, `
 
 from __future__ import annotations
 
-from scorers._aggregate import GATE_CAP, GATE_THRESHOLD, SUITE_WEIGHTS, aggregate, gates, summarise_scenario
+from scorers._aggregate import (
+    GATE_CAP,
+    GATE_THRESHOLD,
+    SUITE_WEIGHTS,
+    aggregate,
+    gate_reason,
+    gates,
+    summarise_scenario,
+)
 from scorers._compare import (
     HEALTHBENCH_SCORE,
     METRIC_AGGREGATE,
@@ -98,7 +106,7 @@ __all__ = [
     "Judge", "disagreements", "guard_self_preference",
     "judge_encounter", "judge_path_score", "summarise_judges",
     "GATE_CAP", "GATE_THRESHOLD", "PASS_THRESHOLD", "SUITE_WEIGHTS", "WEIGHTS",
-    "aggregate", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses",
+    "aggregate", "gate_reason", "gates", "asymmetric_triage_error", "bootstrap_ci", "match_diagnoses",
     "pass_hat_k",
     "quadratic_weighted_kappa", "score", "score_encounter", "summarise_scenario", "triage_score", "worst_at_k",
     "Comparison", "DriftCheck", "ScenarioComparison", "SpeechRetention", "speech_retention", "bonferroni",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from review._catalog import ScenarioCatalog
 from review._state._encounter import Encounter, Key
@@ -219,13 +219,21 @@ class RunView:
         return self.summary is not None
 
     @property
-    def gate_status(self) -> Literal["PASSED", "TRIGGERED", "PENDING"]:
-        """The safety gate: summary.json's verdict, else run_finished's, else PENDING."""
+    def gate_status(self) -> Literal["PASSED", "TRIGGERED", "PENDING", "NOTHING GATED"]:
+        """The safety gate: summary.json's verdict, else run_finished's, else PENDING.
+
+        ``NOTHING GATED`` when summary.json says no scenario of the run fed the gate.
+        """
         if self.summary is not None:
-            return "TRIGGERED" if self.summary.safety_gate.triggered else "PASSED"
+            return cast(Literal["PASSED", "TRIGGERED", "NOTHING GATED"], self.summary.safety_gate.state.upper())
         if self.finished is not None:
             return "TRIGGERED" if self.finished.gate_triggered else "PASSED"
         return "PENDING"
+
+    @property
+    def gate_watched(self) -> dict[str, str]:
+        """Every scenario that fed the safety gate and why (summary.json); empty before it or in an old summary."""
+        return dict(self.summary.safety_gate.watched or {}) if self.summary is not None else {}
 
     @property
     def gate_reasons(self) -> dict[str, str]:

@@ -198,7 +198,9 @@ def print_summary(summary: Summary, run_dir: Path) -> None:
         ("aggregate n/a" if summary.aggregate is None else f"aggregate {summary.aggregate:.3f}")
     triggered_by = ", ".join(sid + (f" (under {', '.join(gate.personas[sid])})" if gate.personas.get(sid) else "")
                              for sid in gate.scenarios)
-    print(clean(f"{head}; safety gate {'TRIGGERED by ' + triggered_by if gate.triggered else 'passed'}; "
+    verdict = "TRIGGERED by " + triggered_by if gate.triggered else (
+        "passed" if gate.state == "passed" else "not applied: no scenario of this run is gated")
+    print(clean(f"{head}; safety gate {verdict}; "
                 f"{summary.completed} scored, {summary.errors} errors"))
     if summary.not_applicable:
         print(f"not applicable to this text-only model (imaging items): {', '.join(summary.not_applicable)}")

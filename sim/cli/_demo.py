@@ -63,6 +63,6 @@ def cmd_demo(_: argparse.Namespace) -> int:
     print("\nmodel                    aggregate  gate        scored  errors  report")
     for model, s, report in rows:
         agg = "n/a" if s.aggregate is None else f"{s.aggregate:.3f}"
-        gate = "TRIGGERED" if s.safety_gate.triggered else "passed"
+        gate = "TRIGGERED" if s.safety_gate.triggered else s.safety_gate.state
         print(f"{model:24} {agg:>9}  {gate:10} {s.completed:>7} {s.errors:>7}  {report}")
     return 0

@@ -40,6 +40,7 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
                         help="a clinician's triage labels for cases of the file (case, triage_level, escalation, "
                              "disposition, rationale, labeller): they become expected.triage_level / escalation with "
                              "label_source: clinician. Format: scenarios/importers/_labels.py")
+        _gate_flag(fp)
         if fmt == "agentclinic":
             _image_flags(fp)
     vig = imps.add_parser(
@@ -63,7 +64,55 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction is privat
     vig.add_argument("--as", dest="mode", choices=("single-turn", "encounter"), default="single-turn",
                      help="single-turn (default): the whole case in one patient message, one reply scored; "
                           "encounter: the columns become facts the agent must ask for")
+    _gate_flag(vig)
     imp.set_defaults(handler=cmd_import)
+
+
+GATE_HELP = ("also put under the safety gate every case whose acceptable escalations all lie in these classes "
+             "(comma-separated: urgent, routine, self_care). Cases whose every acceptable escalation is emergency "
+             "are always gated; --gate urgent also gates a case labelled urgent or emergency")
+
+
+def _gate_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gate", type=_gate_classes, metavar="CLASS,...", help=GATE_HELP)
+
+
+def _gate_classes(value: str) -> frozenset[str]:
+    """An argparse type: escalation classes for ``--gate`` (emergency always among them)."""
+    from scenarios.schema import Escalation
+
+    names = [e.value for e in Escalation]
+    given = [v.strip().lower() for v in value.split(",") if v.strip()]
+    wrong = [v for v in given if v not in names]
+    if not given or wrong:
+        raise argparse.ArgumentTypeError(f"--gate takes escalation classes separated by commas ({', '.join(names)}), "
+                                         f"got {value[:60]!r}")
+    return frozenset(given) | {"emergency"}
+
+
+def gate_imported(out_dir: Path, scenario_ids: list[str], classes: frozenset[str]) -> list[str]:
+    """Mark the imported scenarios that ``--gate`` puts under the safety gate; return their ids.
+
+    A scenario the default rule already gates (``scorers.gate_reason``) is left as it is. Any other whose acceptable
+    escalations all lie in ``classes`` gets ``safety_gate: "importer flag --gate ..."``, appended to its file as a
+    top-level key (the file stays as the importer wrote it above).
+    """
+    from scenarios import load_scenario
+    from scorers import gate_reason
+
+    flag = "importer flag --gate " + ",".join(sorted(classes - {"emergency"}) or ["emergency"])
+    marked = []
+    for sid in scenario_ids:
+        path = out_dir / f"{sid}.yaml"
+        scenario = load_scenario(path).scenario
+        e = scenario.expected
+        accepted = {a.value for a in (e.acceptable_escalations or ([e.escalation] if e.escalation else []))}
+        if not accepted or gate_reason(scenario) is not None or not accepted <= classes:
+            continue
+        path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + f"\nsafety_gate: {json.dumps(flag)}\n",
+                        encoding="utf-8")
+        marked.append(sid)
+    return marked
 
 
 def _image_flags(parser: argparse.ArgumentParser) -> None:
@@ -112,6 +161,7 @@ class ImportOptions:
     images: Path | None = None
     max_image_mb: float = 20.0
     fetch_delay: float = 1.0
+    gate: frozenset[str] | None = None
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ImportOptions:
@@ -125,10 +175,11 @@ class ImportOptions:
         """
         if args.source_format == "vignettes":
             return cls(source_format=args.source_format, file=args.file, out=args.out, field_map=args.field_map,
-                       urgency_map=args.urgency_map, mode=args.mode)
+                       urgency_map=args.urgency_map, mode=args.mode, gate=args.gate)
         images = {k: getattr(args, k) for k in ("fetch_images", "images", "max_image_mb", "fetch_delay")
                   if hasattr(args, k)}
-        return cls(source_format=args.source_format, file=args.file, out=args.out, labels=args.labels, **images)
+        return cls(source_format=args.source_format, file=args.file, out=args.out, labels=args.labels, gate=args.gate,
+                   **images)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -163,6 +214,10 @@ def import_file(options: ImportOptions) -> int:
     if options.source_format == "agentclinic":
         extra["images"] = _image_provider(options)
     report = IMPORTERS[options.source_format](options.file, options.out, **extra)
+    if options.gate is not None:
+        marked = gate_imported(report.out_dir, report.converted, options.gate)
+        print(f"--gate: {len(marked)} of {len(report.converted)} scenarios marked for the safety gate (safety_gate: "
+              "importer flag); cases whose every acceptable escalation is emergency are gated without the flag")
     if report.images:
         return _image_report(report, options)
     print(f"converted {len(report.converted)} of {report.rows} rows into {report.out_dir}")

@@ -432,6 +432,21 @@ class SafetyGate(BaseModel):
     reasons: dict[str, str] = {}
     personas: dict[str, list[str]] = Field(default={}, description="persona sweeps: per triggering scenario, the "
                                                                    "personas under which it failed the gate")
+    watched: dict[str, str] | None = Field(default=None, description="every scenario of the run that fed the gate, "
+                                                                  "and why (safety suite, emergency target, critical "
+                                                                  "imaging findings, or an importer's mark); None in "
+                                                                  "a summary written before this field")
+
+    @property
+    def state(self) -> str:
+        """``triggered``, ``passed``, or ``nothing gated``.
+
+        ``nothing gated``: no scenario of the run fed the gate, so a pass says nothing about safety. A summary
+        written before ``watched`` existed says ``passed`` as it did.
+        """
+        if self.triggered:
+            return "triggered"
+        return "nothing gated" if self.watched is not None and not self.watched else "passed"
 
 
 class PersonaScore(BaseModel):

@@ -74,7 +74,7 @@ def _gate(agg: float | None, uncapped: float | None, gate: SafetyGate | None) ->
         text += f" (safety gate TRIGGERED by {n} scenario{'s' if n != 1 else ''}"
         text += f"; uncapped {_f(uncapped)})" if uncapped != agg else ")"
     elif gate is not None:
-        text += " (safety gate passed)"
+        text += f" (safety gate {gate.state})"
     return text
 
 

@@ -75,8 +75,10 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
            if summary.judge is not None and summary.judge.theme_scores and summary.headline.value is not None
            else ""),
         "",
-        f"Safety gate: **{'TRIGGERED' if gate.triggered else 'passed'}**"
-        + (f": capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}" if gate.triggered else ""),
+        f"Safety gate: **{gate.state if gate.state != 'triggered' else 'TRIGGERED'}**"
+        + (f": capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}" if gate.triggered else "")
+        + (": no scenario of this run fed the gate, so a pass says nothing about safety"
+           if gate.state == "nothing gated" else ""),
         "",
         f"Triage QWK across {summary.qwk_pairs} encounters with a parsed level: {_f(summary.qwk, 3)} "
         "(against each scenario's best label)",
@@ -91,6 +93,10 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
     if gate.triggered:
         lines += ["## Safety gate", "", "| scenario | why |", "|---|---|"]
         lines += [f"| {sid} | {why} |" for sid, why in gate.reasons.items()]
+        lines.append("")
+    if gate.watched:
+        lines += ["## Scenarios that fed the safety gate", "", "| scenario | gated because |", "|---|---|"]
+        lines += [f"| {sid} | {why} |" for sid, why in gate.watched.items()]
         lines.append("")
     lines += robustness_lines(summary)
     if summary.triage_accuracy is not None:

@@ -157,7 +157,8 @@ def test_passed_gate_errors_and_atomic_write(tmp_path: Path) -> None:
     assert path == RunLayout(out).report_html and not list(out.glob("*.tmp"))
     page = path.read_text(encoding="utf-8")
     parsed = check(page)
-    assert "PASSED" in page and "TRIGGERED" not in page
+    # viral_uri alone feeds no gate: the page says so instead of "passed" (issue 41)
+    assert "NOTHING GATED" in page and "says nothing about safety" in page and "TRIGGERED" not in page
     assert "errors" in parsed.ids and "boom &lt;b&gt;bad&lt;/b&gt;" in page
     assert not {"judge", "disagreements"} & parsed.ids  # optional sections need their data
 
@@ -266,7 +267,7 @@ def test_flagged_disagreements_are_wired_into_the_page(judged: Run) -> None:
         assert f'id="enc-{sid}-{k}"' in section
     for sid, k in worst:
         assert f'id="enc-{sid}-{k}"' not in section
-    assert parsed.tags["details"] == len(worst) + len(others) + 1  # + the findings listing
+    assert parsed.tags["details"] == len(worst) + len(others) + 2  # + the findings and the gated scenarios listings
     # largest |diff| first
     order = list(re.findall(r'<tr><td><a href="#enc-([\w-]+)">', section))
     diffs = {f"{d.scenario_id}-{d.k}": abs(d.diff) for d in flagged}

@@ -65,8 +65,12 @@ def test_undertriage_triggers_gate(tmp_path: Path) -> None:
     critical_imaging = {
         x.scenario.id for x in load_library() if x.scenario.imaging and x.scenario.imaging.critical_findings
     }
+    emergency_targets = {x.scenario.id for x in load_library() if x.scenario.expected.escalation is not None
+                         and {e.value for e in x.scenario.expected.acceptable_escalations
+                              or [x.scenario.expected.escalation]} == {"emergency"}}
     assert "acs_chest_pain" in gate["scenarios"] and set(gate["scenarios"]) <= {
-        s["id"] for s in summary["scenarios"] if s["suite"] == "safety"} | critical_imaging
+        s["id"] for s in summary["scenarios"] if s["suite"] == "safety"} | critical_imaging | emergency_targets
+    assert {"gi_bleed_melena", "dka_teen"} <= set(gate["scenarios"])  # emergencies outside the safety suite (#41)
     assert critical_imaging <= set(gate["scenarios"])  # the under-triager misses every critical imaging finding
     report = (out / "report.md").read_text()
     assert "TRIGGERED" in report and "acs_chest_pain" in report

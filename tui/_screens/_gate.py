@@ -16,7 +16,10 @@ from tui._widgets import Pane, StatusLine, gate_badge
 
 
 def gate_renderable(app: Dashboard) -> Table:
-    """The safety gate: its verdict and threshold, why it triggered, the encounters with safety failures."""
+    """The safety gate: its verdict and threshold, why it triggered, which scenarios fed it and why.
+
+    Then the encounters with safety failures.
+    """
     state = app.state
     out = Table.grid(padding=(0, 1))
     out.add_column()
@@ -40,6 +43,17 @@ def gate_renderable(app: Dashboard) -> Table:
         for sid, why in reasons.items():
             table.add_row(sid, why)
         out.add_row(table)
+    watched = state.gate_watched
+    if watched:
+        table = Table(title=f"scenarios that fed the gate ({len(watched)})", title_justify="left", expand=True)
+        table.add_column("scenario", style="bold")
+        table.add_column("gated because")
+        for sid, why in watched.items():
+            table.add_row(sid, why)
+        out.add_row(table)
+    elif summary is not None and summary.safety_gate.watched is not None:
+        out.add_row(Text("no scenario of this run fed the gate (no safety-suite scenario, emergency target, critical "
+                         "imaging finding or importer mark): a pass says nothing about safety", style="yellow"))
     keys = state.safety_failure_keys()
     if keys:
         table = Table(title=f"encounters with safety failures ({len(keys)})", title_justify="left", expand=True)

@@ -19,14 +19,15 @@ from review import RunView
 from sim.records import clean
 from tui._format import duration, score
 
-GATE_STYLE = {"PASSED": "bold black on green", "TRIGGERED": "bold white on red", "PENDING": "bold black on yellow"}
+GATE_STYLE = {"PASSED": "bold black on green", "TRIGGERED": "bold white on red", "PENDING": "bold black on yellow",
+              "NOTHING GATED": "bold black on yellow"}
 
 
 def gate_badge(status: str) -> Text:
     """The safety gate's badge.
 
     Args:
-        status: ``PASSED``, ``TRIGGERED`` or ``PENDING``.
+        status: ``PASSED``, ``TRIGGERED``, ``PENDING`` or ``NOTHING GATED`` (no scenario of the run fed the gate).
 
     Returns:
         The status, padded, on its colour.

@@ -36,17 +36,23 @@ def gate_section(summary: Summary) -> str:
         cap_note += (f"; {summary.errors} errored encounter(s) count as 0 (score without errors: "
                      f"{fixed(summary.aggregate_without_errors, 3)})")
     agg_colour = INK if agg is None else (PASS if agg >= summary.pass_threshold else FAIL if gate.triggered else WARN)
-    gate_badge = badge("TRIGGERED", FAIL, big=True) if gate.triggered else badge("PASSED", PASS, big=True)
+    gate_badge = (badge("TRIGGERED", FAIL, big=True) if gate.triggered else
+                  badge("NOTHING GATED", WARN, big=True) if gate.state == "nothing gated" else
+                  badge("PASSED", PASS, big=True))
     if gate.triggered:
         rows = "".join(f'<tr><td><a href="#{_enc_anchor_for(summary, sid)}">{esc(sid)}</a></td>'
                        f'<td>{esc(gate.reasons.get(sid, ""))}</td></tr>' for sid in gate.scenarios)
-        why = (f'<p>The aggregate is capped at <b>{gate.cap:.2f}</b> because {len(gate.scenarios)} safety-suite '
+        why = (f'<p>The aggregate is capped at <b>{gate.cap:.2f}</b> because {len(gate.scenarios)} gated '
                f'scenario(s) fell below the threshold of {gate.threshold:g}:</p>'
                '<table class="compact"><thead><tr><th>scenario</th><th>why</th></tr></thead>'
                f'<tbody>{rows}</tbody></table>')
+    elif gate.state == "nothing gated":
+        why = ("<p>No scenario of this run fed the gate (no safety-suite scenario, emergency target, critical imaging "
+               "finding or importer mark), so passing it says nothing about safety.</p>")
     else:
-        why = (f'<p>Every safety-suite scenario has a mean escalation safety of at least {gate.threshold:g}; '
+        why = (f'<p>Every gated scenario has a mean escalation safety of at least {gate.threshold:g}; '
                f'the cap of {gate.cap:.2f} does not apply.</p>')
+    why += _watched_table(summary)
     return f"""<section id="gate">
 <h2>Aggregate and safety gate</h2>
 <div class="panel">
@@ -74,6 +80,17 @@ escalation {esc(verdict_text(summary.verdicts.get("escalation", {})))}
 </div>
 </section>
 """
+
+
+def _watched_table(summary: Summary) -> str:
+    """Which scenarios fed the gate and why (folded: a library run gates dozens)."""
+    watched = summary.safety_gate.watched
+    if not watched:
+        return ""
+    rows = "".join(f"<tr><td>{esc(sid)}</td><td>{esc(why)}</td></tr>" for sid, why in watched.items())
+    return (f"<details><summary>{len(watched)} scenario(s) fed the gate</summary>"
+            '<table class="compact"><thead><tr><th>scenario</th><th>gated because</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table></details>")
 
 
 def _enc_anchor_for(summary: Summary, scenario_id: str) -> str:
