@@ -23,6 +23,7 @@ import asyncio
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,9 +102,16 @@ def smart_turn() -> SmartTurn:
         return _MODEL
 
 
+_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="smart-turn")  # not the loop's: see judge_turn
+
+
 async def judge_turn(samples: npt.NDArray[np.int16] | npt.NDArray[np.float32]) -> TurnVerdict:
-    """``smart_turn().judge(samples)`` on a worker thread: the event loop never loads or runs the model."""
-    return await asyncio.to_thread(lambda: smart_turn().judge(samples))
+    """``smart_turn().judge(samples)`` on a worker thread: the event loop never loads or runs the model.
+
+    The threads are the model's own (two: both sides of a call in one process), so a verdict never queues behind
+    the transcriptions and syntheses that fill the event loop's default executor.
+    """
+    return await asyncio.get_running_loop().run_in_executor(_THREADS, lambda: smart_turn().judge(samples))
 
 
 class FarAudio:

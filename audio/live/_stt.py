@@ -46,7 +46,10 @@ class WhisperSegmentSTT(SegmentedSTTService):
     ``SPECULATE_LEAD_S`` before a shorter VAD stop: ``speculation_start``) the segment so far is transcribed in the
     background. If the VAD then confirms the stop and nothing but quiet
     audio came after that point, the speculative transcript is used, so most of the VAD's stop wait
-    overlaps with Whisper's work. If speech resumes, the speculation is simply discarded.
+    overlaps with Whisper's work. If speech resumes, the speculation is simply discarded. One speculation runs at a
+    time: a transcription cannot be stopped once started, and with a short VAD stop (0.05 s of quiet) a pause inside
+    every other word started one, so on a busy machine they queued for the worker threads that Piper, Whisper's final
+    pass and the end-of-turn model wait for, and a reply waited seconds.
 
     Every clip is transcribed with ``LEADING_SILENCE_S`` of silence before it. pipecat keeps the audio since the
     last stop, so after a short pause a segment starts at its first word; Whisper's short window then read a
@@ -93,8 +96,8 @@ class WhisperSegmentSTT(SegmentedSTTService):
             return
         self._quiet_bytes += len(frame.audio)
         covered = len(self._audio_buffer)
-        if self._quiet_bytes >= self._speculate_bytes and (self._spec is None or
-                                                                        self._spec[0] < covered - self._quiet_bytes):
+        stale = self._spec is None or self._spec[0] < covered - self._quiet_bytes  # speech came after it
+        if self._quiet_bytes >= self._speculate_bytes and stale and (self._spec is None or self._spec[1].done()):
             pcm = bytes(self._audio_buffer) + self._trailing_silence()
             self.speculations += 1
             self._spec = (covered, asyncio.create_task(asyncio.to_thread(self._transcribe, pcm)))
