@@ -144,22 +144,61 @@ class FarAudio:
         return np.concatenate(list(self._chunks))[-n:]
 
 
-def turn_hold_s(settings: LiveSettings, *, question: bool, verdict: TurnVerdict | None) -> float:
+# Words after which an English sentence is not over: articles, determiners and possessives, "of" and "than",
+# coordinating conjunctions, subordinators and fillers ("Have you had any", "a family history of", "and", "um").
+# Whisper writes a question mark after many such fragments when the speaker pauses ("And have you had any?"), so the
+# mark alone would answer a clinician who has only paused.
+_OPEN_WORDS = frozenset("""a an the any some every each your my our their of than and or but nor because if when
+while whether although unless um uh er erm uhm""".split())
+# A subordinator or question word followed by a subject pronoun is a clause still waiting for its verb ("when you").
+_OPENERS = frozenset("when if while because whether although unless where what how that since before after".split())
+_SUBJECTS = frozenset("you i he she they we".split())
+
+
+def open_ending(text: str) -> bool:
+    """Whether ``text`` (a transcript so far) stops where an English sentence cannot end.
+
+    True when it trails off ("...", a dash or a comma), or its last word is one of the closed-class words after which
+    a sentence goes on (an article, determiner or possessive; "of", "than"; a conjunction or subordinator; a filler),
+    or its last two words are a subordinator or question word and a subject pronoun ("when you"). Punctuation
+    Whisper added is ignored: "Have you had any?" is open. A word class, not a list of phrases: anything else, a
+    finished question included, is not open.
+    """
+    stripped = text.rstrip()
+    if not stripped:
+        return False
+    if stripped.endswith(("...", "\u2026", "-", "\u2014", ",")):
+        return True
+    words = [w.strip(".,?!;:\"'()").lower() for w in stripped.split()]
+    words = [w for w in words if w]
+    if not words:
+        return False
+    if words[-1] in _OPEN_WORDS:
+        return True
+    return len(words) >= 2 and words[-2] in _OPENERS and words[-1] in _SUBJECTS
+
+
+def turn_hold_s(settings: LiveSettings, *, heard: str, verdict: TurnVerdict | None) -> float:
     """With ``end_of_turn="smart-turn"``: how much silence after the far end's speech ends its turn.
 
     Judged complete, a turn that asks a question (its transcript ends in "?"), or any turn on a side with no
-    question rule (``turn_wait_s`` 0), is over now (0). Any other turn, or one the model could not judge (None), is
-    over when the ``vad`` path would end it: after ``vad_stop_s``, and ``turn_wait_s`` more without a question. So the
-    model can only make a reply earlier than the ``vad`` path does, never later.
+    question rule (``turn_wait_s`` 0), is over now (0), unless its transcript stops where a sentence cannot end
+    (``open_ending``: "Have you had any?"). Any other turn, or one the model could not judge (None), is over when the
+    ``vad`` path would end it: after ``vad_stop_s``, and ``turn_wait_s`` more without a question; an open ending
+    waits that longer time too, question mark or not. So the model can only make a reply earlier than the ``vad``
+    path does, and an open ending only later.
 
     Args:
         settings: the listening side's settings.
-        question: the far end's transcript so far ends in "?".
+        heard: the far end's transcript so far.
         verdict: the model's verdict on the far end's turn at its last stop, or None.
 
     Returns:
         Seconds of silence, counted from the end of the far end's speech.
     """
+    if open_ending(heard):
+        return settings.vad_stop_s + settings.turn_wait_s
+    question = heard.rstrip().endswith("?")
     if verdict is not None and verdict.complete and (question or settings.turn_wait_s == 0):
         return 0.0
     return settings.vad_stop_s + (0.0 if question else settings.turn_wait_s)

@@ -13,7 +13,9 @@ worker thread: asked once the far end has been quiet ``JUDGE_LEAD_S`` less than 
 stop of 0.15 s or more), so the verdict (about 40 ms) is mostly in when the VAD confirms the stop, and asked at the
 stop if the far end spoke after it or the stop is shorter. Judged complete, the turn is over as soon as the transcript
 is in, if it ends in "?" or the side has no question rule (``turn_wait_s`` 0); otherwise the ``vad`` path's timing
-holds, counted from the end of the speech. Either way the reply waits (cancelled if the far end goes on talking).
+holds, counted from the end of the speech. A transcript that stops where a sentence cannot end ("Have you had any?",
+``audio.live._end_of_turn.open_ending``) waits the longest of those times, ``vad_stop_s`` + ``turn_wait_s``.
+Either way the reply waits (cancelled if the far end goes on talking).
 
 Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
 speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
@@ -242,6 +244,7 @@ class TurnTaker(FrameProcessor):
         self._barge_task: asyncio.Task[None] | None = None
         self.far_audio = FarAudio()  # what the end-of-turn model hears (smart-turn only)
         self.verdicts: list[TurnVerdict] = []  # the end-of-turn model's verdicts this side acted on, in order
+        self.holds: list[float] = []  # smart-turn: the silence each reply waited for after the far end's speech
         self._turn_start: float | None = None  # when the far end's current turn began (its first speech since a reply)
         self._verdict: asyncio.Task[TurnVerdict] | None = None  # the verdict on the far end's turn at its last stop
         self._early: asyncio.Task[TurnVerdict] | None = None  # one asked in the far end's pause, before its stop
@@ -431,7 +434,8 @@ class TurnTaker(FrameProcessor):
                 if not any(e.startswith("end-of-turn model") for e in self.errors):
                     self.errors.append(f"end-of-turn model failed, the VAD timing was used: {type(exc).__name__}: "
                                        f"{exc}")
-        hold = turn_hold_s(self.settings, question=self._heard[-1].rstrip().endswith("?"), verdict=verdict)
+        hold = turn_hold_s(self.settings, heard=" ".join(self._heard), verdict=verdict)
+        self.holds.append(hold)
         t = self.log.far_turn
         end = t.heard_end if t is not None and t.heard_end is not None else self.clock.now()
         await asyncio.sleep(max(0.0, end + hold - self.clock.now()))

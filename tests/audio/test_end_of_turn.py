@@ -21,7 +21,7 @@ from pipecat.processors.frame_processor import FrameDirection
 from audio._pcm import RATE_16K
 from audio.channel import CLINICIAN_STYLE
 from audio.live import CallClock, LiveSettings, PatientBrain
-from audio.live._end_of_turn import WINDOW_S, FarAudio, TurnVerdict, smart_turn, turn_hold_s
+from audio.live._end_of_turn import WINDOW_S, FarAudio, TurnVerdict, open_ending, smart_turn, turn_hold_s
 from audio.live._speaking import _to_wire_pcm
 from audio.live._turns import EARLY_QUIET_S, JUDGE_LEAD_S
 from audio.tts import DETERMINISTIC, PiperTTS
@@ -101,12 +101,33 @@ def test_the_hold_of_a_turn_by_verdict_and_question() -> None:
     patient, agent = LiveSettings(), LiveSettings(smart_turn_stop_s=0.45, vad_stop_s=0.6, turn_wait_s=0.0)
     done = TurnVerdict(complete=True, probability=0.9, seconds=0.04, heard_s=3.0)
     not_done = TurnVerdict(complete=False, probability=0.1, seconds=0.04, heard_s=3.0)
-    assert turn_hold_s(patient, question=True, verdict=done) == 0.0
-    assert turn_hold_s(patient, question=True, verdict=not_done) == pytest.approx(0.3)  # the vad path's stop
-    assert turn_hold_s(patient, question=False, verdict=done) == pytest.approx(1.0)  # and its turn wait
-    assert turn_hold_s(patient, question=True, verdict=None) == pytest.approx(0.3)  # no verdict: the vad path's
-    assert turn_hold_s(agent, question=False, verdict=done) == 0.0  # no question rule on the agent's side
-    assert turn_hold_s(agent, question=False, verdict=not_done) == pytest.approx(0.6)
+    asked, told = "Does the pain spread to your arm?", "It started this morning."
+    assert turn_hold_s(patient, heard=asked, verdict=done) == 0.0
+    assert turn_hold_s(patient, heard=asked, verdict=not_done) == pytest.approx(0.3)  # the vad path's stop
+    assert turn_hold_s(patient, heard="Thank you.", verdict=done) == pytest.approx(1.0)  # and its turn wait
+    assert turn_hold_s(patient, heard=asked, verdict=None) == pytest.approx(0.3)  # no verdict: the vad path's
+    assert turn_hold_s(agent, heard=told, verdict=done) == 0.0  # no question rule on the agent's side
+    assert turn_hold_s(agent, heard=told, verdict=not_done) == pytest.approx(0.6)
+    # a question mark Whisper put after a pause in mid-sentence: the longest wait, whatever the model said
+    assert turn_hold_s(patient, heard="And have you had any?", verdict=done) == pytest.approx(1.0)
+    assert turn_hold_s(agent, heard="It gets worse when I", verdict=done) == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("text", [
+    "And have you had any?", "Is there a family history of?", "Does it get worse when you?",
+    "Any problems with your...", "Okay, and", "Do you get it at rest or", "So, um", "Is it worse than",
+    "I was going to ask whether",
+    "Can you describe the", "Right, so if he", "And your breathing,", "It hurts when I"])
+def test_a_transcript_that_stops_where_a_sentence_cannot_end_is_open(text: str) -> None:
+    assert open_ending(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Does the pain spread anywhere?", "Have you had this before?", "Do you smoke?", "You smoke, do you?",
+    "Is it there all the time?", "What are you allergic to?", "Who do you live with?", "Where are you from?",
+    "Thank you.", "Is that so?", "Any allergies?", "How long has it been going on?", "", "   "])
+def test_a_finished_sentence_is_not_open(text: str) -> None:
+    assert not open_ending(text)
 
 
 def test_the_setting_chooses_the_vad_stop() -> None:
@@ -179,6 +200,15 @@ async def test_the_patient_brain_judges_the_agents_turn_with_the_model(tts: Pipe
         assert spoken_s + 0.5 + stop_s - JUDGE_LEAD_S - 0.1 <= verdict.heard_s <= spoken_s + 0.5 + stop_s - JUDGE_LEAD_S
     cut = await _hear(settings, speech[:int(cut_s * RATE_16K)], "Okay, and have you had?")
     assert [v.complete for v in cut.verdicts] == [False]
+    assert whole.holds == [0.0] and cut.holds == [pytest.approx(0.3)]
+
+
+async def test_the_patient_brain_waits_out_a_question_mark_after_an_open_word(tts: PiperTTS) -> None:
+    """Whisper often writes "?" after a clinician's pause ("And have you had any?"); the patient waits the longest
+    hold (1.0 s), so an agent that goes on within it is not answered early."""
+    question = CUTS[0][0]
+    brain = await _hear(LiveSettings(), _spoken(tts, question), "And have you had any?")
+    assert brain.holds == [pytest.approx(1.0)]
 
 
 async def test_on_the_vad_path_the_model_is_not_asked(tts: PiperTTS) -> None:
