@@ -19,6 +19,8 @@ One concern per module:
   is nothing to say, so the far end hears a continuous stream and its VAD sees real pauses.
 * ``_metrics``: the ``Timeline`` a brain collects and ``interaction_metrics`` (a typed
   ``InteractionMetrics``): latencies, overlaps, silence gaps.
+* ``_end_of_turn``: whether the far end's turn is over, judged from its voice by Smart Turn v3.2 (pipecat's bundled
+  ONNX model, loaded once per process, run on a worker thread) at a short VAD stop (``LiveSettings.end_of_turn``).
 * ``_turns``: ``TurnTaker``, the turn-taking shared by both brains (reply, yield, barge in), and its
   ``CallLog`` (the timeline, the transcript and the events).
 * ``_brains``: ``PatientBrain`` answers through the information-tree simulator it is handed (the same

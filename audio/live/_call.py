@@ -44,11 +44,12 @@ from audio.live._door import (
     _serve_one_caller,
     _WireSerializer,
 )
+from audio.live._end_of_turn import smart_turn
 from audio.live._metrics import interaction_metrics
 from audio.live._recording import CallClock, CallRecorder, InputTap
 from audio.live._settings import LiveError, LiveSettings
 from audio.live._speaking import PiperSpeaker, RealtimePacer
-from audio.live._stt import WhisperSegmentSTT
+from audio.live._stt import WhisperSegmentSTT, speculation_start
 from audio.live._transport import (
     AGENT_PROTOCOLS,
     AgentLinkSettings,
@@ -167,11 +168,16 @@ class PatientCallSettings(CallSettings):
 class AgentCallSettings(CallSettings):
     """The built-in voice agent's call (``run_agent_bot``): the agent's defaults.
 
-    The agent listens with a longer end-of-turn silence (0.6 s) than the patient, so a patient's pause between two
-    sentences does not cut its answer in half; it serves on 8766 and waits for a caller for as long as it takes.
+    The agent listens with a longer VAD stop than the patient (0.45 s, and 0.6 s on the ``vad`` path or for a turn
+    the end-of-turn model judged incomplete), so a patient's pause inside an answer does not cut it in half, and with
+    no question rule (a patient's answers are not questions); it serves on 8766 and waits for a caller for as long as
+    it takes. Not shorter: its callers are the simulated patient, whose Piper voice pauses up to 0.42 s inside an
+    answer (Silero's silence at its commas, 60 answers of 15 scenarios), and on that voice Smart Turn judges such a
+    pause complete about as often as the answer's end (0.57 against 0.56, 2026-11-29); with 0.2 s the agent cut the
+    patient off at about half of those pauses.
     """
 
-    side: LiveSettings = Field(default=LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0),
+    side: LiveSettings = Field(default=LiveSettings(smart_turn_stop_s=0.45, vad_stop_s=0.6, turn_wait_s=0.0),
                                description="the agent's turn-taking and limits")
     port: int = Field(default=8766, ge=0, le=65535, description="the port to serve on")
     connect_timeout_s: float | None = Field(default=None, description="how long to wait for a caller (None: "
@@ -231,14 +237,14 @@ def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: Voice
                 recorder: CallRecorder, vocabulary: Sequence[str] | None) -> tuple[Pipeline, RealtimePacer]:
     s = brain.settings
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(sample_rate=RATE_16K, params=VADParams(
-        confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.vad_stop_s)))
+        confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.listening_stop_s)))
     stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed,
-                            speculate=s.speculative_stt)
+                            speculate=s.speculative_stt, speculate_after_s=speculation_start(s.listening_stop_s))
     speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
     pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
     brain.attach(pacer, stt)
-    pipeline = Pipeline([transport.input(), InputTap(recorder=recorder, on_voice=brain.on_far_voice), vad, stt,
-                         brain, speaker, pacer, transport.output()])
+    tap = InputTap(recorder=recorder, on_voice=brain.on_far_voice, on_audio=brain.on_far_audio)
+    pipeline = Pipeline([transport.input(), tap, vad, stt, brain, speaker, pacer, transport.output()])
     return pipeline, pacer
 
 
@@ -271,7 +277,7 @@ def _drop_audio_before_start(input_transport: Any) -> None:  # pipecat's input t
 
 
 def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
-    """Load Whisper and Piper and run each once per process, so the first turn of a call is not the slow one.
+    """Load Whisper, Piper and Smart Turn and run each once per process, so no turn of a call is the slow first one.
 
     Args:
         tts: the voice to warm up.
@@ -282,6 +288,7 @@ def warm_up(tts: PiperTTS, *, beam_size: int = 5) -> None:
         return
     speech = tts.synthesize("Hello, this is a warm up.", settings=DETERMINISTIC)
     _stt.transcribe(speech.samples, sample_rate=speech.sample_rate, beam_size=beam_size)
+    smart_turn().judge(speech.samples)
     _WARMED.add(key)
 
 

@@ -6,7 +6,8 @@
 patient), right the far end, 16 kHz int16, from the call's start to its end, so a speech event at ``at`` seconds is
 at sample ``at * 16000`` of the file.
 ``InputTap`` is the pipeline's first processor: it stamps the far end's audio into the recording as it
-arrives and notes when the far end was last voiced (for the barge-in).
+arrives, notes when the far end was last voiced (for the barge-in) and hands each frame on to the brain (what the
+end-of-turn model hears).
 """
 
 from __future__ import annotations
@@ -110,15 +111,18 @@ class CallRecorder:
 class InputTap(FrameProcessor):
     """Copies the far end's audio into the recording as it arrives and notes when it was last voiced.
 
+    ``on_voice(at)`` is called for every voiced frame, ``on_audio(pcm, rate)`` for every frame.
+
     An ``InterruptionFrame`` coming in from the far end is dropped: it tells the far end's *own*
     playback to flush (it stopped talking), and must not cut this side's speech.
     """
 
     def __init__(self, *, recorder: CallRecorder, on_voice: Callable[[float], None] | None = None,
-                 **kwargs: Any) -> None:
+                 on_audio: Callable[[bytes, int], None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._recorder = recorder
         self._on_voice = on_voice
+        self._on_audio = on_audio
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -126,6 +130,8 @@ class InputTap(FrameProcessor):
             return
         if isinstance(frame, InputAudioRawFrame):
             self._recorder.add("far", frame.audio, rate=frame.sample_rate)
+            if self._on_audio is not None:
+                self._on_audio(frame.audio, frame.sample_rate)
             if self._on_voice is not None and int16_rms(frame.audio) >= QUIET_RMS:
                 self._on_voice(self._recorder.clock.now())
         await self.push_frame(frame, direction)

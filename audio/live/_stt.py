@@ -27,29 +27,47 @@ from audio import stt as _stt
 from audio._pcm import RATE_16K, int16_rms, int16_samples
 
 QUIET_RMS = 300          # int16 RMS below this (about -40 dBFS) counts as a pause
-SPECULATE_AFTER_S = 0.12  # a pause this long starts a speculative transcription
+SPECULATE_AFTER_S = 0.12  # a pause this long starts a speculative transcription (or shorter: SPECULATE_LEAD_S)
+SPECULATE_LEAD_S = 0.05   # ... at least this long before the VAD confirms the stop, so Whisper is mostly done by then
 TRAILING_SILENCE_S = 0.2  # pipecat pads each segment with this much silence, so Whisper keeps the last word
+LEADING_SILENCE_S = 0.3   # and we put this much before it: see WhisperSegmentSTT
 TTFS_P99_S = 1.0          # speech end -> final transcript (p99) that pipecat announces to turn strategies
+
+
+def speculation_start(vad_stop_s: float) -> float:
+    """How long a pause starts a speculative transcription when the VAD confirms a stop after ``vad_stop_s``."""
+    return max(0.02, min(SPECULATE_AFTER_S, vad_stop_s - SPECULATE_LEAD_S))
 
 
 class WhisperSegmentSTT(SegmentedSTTService):
     """pipecat's segmented STT on our process-wide faster-whisper model (never downloads, one load).
 
-    Speculative transcription: once the speaker has been quiet for ``SPECULATE_AFTER_S`` the segment so
-    far is transcribed in the background. If the VAD then confirms the stop and nothing but quiet
+    Speculative transcription: once the speaker has been quiet for ``speculate_after_s`` (``SPECULATE_AFTER_S``, or
+    ``SPECULATE_LEAD_S`` before a shorter VAD stop: ``speculation_start``) the segment so far is transcribed in the
+    background. If the VAD then confirms the stop and nothing but quiet
     audio came after that point, the speculative transcript is used, so most of the VAD's stop wait
-    overlaps with Whisper's work. If speech resumes, the speculation is simply discarded.
+    overlaps with Whisper's work. If speech resumes, the speculation is simply discarded. One speculation runs at a
+    time: a transcription cannot be stopped once started, and with a short VAD stop (0.05 s of quiet) a pause inside
+    every other word started one, so on a busy machine they queued for the worker threads that Piper, Whisper's final
+    pass and the end-of-turn model wait for, and a reply waited seconds.
+
+    Every clip is transcribed with ``LEADING_SILENCE_S`` of silence before it. pipecat keeps the audio since the
+    last stop, so after a short pause a segment starts at its first word; Whisper's short window then read a
+    1.8 s "Can you tell me about radiate?" as that line three times, the clip went back to the full window and
+    took 2-3.4 s instead of 0.1 (six such clips in one 3-turn call with a 0.1 s VAD stop, 2026-11-29; with 0.3 s
+    of silence first all six read once, in 0.11-0.2 s).
     """
 
     def __init__(self, *, beam_size: int = 5, vocabulary: Sequence[str] | None = None,
                  on_transcribed: Callable[[str, float, float], None] | None = None, speculate: bool = True,
-                 **kwargs: Any) -> None:
+                 speculate_after_s: float = SPECULATE_AFTER_S, **kwargs: Any) -> None:
         super().__init__(sample_rate=RATE_16K, trailing_silence_secs=TRAILING_SILENCE_S, ttfs_p99_latency=TTFS_P99_S,
                          settings=STTSettings(model="faster-whisper", language=None), **kwargs)
         self._beam = beam_size
         self._vocabulary = list(vocabulary or [])
         self._on_transcribed = on_transcribed
         self._speculate = speculate
+        self._speculate_bytes = int(speculate_after_s * RATE_16K) * 2
         self._quiet_bytes = 0
         self._spec: tuple[int, asyncio.Task[_stt.Transcript]] | None = None  # (buffer length it covers, transcription)
         self.speculative_hits = 0
@@ -64,7 +82,8 @@ class WhisperSegmentSTT(SegmentedSTTService):
         return False
 
     def _transcribe(self, pcm: bytes) -> _stt.Transcript:
-        return _stt.transcribe(int16_samples(pcm), sample_rate=RATE_16K, beam_size=self._beam,
+        lead = bytes(int(LEADING_SILENCE_S * RATE_16K) * 2)
+        return _stt.transcribe(int16_samples(lead + pcm), sample_rate=RATE_16K, beam_size=self._beam,
                                vocabulary=self._vocabulary or None)
 
     async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection) -> None:
@@ -77,8 +96,8 @@ class WhisperSegmentSTT(SegmentedSTTService):
             return
         self._quiet_bytes += len(frame.audio)
         covered = len(self._audio_buffer)
-        if self._quiet_bytes >= SPECULATE_AFTER_S * RATE_16K * 2 and (self._spec is None or
-                                                                        self._spec[0] < covered - self._quiet_bytes):
+        stale = self._spec is None or self._spec[0] < covered - self._quiet_bytes  # speech came after it
+        if self._quiet_bytes >= self._speculate_bytes and stale and (self._spec is None or self._spec[1].done()):
             pcm = bytes(self._audio_buffer) + self._trailing_silence()
             self.speculations += 1
             self._spec = (covered, asyncio.create_task(asyncio.to_thread(self._transcribe, pcm)))

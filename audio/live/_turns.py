@@ -5,6 +5,18 @@ once the far end has stopped and everything it said is transcribed, and yields o
 ``CallLog`` collaborator does the bookkeeping: the timeline ``interaction_metrics`` reads, the
 transcript (``Turn`` records) and the events for the event log.
 
+End of turn (``LiveSettings.end_of_turn``). With ``vad`` the far end's turn is over when the VAD has heard
+``vad_stop_s`` of silence and the segment is transcribed; a transcript that does not end in "?" waits ``turn_wait_s``
+longer. With ``smart-turn`` the VAD stops after ``smart_turn_stop_s`` and Smart Turn v3.2 (``audio.live._end_of_turn``)
+judges the far end's audio since its turn began (from half a second before its first speech, the last 8 s), on a
+worker thread: asked once the far end has been quiet ``JUDGE_LEAD_S`` less than that stop (its frames' RMS; with a
+stop of 0.15 s or more), so the verdict (about 40 ms) is mostly in when the VAD confirms the stop, and asked at the
+stop if the far end spoke after it or the stop is shorter. Judged complete, the turn is over as soon as the transcript
+is in, if it ends in "?" or the side has no question rule (``turn_wait_s`` 0); otherwise the ``vad`` path's timing
+holds, counted from the end of the speech. A transcript that stops where a sentence cannot end ("Have you had any?",
+``audio.live._end_of_turn.open_ending``) waits the longest of those times, ``vad_stop_s`` + ``turn_wait_s``.
+Either way the reply waits (cancelled if the far end goes on talking).
+
 Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
 speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
 with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause (``barge_in``:
@@ -28,15 +40,19 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from audio._pcm import int16_rms
+from audio.live._end_of_turn import PRE_SPEECH_S, FarAudio, TurnVerdict, judge_turn, turn_hold_s
 from audio.live._metrics import Timeline, TurnTiming, other_side
 from audio.live._recording import CallClock
 from audio.live._settings import LiveSettings, Side
 from audio.live._speaking import FRAME_S, RealtimePacer, SpeakFrame
-from audio.live._stt import WhisperSegmentSTT
+from audio.live._stt import QUIET_RMS, WhisperSegmentSTT
 from sim.records import EventSink, LatencyMeasured, OverlapDetected, SpeechStarted, SpeechStopped, Turn, TurnRecorded
 
 STILL_VOICED_S = 0.1  # the far end counts as still talking if its last voiced frame is at most this old
 QUIET_WAIT_S = 30.0   # wait_until_quiet gives up after this long
+JUDGE_LEAD_S = 0.05   # smart-turn: the model is asked this long before the VAD's stop, so its verdict is in by then,
+EARLY_QUIET_S = 0.1   # ... if that leaves this much quiet at least (less: too many pauses inside words would ask it)
 
 
 class CallLog:
@@ -226,6 +242,13 @@ class TurnTaker(FrameProcessor):
         self._far_speaking = False
         self._reply_task: asyncio.Task[None] | None = None
         self._barge_task: asyncio.Task[None] | None = None
+        self.far_audio = FarAudio()  # what the end-of-turn model hears (smart-turn only)
+        self.verdicts: list[TurnVerdict] = []  # the end-of-turn model's verdicts this side acted on, in order
+        self.holds: list[float] = []  # smart-turn: the silence each reply waited for after the far end's speech
+        self._turn_start: float | None = None  # when the far end's current turn began (its first speech since a reply)
+        self._verdict: asyncio.Task[TurnVerdict] | None = None  # the verdict on the far end's turn at its last stop
+        self._early: asyncio.Task[TurnVerdict] | None = None  # one asked in the far end's pause, before its stop
+        self._quiet_s = 0.0  # how long the far end has been quiet (its frames' RMS)
 
     @property
     def turns(self) -> list[Turn]:
@@ -250,6 +273,31 @@ class TurnTaker(FrameProcessor):
     def on_far_voice(self, at: float) -> None:
         """Called by the input tap for every voiced frame of the far end."""
         self._far_voiced_at = at
+
+    def on_far_audio(self, pcm: bytes, rate: int) -> None:
+        """Called by the input tap for every frame of the far end: kept for the end-of-turn model (smart-turn).
+
+        The model is asked early, ``JUDGE_LEAD_S`` before the VAD's stop, once the far end has been quiet that long
+        (``EARLY_QUIET_S`` at least) while the VAD says it speaks; voice after that makes the early verdict stale.
+        """
+        if self.settings.end_of_turn != "smart-turn":
+            return
+        self.far_audio.add(pcm, rate)
+        if int16_rms(pcm) >= QUIET_RMS:
+            self._quiet_s, self._early = 0.0, None  # a verdict asked before this voice is stale
+            return
+        self._quiet_s += len(pcm) / 2 / rate
+        early = self.settings.smart_turn_stop_s - JUDGE_LEAD_S
+        if self._far_speaking and self._early is None and early >= EARLY_QUIET_S and self._quiet_s >= early:
+            self._early = self._ask_model()
+
+    def _ask_model(self) -> asyncio.Task[TurnVerdict]:
+        """The model's verdict on the far end's turn so far (from half a second before it began), on a worker thread."""
+        now = self.clock.now()
+        began = self._turn_start if self._turn_start is not None else now
+        task = asyncio.create_task(judge_turn(self.far_audio.last(now - began + PRE_SPEECH_S)))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a stale one's failure is nobody's
+        return task
 
     @property
     def _transcribing(self) -> bool:
@@ -279,7 +327,7 @@ class TurnTaker(FrameProcessor):
         if isinstance(frame, VADUserStartedSpeakingFrame):
             await self._far_started(frame.start_secs or self.settings.vad_start_s)
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
-            self._far_stopped(frame.stop_secs or self.settings.vad_stop_s)
+            self._far_stopped(frame.stop_secs or self.settings.listening_stop_s)
         elif isinstance(frame, TranscriptionFrame):
             self._heard.append(frame.text)
             self.log.far_transcribed(frame.text)
@@ -296,6 +344,8 @@ class TurnTaker(FrameProcessor):
     async def _far_started(self, start_secs: float) -> None:
         at = self.clock.now() - start_secs
         self._far_speaking = True
+        if self._turn_start is None:
+            self._turn_start = at
         self.log.far_started(at)
         if self._reply_task is not None and not self._reply_task.done() and self.log.deciding:
             self._reply_task.cancel()  # the far end went on talking: wait for the rest of its turn
@@ -316,6 +366,8 @@ class TurnTaker(FrameProcessor):
             self._barge_task.cancel()
             self._barge_task = None
         self.log.far_stopped(now - stop_secs, vad_stop=now)
+        if self.settings.end_of_turn == "smart-turn":  # the verdict asked in this pause, or one asked now
+            self._verdict, self._early = self._early or self._ask_model(), None
         # the reply waits for this segment's transcript (see on_transcribed and the TranscriptionFrame)
 
     async def _yield(self) -> None:
@@ -354,19 +406,39 @@ class TurnTaker(FrameProcessor):
     async def _reply(self) -> None:
         if not self._heard:
             return
-        if not self._heard[-1].rstrip().endswith("?") and self.settings.turn_wait_s > 0:
+        if self.settings.end_of_turn == "smart-turn":
+            await self._hold()  # cancelled if the far end goes on talking
+        elif not self._heard[-1].rstrip().endswith("?") and self.settings.turn_wait_s > 0:
             await asyncio.sleep(self.settings.turn_wait_s)  # cancelled if the far end goes on talking
         if not self._far_done:  # more speech or a transcript is on its way; its arrival reschedules
             return
         self._barged_this_turn = False
-        heard = " ".join(self._heard)
-        self._heard = []
+        heard, began = " ".join(self._heard), self._turn_start
+        self._heard, self._turn_start = [], None
         self.log.far_turn_complete()
         try:
             await self.decide_and_say(heard)
         except asyncio.CancelledError:
             self._heard.insert(0, heard)
+            self._turn_start = began
             raise
+
+    async def _hold(self) -> None:
+        """Smart-turn: wait until the far end's turn is over by the model's verdict (``turn_hold_s``)."""
+        verdict: TurnVerdict | None = None
+        if self._verdict is not None:
+            try:
+                verdict = await asyncio.shield(self._verdict)
+                self.verdicts.append(verdict)
+            except Exception as exc:  # the model failed: the vad path's timing, and a line in the record
+                if not any(e.startswith("end-of-turn model") for e in self.errors):
+                    self.errors.append(f"end-of-turn model failed, the VAD timing was used: {type(exc).__name__}: "
+                                       f"{exc}")
+        hold = turn_hold_s(self.settings, heard=" ".join(self._heard), verdict=verdict)
+        self.holds.append(hold)
+        t = self.log.far_turn
+        end = t.heard_end if t is not None and t.heard_end is not None else self.clock.now()
+        await asyncio.sleep(max(0.0, end + hold - self.clock.now()))
 
     async def decide_and_say(self, heard: str) -> None:
         """Answer what the far end said in its turn (``heard``): ``say`` something, or nothing."""

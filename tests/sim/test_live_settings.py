@@ -147,7 +147,8 @@ def test_the_agents_call_settings_keep_its_defaults() -> None:
     from audio.live import AgentCallSettings, LiveSettings, PatientCallSettings
 
     agent = AgentCallSettings()
-    assert agent.side == LiveSettings(vad_stop_s=0.6, turn_wait_s=0.0)
+    assert agent.side == LiveSettings(smart_turn_stop_s=0.45, vad_stop_s=0.6, turn_wait_s=0.0)
+    assert agent.side.end_of_turn == "smart-turn" and agent.side.listening_stop_s == 0.45
     assert (agent.port, agent.connect_timeout_s, agent.style, agent.recording) == (8766, None, None, None)
     patient = PatientCallSettings(scenario_id="s", turn_limit=3)
     assert patient.side == LiveSettings() and (patient.port, patient.connect_timeout_s) == (8765, 30.0)
