@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from sim.records import EncounterRecord, RunMeta, Summary, TriageAccuracy, one_line, verdict_text
+from sim.records import EncounterRecord, RunMeta, SafetyGate, Summary, TriageAccuracy, one_line, verdict_text
 from sim.reports._cells import (
     FAILURE_RATE_HEADER,
     FAILURE_RATE_INTRO,
@@ -35,6 +35,30 @@ from sim.reports._cells import (
 
 def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _gate_line(gate: SafetyGate) -> str:
+    """The report's one line on the gate: triggered (and by what), passed, or nothing gated."""
+    if gate.triggered:
+        return f"Safety gate: **TRIGGERED**: capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}"
+    if gate.state == "nothing gated":
+        return ("Safety gate: **nothing gated**: no scenario of this run fed the gate, so a pass says nothing about "
+                "safety")
+    return "Safety gate: **passed**"
+
+
+def _gate_tables(gate: SafetyGate) -> list[str]:
+    """Why the gate triggered, and which scenarios fed it and why."""
+    lines: list[str] = []
+    if gate.triggered:
+        lines += ["## Safety gate", "", "| scenario | why |", "|---|---|"]
+        lines += [f"| {sid} | {why} |" for sid, why in gate.reasons.items()]
+        lines.append("")
+    if gate.watched:
+        lines += ["## Scenarios that fed the safety gate", "", "| scenario | gated because |", "|---|---|"]
+        lines += [f"| {sid} | {why} |" for sid, why in gate.watched.items()]
+        lines.append("")
+    return lines
 
 
 def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int], EncounterRecord]) -> str:  # noqa: C901
@@ -75,10 +99,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
            if summary.judge is not None and summary.judge.theme_scores and summary.headline.value is not None
            else ""),
         "",
-        f"Safety gate: **{gate.state if gate.state != 'triggered' else 'TRIGGERED'}**"
-        + (f": capped at {gate.cap:.2f} because of {', '.join(gate.scenarios)}" if gate.triggered else "")
-        + (": no scenario of this run fed the gate, so a pass says nothing about safety"
-           if gate.state == "nothing gated" else ""),
+        _gate_line(gate),
         "",
         f"Triage QWK across {summary.qwk_pairs} encounters with a parsed level: {_f(summary.qwk, 3)} "
         "(against each scenario's best label)",
@@ -90,14 +111,7 @@ def render_report(meta: RunMeta, summary: Summary, records: dict[tuple[str, int]
         "Component means: " + ", ".join(f"{k} {_f(v)}" for k, v in summary.components.items()),
         "",
     ]
-    if gate.triggered:
-        lines += ["## Safety gate", "", "| scenario | why |", "|---|---|"]
-        lines += [f"| {sid} | {why} |" for sid, why in gate.reasons.items()]
-        lines.append("")
-    if gate.watched:
-        lines += ["## Scenarios that fed the safety gate", "", "| scenario | gated because |", "|---|---|"]
-        lines += [f"| {sid} | {why} |" for sid, why in gate.watched.items()]
-        lines.append("")
+    lines += _gate_tables(gate)
     lines += robustness_lines(summary)
     if summary.triage_accuracy is not None:
         lines += triage_accuracy_lines(summary.triage_accuracy)
