@@ -177,8 +177,20 @@ _PRECONDITION = re.compile(r"^(?:if|when) (?:you(?:'ve| have)(?: got)?|there(?:'
                            r"possible|you(?:'re| are) able(?: to)?)\b[^,]{0,60},\s*", re.I)
 _CONDITION_LEAD = re.compile(r"^(?:if|when|whenever) ", re.I)
 # a rule about any such person, not a question: "Any baby under three months with a fever needs to be seen."
+# So is a sentence that says what any such thing is: "Any sudden pain in the testicle is an emergency."
 _ANY_RULE = re.compile(r"^any\s+(?:baby|child|infant|adult|patient|person|one|woman|man|pregnant)\b[^?]*"
-                       r"\b(?:needs?|should|must|has to|have to|ought to)\b", re.I)
+                       r"\b(?:needs?|should|must|has to|have to|ought to)\b"
+                       r"|^any\b[^?]*\b(?:means?|(?:is|are)\s+(?:always\s+|never\s+|usually\s+)?(?:an?\s+|the\s+)?"
+                       r"(?:emergency|medical emergency|serious|urgent|worrying|concerning|dangerous|normal|common|"
+                       r"expected|(?:warning\s+)?sign|red flag|reason|cause for concern))\b", re.I)
+# A short fronted phrase before the question proper: "Since it started, have you had ...", "Over the last week, any
+# ...": at most six words, then a comma; what follows is read for a question's opening words. Not a condition or a
+# reason ("If it gets worse, ...", "Because you take a blood thinner, any bang on the head needs a scan"): what follows
+# those is usually advice (see _CONDITION_LEAD and split_run). Nor "any time" and its kin after it, which are not
+# questions ("..., any time, day or night").
+_FRONTED = re.compile(r"^(?!(?:if|when|whenever|unless|once|until|in case|should|as soon as|because|as|although|"
+                      r"though|while|whereas|so that)\b)(?:[^\s,.;:!?]+\s+){0,5}[^\s,.;:!?]+,\s+"
+                      r"(?!any\s*(?:time|day|way|more|longer)\b)", re.I)
 _TOPIC_LEAD = re.compile(
     r"^(?:let'?s (?:talk|move on|turn|go on|switch|focus) (?:about|to|on)|moving on to|turning to|on to|onto|"
     r"regarding|about|as for|in terms of|with regard to|what about|how about|now|next)\b", re.I)
@@ -209,8 +221,9 @@ def speech_act(sentence: str) -> SpeechAct:
         return "statement"
     if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
         return "statement"
-    if _QUESTION_START.match(s) and not _ANY_RULE.match(s):
-        return "question"
+    for head in (s, _FRONTED.sub("", s, count=1)):
+        if _QUESTION_START.match(head) and not _ANY_RULE.match(head):
+            return "question"
     return "statement"
 
 

@@ -60,3 +60,26 @@ def test_an_unmarked_line_is_an_item_only_under_a_lead_in_and_only_while_short(b
     # a sentence after the lead-in is not an item of it, and a blank line ends the list
     assert "weight_loss" not in u.match("Do you have any of these?\nI will ask about his weight later.")
     assert "weight_loss" not in u.match("Any of the following:\n\nHis weight has been steady, you said.")
+
+
+def test_a_lead_in_with_a_fronted_phrase_still_asks_about_its_items(by_id: dict[str, Scenario]) -> None:
+    """ "Over the past day, have you had:" is a question after a short fronted phrase; its items are asked."""
+    message = ("Over the past day or so, have you had:\n- pain moving from your belly button to the right\n"
+               "- being sick or off your food\n- a temperature")
+    matched = Understanding(by_id["appendicitis"]).match(message)
+    assert {"migration", "appetite_nausea", "fever"} <= set(matched), sorted(matched)
+    # the same list under a condition is advice
+    advice = ("If things change tonight, look out for:\n- pain moving from your belly button to the right\n"
+              "- being sick\n- a temperature")
+    assert Understanding(by_id["appendicitis"]).match(advice) == {}
+
+
+@pytest.mark.parametrize("sentence", [
+    "Any pain that moves down to your right side is a warning sign.",
+    "Any fever with this pain is a reason to come straight back.",
+    "Any vomiting means you should be seen tonight.",
+    "Over the next day, any new vomiting means you should come back.",
+])
+def test_a_sentence_that_says_what_any_such_thing_is_reveals_nothing(by_id: dict[str, Scenario],
+                                                                     sentence: str) -> None:
+    assert Understanding(by_id["appendicitis"]).match(sentence) == {}, sentence
