@@ -163,14 +163,15 @@ _ACTION = re.compile(
     r"(?:\s+(?:just|now|quickly|also|first|briefly|then))*\s+" + _EXAM_VERB + r"\b|"
     r"(?:open your mouth|say ah|show me|follow my finger|squeeze my|stick out your tongue|"
     r"take a deep breath|breathe in))", re.I)
-# Opening words of a question written without its question mark ("Any fever." / "Did you fall").
+# Opening words of a question written without its question mark ("Any fever." / "Did you fall"). "What" that opens a
+# plan or an explanation ("What will happen at hospital:", "What's next", "What this means") does not ask.
 _PRONOUN = r"(?:you|he|she|they|we|i|it|your|his|her|their|the|there|this|that|any|anyone|anybody|anything)"
 _QUESTION_START = re.compile(
     r"^(?:any|anything|anyone|anybody|ever|did|does|is|are|was|were|has|can|could|would|will|shall|how|where|which|"
     r"who|whose|why|whereabouts|roughly how|approximately how|what(?! (?:to|you should|you can|we(?:'ll| will)|"
-    rf"i(?:'ll| will| recommend|'d recommend| would recommend)|happens|this means|next|"
+    rf"i(?:'ll| will| recommend|'d recommend| would recommend)|happens|will happen|is going to happen|this means|next|"
     r"(?:you|i|we)(?:'ve| have)? (?:told|said|described|mentioned|explained|heard|noticed) (?:me|us|so far|today)?"
-    rf")\b)|(?:do|have|had) {_PRONOUN}|"
+    rf")\b)(?!'s (?:going to happen|next|the plan)\b)|(?:do|have|had) {_PRONOUN}|"
     r"when (?:did|was|were|is|are|does|do|had|has|will|would|could|exactly|roughly|approximately))\b", re.I)
 # what the patient needs in order to do what follows: "If you've got a thermometer, ...", "If you can, ..."
 _PRECONDITION = re.compile(r"^(?:if|when) (?:you(?:'ve| have)(?: got)?|there(?:'s| is) (?:one|someone|a)|you can|"

@@ -83,3 +83,13 @@ def test_a_lead_in_with_a_fronted_phrase_still_asks_about_its_items(by_id: dict[
 def test_a_sentence_that_says_what_any_such_thing_is_reveals_nothing(by_id: dict[str, Scenario],
                                                                      sentence: str) -> None:
     assert Understanding(by_id["appendicitis"]).match(sentence) == {}, sentence
+
+
+@pytest.mark.parametrize("heading", ["What will happen next:", "What's going to happen when you get there:",
+                                     "What is going to happen now:"])
+def test_a_list_under_a_heading_that_explains_the_plan_reveals_nothing(by_id: dict[str, Scenario],
+                                                                        heading: str) -> None:
+    # the same items under "Have you had any of these:" are asked (migration, fever)
+    message = (f"{heading}\n1. The doctor checks where the pain has moved to.\n2. Something for the sickness.\n"
+               "3. Your temperature taken.")
+    assert Understanding(by_id["appendicitis"]).match(message) == {}, heading
