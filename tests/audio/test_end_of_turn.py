@@ -8,23 +8,22 @@ same with the cut 30 ms either way and 0.1 or 0.2 s of silence after). No timing
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
-from loguru import logger
 from pipecat.frames.frames import TranscriptionFrame
 from pipecat.processors.frame_processor import FrameDirection
 
 from audio._pcm import RATE_16K
 from audio.channel import CLINICIAN_STYLE
-from audio.live import CallClock, LiveSettings, PatientBrain
+from audio.live import LiveSettings, PatientBrain
 from audio.live._end_of_turn import WINDOW_S, FarAudio, TurnVerdict, open_ending, smart_turn, turn_hold_s
 from audio.live._speaking import _to_wire_pcm
 from audio.live._turns import EARLY_QUIET_S, JUDGE_LEAD_S
 from audio.tts import DETERMINISTIC, PiperTTS
+from tests.audio.live_helpers import SetClock, muted_pipecat
 
 # (question, where its first words end in Piper's deterministic speech: Whisper's word timestamps, in seconds)
 CUTS = [("Okay, and have you had any fever or chills?", 1.56),  # "Okay, and have you had | any fever or chills?"
@@ -32,13 +31,7 @@ CUTS = [("Okay, and have you had any fever or chills?", 1.56),  # "Okay, and hav
 STOP_S = 0.2  # the silence the model hears after the speech: a VAD stop
 
 
-@pytest.fixture(scope="module", autouse=True)
-def quiet_pipecat() -> Iterator[None]:
-    logger.disable("pipecat")
-    try:
-        yield
-    finally:
-        logger.enable("pipecat")
+quiet_pipecat = pytest.fixture(scope="module", autouse=True)(muted_pipecat)
 
 
 @pytest.fixture(scope="module")
@@ -138,15 +131,6 @@ def test_the_setting_chooses_the_vad_stop() -> None:
         LiveSettings(end_of_turn="silence")  # type: ignore[arg-type]
 
 
-class _SetClock(CallClock):
-    def __init__(self) -> None:
-        super().__init__()
-        self.at = 0.0
-
-    def now(self) -> float:
-        return self.at
-
-
 class _Patient:
     opening_line = "Hello."
     gathered_info: list[str] = []
@@ -160,7 +144,7 @@ class _Patient:
 async def _hear(settings: LiveSettings, speech: npt.NDArray[np.int16], text: str) -> PatientBrain:
     """The patient brain hears ``speech`` (20 ms frames through its input tap's hook), its VAD events and transcript,
     and replies; its clock is set, so its hold (if any) is at most the VAD path's stop, 0.3 s."""
-    clock = _SetClock()
+    clock = SetClock()
     brain = PatientBrain(patient=_Patient(), turn_limit=10, is_assessment=lambda _t: False, clock=clock,
                          settings=settings, sink=lambda _e: None, scenario_id="s", k=0)
     pushed: list[Any] = []

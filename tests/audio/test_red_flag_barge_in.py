@@ -15,7 +15,7 @@ from typing import Any
 from pipecat.frames.frames import TranscriptionFrame
 from pipecat.processors.frame_processor import FrameDirection
 
-from audio.live import CallClock, LiveSettings, PatientBrain
+from audio.live import LiveSettings, PatientBrain
 from audio.live._call import _outcome
 from audio.live._recording import CallRecorder
 from scenarios import Scenario
@@ -25,21 +25,13 @@ from scorers.evaluators import is_denial
 from sim.live import red_flag_line, to_result
 from sim.patient import PatientSimulator
 from sim.records import ConversationResult, Event
-
-
-class _SetClock(CallClock):
-    def __init__(self) -> None:
-        super().__init__()
-        self.at = 0.0
-
-    def now(self) -> float:
-        return self.at
+from tests.audio.live_helpers import SetClock
 
 
 def _brain(scenario: Scenario, *, barge_in_after_s: float | None = 0.01) -> tuple[PatientBrain, PatientSimulator,
-                                                                                 _SetClock, list[Any], list[Event]]:
+                                                                                 SetClock, list[Any], list[Event]]:
     patient = PatientSimulator(scenario, seed=0)
-    clock = _SetClock()
+    clock = SetClock()
     events: list[Event] = []
     brain = PatientBrain(patient=patient, turn_limit=10, is_assessment=lambda _t: False,
                          red_flag=red_flag_line(scenario, patient), clock=clock,
@@ -55,7 +47,7 @@ def _brain(scenario: Scenario, *, barge_in_after_s: float | None = 0.01) -> tupl
     return brain, patient, clock, pushed, events
 
 
-async def _agent_talks_and_patient_cuts_in(brain: PatientBrain, clock: _SetClock) -> None:
+async def _agent_talks_and_patient_cuts_in(brain: PatientBrain, clock: SetClock) -> None:
     """The agent starts at 3.0 s; at 6.0 s, still voiced, the barge-in timer fires and the patient is audible."""
     clock.at = 3.2
     await brain._far_started(0.2)  # the VAD's start, 0.2 s after the speech began
@@ -66,7 +58,7 @@ async def _agent_talks_and_patient_cuts_in(brain: PatientBrain, clock: _SetClock
     brain.on_own_speech(True, 6.0)  # the pacer: the interjection becomes audible while the agent talks
 
 
-async def _agent_says(brain: PatientBrain, clock: _SetClock, text: str, start: float, end: float) -> None:
+async def _agent_says(brain: PatientBrain, clock: SetClock, text: str, start: float, end: float) -> None:
     """The agent's speech from ``start`` (unless it is already talking) to ``end``, transcribed as ``text``.
 
     Through the brain's frames, as VAD and Whisper report them; the patient's reply to it (``turn_wait_s`` 0) is
