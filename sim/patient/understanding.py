@@ -515,6 +515,11 @@ class Understanding:
         # melaena, not how much of it there was)
         if specific or triggered:
             return specific
+        # the cue's own words name some of the facts and not the others ("How many puffs has she had?": the reliever,
+        # whose answer counts puffs, not the preventer)
+        cued = [f for f in facts if cue_words & self._own_words[f.id]]
+        if cued and len(cued) < len(facts):
+            facts = cued
         return [f for f in facts if f.requires not in tied] or facts
 
     def recognised(self, message: str) -> set[str]:

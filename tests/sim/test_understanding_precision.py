@@ -1,0 +1,23 @@
+"""Issue 39: a question answers what was asked, not its neighbours.
+
+When one matched intent belongs to several facts and the question says nothing more specific, the facts whose own
+words (triggers and answer) contain the words of the cue that matched are the ones asked about. Examples invented,
+not taken from the bench sets.
+"""
+
+from __future__ import annotations
+
+from scenarios import Scenario
+from sim.patient.understanding import Understanding
+
+
+def test_the_cue_word_picks_the_fact_it_names_among_those_sharing_an_intent(by_id: dict[str, Scenario]) -> None:
+    # "leg" names the leg symptoms; the saddle numbness shares the intent but is not about the legs
+    assert Understanding(by_id["mechanical_low_back_pain"]).match("Is anything going on in either leg?") == {
+        "leg_symptoms": "intent"}
+
+
+def test_a_question_that_names_no_fact_of_the_intent_still_reveals_the_basic_ones(by_id: dict[str, Scenario]) -> None:
+    # the cue names both inhalers' facts (their answers speak of inhalers): both are asked, as before
+    matched = Understanding(by_id["asthma_exacerbation_child"]).match("Is she on any inhalers?")
+    assert {"preventer", "reliever_use"} <= set(matched)
