@@ -485,6 +485,7 @@ class Understanding:
             intents -= broad_intents()
         found: dict[str, Layer] = {}
         by_intent: dict[str, list[Fact]] = {}
+        words: dict[str, set[str]] = {}  # the words of each fact's one-word triggers that fired (all of its hits)
         for fact, triggers in self._triggers:
             hits = [t for t in triggers if t in text] if self.layers.triggers else []
             if specific_only:  # a trigger of open-question words only ("medications") is not specific
@@ -492,13 +493,32 @@ class Understanding:
             # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
             if hits and (any(len(t.split()) > 1 for t in hits) or not (fact.intents and set(fact.intents) <= vetoed)):
                 found[fact.id] = "trigger"
+                if all(len(t.split()) == 1 for t in hits):
+                    words[fact.id] = {t.strip() for t in hits}
             for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
                 by_intent.setdefault(iid, []).append(fact)
+        by_topic: set[str] = set()  # the facts the sentence's intents ask about
         for iid, facts in by_intent.items():
             triggered = any(found.get(f.id) == "trigger" for f in facts)
             for fact in self._tie_break(iid, facts, text, triggered=triggered) if len(facts) > 1 else facts:
                 found.setdefault(fact.id, "intent")
-        return found
+                by_topic.add(fact.id)
+        return {fid: layer for fid, layer in found.items() if not self._only_named(fid, words, by_topic, intents)}
+
+    def _only_named(self, fid: str, words: dict[str, set[str]], by_topic: set[str], intents: set[str]) -> bool:
+        """Whether fact ``fid`` was triggered only by a word that names the topic of another fact the question asks.
+
+        "How often are you opening your bowels?" asks the bowel habit (its intent); "bowel" also triggers the
+        melaena, whose topics the question's intents do not touch. A one-word trigger is dropped when every word that
+        fired is one of the own words (trigger or answer) of a fact the sentence's intents matched, and none of the
+        fact's own topics is among those intents (or related to them).
+        """
+        fired = words.get(fid)
+        if not fired or fid in by_topic:
+            return False
+        if self._wide(intents) & self._topics()[fid]:
+            return False
+        return any(fired <= self._own_words[other] for other in by_topic if other != fid)
 
     def _tie_break(self, iid: str, facts: list[Fact], text: str, *, triggered: bool = False) -> list[Fact]:
         """Which of the facts that share one matched intent the sentence (padded ``text``) means.
@@ -539,9 +559,14 @@ class Understanding:
         dizziness_fainting, "have you blacked out?" asks loss_of_consciousness). A question about such an intent
         must not be answered with a closed-world "no".
         """
-        lexicon = load_lexicon()
-        wide = set().union(*(lexicon.related_to(i) for i in intents)) if intents else set()
+        wide = self._wide(intents)
         return [fid for fid, topics in self._topics().items() if topics & wide]
+
+    @staticmethod
+    def _wide(intents: set[str]) -> set[str]:
+        """``intents`` and every intent that shares a ``related`` group of the lexicon with one of them."""
+        lexicon = load_lexicon()
+        return set().union(*(lexicon.related_to(i) for i in intents)) if intents else set()
 
     def _topics(self) -> dict[str, set[str]]:
         if self._topic_cache is None:

@@ -21,3 +21,13 @@ def test_a_question_that_names_no_fact_of_the_intent_still_reveals_the_basic_one
     # the cue names both inhalers' facts (their answers speak of inhalers): both are asked, as before
     matched = Understanding(by_id["asthma_exacerbation_child"]).match("Is she on any inhalers?")
     assert {"preventer", "reliever_use"} <= set(matched)
+
+
+def test_a_word_that_names_the_topic_of_the_asked_fact_does_not_trigger_its_neighbour(
+        by_id: dict[str, Scenario]) -> None:
+    u = Understanding(by_id["gi_bleed_melena"])
+    # a question about past illnesses: "stomach" is the ulcer history's word here, not the abdominal pain
+    assert set(u.match("Has a doctor ever told you that you had a stomach ulcer?")) == {"past_history"}
+    assert set(u.match("Do you have a history of ulcers in your stomach?")) == {"past_history"}
+    # asked about on its own, the same word still reveals the abdominal pain
+    assert set(u.match("Is your stomach sore?")) == {"abdomen"}
