@@ -14,6 +14,9 @@ Findings per scenario file (every one names the fact and the trigger):
   together." and "Let's plan what to do if it gets worse." hit a suicide-plan fact's ``plan``):
   without the question filter it would leak, and it fires on unrelated questions too. Fix: use a
   more specific phrase.
+- ``image without photo intent``: a fact that carries an ``image:`` but not the ``photo`` intent. Its other
+  intents name what the image shows, so every question on that topic ("Is it itchy?") hands over the photo, credit
+  the agent did not earn. Fix: ``intents: [photo]`` (and triggers for the ways of asking to see it).
 """
 
 from __future__ import annotations
@@ -68,6 +71,11 @@ def lint_scenario(scenario: Scenario) -> list[Finding]:
     topics = {f.id: set(f.intents).union(*(intents_in(t) for t in [*f.triggers, f.answer]))
               for f in scenario.information_tree}
     for fact in scenario.information_tree:
+        if fact.image is not None and "photo" not in fact.intents and fact.intents:
+            out.append(Finding(scenario.id, fact.id, "image without photo intent",
+                               f"it carries an image but its intents ({', '.join(fact.intents)}) are about what the "
+                               "image shows, so any question on that topic hands over the image; give it the "
+                               "'photo' intent"))
         if fact.id not in reached:
             hint = ("it lists no intents" if not fact.intents
                     else f"its intents {', '.join(fact.intents)} do not reach it")

@@ -72,8 +72,8 @@ def test_lexicon_phrasings_match_their_own_intent_and_statements_ask_nothing() -
 
 def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
     """A regression guard at the measured figures: recall and leaks meet the goals (>= 0.95, <= 1%); precision
-    does not yet meet issue 39's goal of 0.95 (measured 0.917 on this set on 2026-11-29, after the cue-word
-    tie-break; 0.879 when the layers were built), so the guard holds it at 0.915."""
+    does not yet meet issue 39's goal of 0.95 (measured 0.924 on this set on 2026-11-29; 0.879 when the layers were
+    built), so the guard holds it at 0.92."""
     import importlib.util
 
     from scenarios import load_library
@@ -86,7 +86,7 @@ def test_fidelity_bench_holds_its_figures_on_the_dev_set() -> None:
     scenarios = {s.scenario.id: s.scenario for s in load_library()}
     data = bench.load_data(ROOT / "bench" / "data" / "patient_dev.yaml", scenarios)
     full = bench.evaluate(data, scenarios, bench.COMBINATIONS[-1][1])  # the bench's own scoring, in this process
-    assert full.recall >= 0.95 and full.critical_recall >= 0.95 and full.precision >= 0.915, full
+    assert full.recall >= 0.95 and full.critical_recall >= 0.95 and full.precision >= 0.92, full
     assert full.leak_rate <= 0.01, full
     before = bench.evaluate(data, scenarios, bench.COMBINATIONS[0][1])
     assert before.recall < full.recall  # the layers added here are what lifts recall

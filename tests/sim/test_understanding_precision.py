@@ -31,3 +31,18 @@ def test_a_word_that_names_the_topic_of_the_asked_fact_does_not_trigger_its_neig
     assert set(u.match("Do you have a history of ulcers in your stomach?")) == {"past_history"}
     # asked about on its own, the same word still reveals the abdominal pain
     assert set(u.match("Is your stomach sore?")) == {"abdomen"}
+
+
+def test_lint_flags_an_image_fact_that_any_question_on_its_topic_hands_over(by_id: dict[str, Scenario]) -> None:
+    from sim.lint import lint_scenario
+
+    scenario = by_id["img_lyme_rash_photo"]
+    assert not [f for f in lint_scenario(scenario) if f.kind == "image without photo intent"]
+    photo = next(f for f in scenario.information_tree if f.image is not None)
+    assert Understanding(scenario).match("Is the rash itchy at all?").keys().isdisjoint({photo.id})
+    assert photo.id in Understanding(scenario).match("Could you snap a picture of it for me?")
+    old = scenario.model_copy(update={"information_tree": [
+        f.model_copy(update={"intents": ["skin"]}) if f.id == photo.id else f for f in scenario.information_tree]})
+    (finding,) = [f for f in lint_scenario(old) if f.kind == "image without photo intent"]
+    assert finding.fact_id == photo.id and "'photo' intent" in finding.message
+    assert photo.id in Understanding(old).match("Is the rash itchy at all?")  # what the lint warns about
