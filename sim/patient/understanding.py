@@ -500,18 +500,17 @@ class Understanding:
         by_topic: set[str] = set()  # the facts the sentence's intents ask about
         for iid, facts in by_intent.items():
             triggered = any(found.get(f.id) == "trigger" for f in facts)
-            for fact in self._tie_break(iid, facts, text, triggered=triggered) if len(facts) > 1 else facts:
+            fired = {w for f in facts for w in words.get(f.id, ())}  # "testicle" said the testicle: not a cue word
+            for fact in self._tie_break(iid, facts, text, triggered=triggered, fired=fired) if len(facts) > 1 \
+                    else facts:
                 found.setdefault(fact.id, "intent")
                 by_topic.add(fact.id)
         return {fid: layer for fid, layer in found.items() if not self._only_named(fid, words, by_topic, intents)}
 
     def _only_named(self, fid: str, words: dict[str, set[str]], by_topic: set[str], intents: set[str]) -> bool:
-        """Whether fact ``fid`` was triggered only by a word that names the topic of another fact the question asks.
+        """Whether ``fid`` fired only on words of a fact the intents ask, in a question on none of its topics.
 
-        "How often are you opening your bowels?" asks the bowel habit (its intent); "bowel" also triggers the
-        melaena, whose topics the question's intents do not touch. A one-word trigger is dropped when every word that
-        fired is one of the own words (trigger or answer) of a fact the sentence's intents matched, and none of the
-        fact's own topics is among those intents (or related to them).
+        "Had a stomach ulcer?" asks the history; "stomach" also triggers the belly pain, which it does not ask.
         """
         fired = words.get(fid)
         if not fired or fid in by_topic:
@@ -520,7 +519,8 @@ class Understanding:
             return False
         return any(fired <= self._own_words[other] for other in by_topic if other != fid)
 
-    def _tie_break(self, iid: str, facts: list[Fact], text: str, *, triggered: bool = False) -> list[Fact]:
+    def _tie_break(self, iid: str, facts: list[Fact], text: str, *, triggered: bool = False,
+                   fired: set[str] | frozenset[str] = frozenset()) -> list[Fact]:
         """Which of the facts that share one matched intent the sentence (padded ``text``) means.
 
         Words beyond those that made the intent match say it; when nothing more is said and one of the facts was
@@ -533,11 +533,11 @@ class Understanding:
         tied = {f.id for f in facts}
         # nothing more specific said: the basic fact, not its follow-up detail ("Any black stools?" reveals the
         # melaena, not how much of it there was)
-        if specific or triggered:
+        # the cue's own words name some of the facts and not the others ("Does one testicle sit higher?": the
+        # position, whose answer says it sits higher, not the testicle's pain that "testicle" triggered)
+        cued = [f for f in facts if (cue_words - fired) & self._own_words[f.id]]
+        if specific or (triggered and not 0 < len(cued) < len(facts)):
             return specific
-        # the cue's own words name some of the facts and not the others ("How many puffs has she had?": the reliever,
-        # whose answer counts puffs, not the preventer)
-        cued = [f for f in facts if cue_words & self._own_words[f.id]]
         if cued and len(cued) < len(facts):
             facts = cued
         return [f for f in facts if f.requires not in tied] or facts

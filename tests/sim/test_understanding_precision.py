@@ -46,3 +46,9 @@ def test_lint_flags_an_image_fact_that_any_question_on_its_topic_hands_over(by_i
     (finding,) = [f for f in lint_scenario(old) if f.kind == "image without photo intent"]
     assert finding.fact_id == photo.id and "'photo' intent" in finding.message
     assert photo.id in Understanding(old).match("Is the rash itchy at all?")  # what the lint warns about
+
+
+def test_the_cue_words_beyond_a_fired_trigger_pick_the_fact(by_id: dict[str, Scenario]) -> None:
+    # "testicle" triggers the testicle's pain; "sits higher" is the position's own wording, so both are asked
+    matched = Understanding(by_id["testicular_torsion_teen"]).match("Is one testicle sitting higher than the other one?")
+    assert {"testicle", "position"} <= set(matched)
