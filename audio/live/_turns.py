@@ -240,6 +240,8 @@ class TurnTaker(FrameProcessor):
         self.end_reason: str | None = None
         self._heard: list[str] = []
         self._far_speaking = False
+        self._far_stop_at: float | None = None  # when the far end's speech last stopped
+        self._far_stretch = 0.0  # when the far end's current stretch of talk began (pauses under vad_stop_s in it)
         self._reply_task: asyncio.Task[None] | None = None
         self._barge_task: asyncio.Task[None] | None = None
         self.far_audio = FarAudio()  # what the end-of-turn model hears (smart-turn only)
@@ -344,6 +346,12 @@ class TurnTaker(FrameProcessor):
     async def _far_started(self, start_secs: float) -> None:
         at = self.clock.now() - start_secs
         self._far_speaking = True
+        # a pause shorter than the vad path's stop (with smart-turn's short stop: a breath between sentences) does
+        # not end the far end's stretch of talk: it neither talks over a side that cut in during it nor restarts
+        # the barge-in clock
+        continuing = self._far_stop_at is not None and at - self._far_stop_at < self.settings.vad_stop_s
+        if not continuing:
+            self._far_stretch = at
         if self._turn_start is None:
             self._turn_start = at
         self.log.far_started(at)
@@ -351,17 +359,18 @@ class TurnTaker(FrameProcessor):
             self._reply_task.cancel()  # the far end went on talking: wait for the rest of its turn
         if self.pacer is not None and self.pacer.speaking:
             self.log.overlap(at, talker=self.far)
-            if self.settings.yield_on_overlap:
+            if self.settings.yield_on_overlap and not (continuing and self._barged_this_turn):
                 await self._yield()
         if self.settings.barge_in_after_s is not None and self.own == "patient" and not self._barged_this_turn:
             if self._barge_task is not None:
                 self._barge_task.cancel()
-            self._barge_task = asyncio.create_task(
-                self._barge_in_later(max(0.0, self.settings.barge_in_after_s - start_secs)))
+            self._barge_task = asyncio.create_task(self._barge_in_later(
+                max(0.0, self.settings.barge_in_after_s - (self.clock.now() - self._far_stretch))))
 
     def _far_stopped(self, stop_secs: float) -> None:
         now = self.clock.now()
         self._far_speaking = False
+        self._far_stop_at = now - stop_secs
         if self._barge_task is not None:
             self._barge_task.cancel()
             self._barge_task = None

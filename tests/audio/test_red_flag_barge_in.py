@@ -173,3 +173,30 @@ def test_encsim_live_cuts_in_after_three_seconds_unless_told_otherwise(by_id: di
     assert LiveRunSettings(out=tmp_path).side_settings(told).barge_in_after_s == 3.0
     assert LiveRunSettings(out=tmp_path, barge_in_after_s=1.0).side_settings(told).barge_in_after_s == 1.0
     assert LiveRunSettings(out=tmp_path).side_settings(by_id["acs_chest_pain"]).barge_in_after_s is None
+
+
+async def test_a_patient_who_cut_in_does_not_yield_to_the_agent_going_on_after_a_breath(
+        by_id: dict[str, Scenario]) -> None:
+    """With smart-turn's 0.1 s VAD stop, a breath in the agent's monologue is a stop and a new start. The patient
+    who cut in yields only when the agent starts again after a real pause (the vad path's 0.3 s stop), not to the
+    same stretch of talk going on."""
+    brain, _patient, clock, _pushed, _events = _brain(by_id["viral_uri"])
+    yielded: list[float] = []
+
+    async def record_yield() -> None:
+        yielded.append(clock.at)
+
+    brain._yield = record_yield  # type: ignore[method-assign]
+    await _agent_talks_and_patient_cuts_in(brain, clock)
+    brain.pacer = type("Speaking", (), {"speaking": True})()  # type: ignore[assignment]
+    assert brain._barged_this_turn
+    clock.at = 6.5
+    brain._far_stopped(0.1)  # a 0.15 s breath between the agent's sentences ...
+    clock.at = 6.75
+    await brain._far_started(0.2)  # ... and it goes on
+    assert yielded == []
+    clock.at = 8.0
+    brain._far_stopped(0.1)  # a real pause (0.6 s), then the agent starts again over the patient
+    clock.at = 8.8
+    await brain._far_started(0.2)
+    assert yielded == [8.8]
