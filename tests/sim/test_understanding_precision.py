@@ -50,5 +50,6 @@ def test_lint_flags_an_image_fact_that_any_question_on_its_topic_hands_over(by_i
 
 def test_the_cue_words_beyond_a_fired_trigger_pick_the_fact(by_id: dict[str, Scenario]) -> None:
     # "testicle" triggers the testicle's pain; "sits higher" is the position's own wording, so both are asked
-    matched = Understanding(by_id["testicular_torsion_teen"]).match("Is one testicle sitting higher than the other one?")
+    understanding = Understanding(by_id["testicular_torsion_teen"])
+    matched = understanding.match("Is one testicle sitting higher than the other one?")
     assert {"testicle", "position"} <= set(matched)
