@@ -20,7 +20,9 @@ Either way the reply waits (cancelled if the far end goes on talking).
 Barge-in. With ``yield_on_overlap`` a side stops talking when the other starts while it speaks (its
 speech is cut, queued audio dropped, and an ``InterruptionFrame`` tells the far end to flush playback);
 with ``barge_in_after_s`` the patient cuts in when the agent has talked that long without a pause (``barge_in``:
-an interjection that reveals nothing, or the patient brain's red flag).
+an interjection that reveals nothing, or the patient brain's red flag). A far-end pause shorter than the ``vad``
+path's stop (``vad_stop_s``) does not end its stretch of talk: the barge-in clock runs from the stretch's start, and
+a side that cut in does not yield to the far end going on after a breath.
 """
 
 from __future__ import annotations
