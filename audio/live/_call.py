@@ -84,6 +84,8 @@ class CallOutcome:
         silent: served calls: connections closed for sending no caller audio in the join window.
         agent_transcript: ``agent_transcript.json`` beside the recording: the agent's own transcript of each of its
             replies (a JSON list of lines), when its link reports one (``AgentLink.transcript``: openai-realtime).
+        prepared: the patient's side, when lines were prepared: (replies whose first sentence was synthesised ahead,
+            replies spoken).
     """
 
     turns: list[Turn]
@@ -99,6 +101,7 @@ class CallOutcome:
     refused: int = 0  # served calls: connections refused for their origin
     silent: int = 0   # served calls: connections closed for sending no caller audio in the join window
     agent_transcript: Path | None = None  # the agent's own transcript of what it said (a bridge link's), JSON
+    prepared: tuple[int, int] | None = None
 
 
 def _stderr(line: str) -> None:
@@ -234,18 +237,35 @@ def served_serializer(protocol: str, door: _Door) -> FrameSerializer:
 
 
 def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: VoiceStyle | None,
-                recorder: CallRecorder, vocabulary: Sequence[str] | None) -> tuple[Pipeline, RealtimePacer]:
+                recorder: CallRecorder, vocabulary: Sequence[str] | None) -> tuple[Pipeline, PiperSpeaker]:
     s = brain.settings
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(sample_rate=RATE_16K, params=VADParams(
         confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.listening_stop_s)))
     stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed,
                             speculate=s.speculative_stt, speculate_after_s=speculation_start(s.listening_stop_s))
     speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
-    pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=brain.on_own_speech)
+
+    def on_speech(start: bool, at: float) -> None:
+        speaker.on_own_speech(start)
+        brain.on_own_speech(start, at)
+
+    pacer = RealtimePacer(clock=brain.clock, recorder=recorder, on_speech=on_speech)
     brain.attach(pacer, stt)
     tap = InputTap(recorder=recorder, on_voice=brain.on_far_voice, on_audio=brain.on_far_audio)
     pipeline = Pipeline([transport.input(), tap, vad, stt, brain, speaker, pacer, transport.output()])
-    return pipeline, pacer
+    return pipeline, speaker
+
+
+async def _stop_preparing(task: asyncio.Task[int], log: Callable[[str], None]) -> None:
+    """Cancel what is left of ``PiperSpeaker.prepare``; a failure there slowed replies, it never fails the call."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    except Exception as e:  # anything Piper raised: the replies were synthesised as they came
+        log(f"the patient's answers could not be prepared ahead ({type(e).__name__}: {e}); replies were "
+            "synthesised as they came")
 
 
 def _worker(pipeline: Pipeline) -> PipelineWorker:
@@ -428,6 +448,7 @@ async def run_patient_call(
     hooks: CallHooks = CallHooks(),
     tts: PiperTTS | None = None,
     red_flag: RedFlagLine | None = None,
+    prepare: Sequence[str] = (),
 ) -> CallOutcome:
     """One live call with the simulated patient, to its end (assessment, hang-up, turn or time limit).
 
@@ -448,6 +469,9 @@ async def run_patient_call(
         tts: the Piper voice; None loads the default.
         red_flag: what the patient cuts in with to tell a red flag (``PatientBrain``); None: its barge-ins reveal
             nothing. It cuts in only with ``settings.side.barge_in_after_s``.
+        prepare: the lines the patient may start a reply with (``PatientSimulator.answer_openings``): their first
+            sentences are synthesised from the start of the call whenever the patient is not speaking
+            (``PiperSpeaker.prepare``), so that a reply starting with one is heard without waiting for Piper.
 
     Returns:
         The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
@@ -501,13 +525,15 @@ async def run_patient_call(
                      on_hangup=lambda: brain.end_call("hangup"), over=brain.ended.is_set)
         transport = _serve_one_caller(host=settings.host, port=settings.port, door=door, on_ready=hooks.on_ready)
 
-    pipeline, _ = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder,
-                              vocabulary=settings.vocabulary)
+    pipeline, speaker = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder,
+                                    vocabulary=settings.vocabulary)
+    preparing = asyncio.create_task(speaker.prepare(prepare))
     try:
         errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
                                         connected=connected, connect_timeout_s=settings.connect_timeout_s,
                                         recorder=recorder, before_stop=agent.closing if agent is not None else None)
     finally:
+        await _stop_preparing(preparing, hooks.log)
         if agent is not None:
             await agent.closing()  # stops what the transport started, however the call ended
     link_failed = isinstance(transport, BridgeTransport) and transport.error is not None and not refused
@@ -523,6 +549,7 @@ async def run_patient_call(
                              recording=settings.recording, connected=connected, started=started, door=door)
     if link_failed and outcome.termination not in ("assessment", "no_connection"):
         outcome.termination = "error"  # a failed call, as a failed agent call is in a text run: kept, not scored
+    outcome.prepared = (speaker.from_prepared, speaker.replies) if prepare else None
     if isinstance(transport, BridgeTransport) and transport.link.transcript and outcome.recording is not None:
         outcome.agent_transcript = outcome.recording.with_name(AGENT_TRANSCRIPT)
         outcome.agent_transcript.write_text(json.dumps(transport.link.transcript, indent=1) + "\n")

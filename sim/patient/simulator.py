@@ -139,6 +139,19 @@ class PatientSimulator:
             self._opening = self.persona.opening(self.scenario.opening_line)
         return self._opening
 
+    def answer_openings(self) -> list[str]:
+        """The lines a reply of this patient starts with, most likely first, for a voice to synthesise ahead.
+
+        The opening line, every fact's scripted answer as asked and as volunteered (a reply joins its facts' answers
+        in tree order, so it starts with one of them), then the lines of a reply that reveals nothing and the
+        scenario's fallback lines. A persona that rewords answers starts some replies otherwise: those are simply
+        synthesised when they come.
+        """
+        facts = self.scenario.information_tree
+        lines = [self.opening_line, *(f.answer for f in facts), *(volunteered_answer(f) for f in facts),
+                 *NEGATIVE_LINES, *UNSURE_LINES, *NOTHING_MORE_LINES, *self.scenario.fallback_lines]
+        return list(dict.fromkeys(line.strip() for line in lines if line.strip()))
+
     def asked_for(self, message: str, model_ids: Iterable[str] = ()) -> dict[str, Layer]:
         """Fact id -> layer for every fact ``message`` asks for, regardless of ``requires``."""
         found = self.understanding.match(message)

@@ -509,7 +509,10 @@ def test_headless_live_call_with_the_reference_agent(reference_call: dict[str, A
         assert {e.speaker for e in events if e.type == kind} == {"patient", "agent"}
     latencies = [e for e in events if e.type == "latency"]
     assert latencies and all(e.side == "patient" and 0 < e.total_s < 120 for e in latencies)  # sane, not fast (above)
-    assert len(latencies) == len(r.interaction["patient_latency_s"])
+    # a latency event for every reply; the interaction's list leaves out the replies the patient broke off (a pause
+    # of the agent's as long as a turn's end, when its voice is slow on a loaded machine, is answered, then yielded)
+    interrupted = sum(t.speaker == "patient" and any(w.startswith("interrupted") for w in t.warnings) for t in r.turns)
+    assert len(latencies) == len(r.interaction["patient_latency_s"]) + interrupted, (latencies, transcript)
     turn_events = [e for e in events if e.type == "turn"]
     assert {e.speaker for e in turn_events} == {"patient", "agent"}
     assert critical <= {f for e in turn_events for f in e.revealed}
