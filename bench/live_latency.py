@@ -2,7 +2,8 @@
 
 Both sides run as real pipecat pipelines in this process and talk over loopback websockets in real time
 (Silero VAD, Whisper tiny.en, Piper joe, Smart Turn v3.2). Each end-of-turn path (``LiveSettings.end_of_turn``:
-``vad``, the old fixed VAD stop and turn wait; ``smart-turn``, the model at a short VAD stop) is measured twice:
+``vad``, the old fixed VAD stop and turn wait; ``smart-turn``, the model at a short VAD stop; ``prepared``, the
+default: ``smart-turn`` with the patient's answers synthesised ahead, ``PiperSpeaker.prepare``) is measured twice:
 
 * a 10-turn call between the voiced patient and the built-in scripted agent (one question a turn, then the
   assessment), both sides on that path: the patient's voice-to-voice latency (end of the agent's speech -> first
@@ -18,17 +19,17 @@ first TTS chunk), and the machine's speed at the start and the end (the median o
 40 ms on an idle core) beside ``os.getloadavg()``: the machine is shared, and another tenant's load shows in the
 first and not always in the second.
 
-Goals on 2 cores, idle (issue 37): with smart-turn, patient p50 <= 0.25 s and p95 <= 0.45 s, the built-in agent's
-p50 <= 0.35 s, and no more premature replies than the vad path. The Piper cache is off so that every line is
-synthesised during the call. ``--patient-stop`` / ``--agent-stop`` try other smart-turn VAD stops.
+Goals on 2 cores, idle (issue 37), on the default path: patient p50 <= 0.25 s and p95 <= 0.45 s, the built-in
+agent's p50 <= 0.35 s, and no more premature replies than the vad path. The Piper cache is off so that every line is
+synthesised during the call (the prepared path synthesises its sentences during the call too, while the patient
+talks). ``--patient-stop`` / ``--agent-stop`` try other smart-turn VAD stops.
 
-Figures (2026-11-29 10:56-11:08, this 2-core machine, load average 0.3-1.6, ``.venv/bin/python
-bench/live_latency.py``): vad path patient p50 0.614 s, p95 1.032 s, built-in agent p50 0.818 s, premature 15/26
-mid-sentence and 3/8 between sentences; smart-turn patient p50 0.430 s (stages: VAD stop 0.100, STT 0.082, decide
-0.048, first TTS frame 0.193, playout 0.009), p95 0.931 s, agent p50 0.567 s, premature 13/26 and 3/8. The
-premature-reply goal is met in that run; the latency goals are not (Piper's first sentence alone is 168 ms p50).
-The run before the open-ending rule (``audio.live._end_of_turn.open_ending``): smart-turn 15/26 and 4/8 against
-vad's 14/26 and 3/8.
+Figures (2026-11-29 13:57-14:16, this 2-core machine, load average 0.7-1.3, ``.venv/bin/python
+bench/live_latency.py``): patient p50 / p95 vad 0.602 / 0.998 s, smart-turn 0.420 / 0.961 s, prepared 0.223 /
+0.697 s (stages p50: VAD stop 0.100, STT 0.044, decide 0.057, first TTS frame 0.001, playout 0.007; 11 of 11 replies
+began with a prepared sentence); built-in agent p50 0.784, 0.578 and 0.543 s; premature replies 17, 13 and 11 of 26
+mid-sentence, 3, 3 and 4 of 8 between sentences. Met: patient p50, premature mid-sentence; not met: patient p95,
+agent p50, premature between sentences (by one turn).
 """
 
 from __future__ import annotations
