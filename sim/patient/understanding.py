@@ -56,6 +56,7 @@ from scenarios.lexicon import (
 from scenarios.schema import Fact, Scenario
 from sim.patient._instructions import HAVE_SOMEONE, instructs, manoeuvre
 from sim.patient._speech import split_run, without_disfluencies
+from sim.patient._wh import declarative_wh
 
 Layer = Literal["trigger", "intent", "model", "volunteered", "barge_in"]
 SpeechAct = Literal["question", "request", "statement"]
@@ -140,7 +141,7 @@ _REQUEST = re.compile(
     r"^(?:(?:can|could|would|will) you(?: please)?(?: just)? )?(?:give|send|show|read) (?:me|us)\b|"
     r"^(?:please )?go (?:over|through)\b|"
     r"^(?:please )?let (?:me|us) know\b(?! (?:if|when|whether you (?:need|want)|straight away|immediately|right away))|"
-    r"^let me (?:ask|check|just ask|quickly ask|also ask)\b|"
+    r"^let me (?:just |quickly |also )?(?:ask|check(?! (?:that )?(?:i|we)\b))\b|"
     r"^(?:i|we)(?:'d| would)? (?:also |just )?(?:like|love|want|need|have|must) (?:you )?to "
     r"(?:know|ask|hear|check|understand|find out|confirm|clarify|get a sense|learn|establish|be sure|make sure|"
     r"rule out)\b|"
@@ -153,8 +154,8 @@ _REQUEST = re.compile(
 # An examination or a test done now is a request for its findings, whoever says it ("I'm going to listen to
 # your chest now.", "Let's get an ECG.", "I'd like to order a chest X-ray.", "Open your mouth for me."); a
 # plan for later ("I'll examine you once we've talked") stays a statement (``_DEFER``).
-_EXAM_VERB = (r"(?:examine|listen|look|have a (?:quick )?look|take a (?:quick )?look|feel|check|press|palpate|"
-              r"auscultate|percuss|test|order|request|measure|perform|shine|watch|"
+_EXAM_VERB = (r"(?:examine|listen|look|have a (?:quick )?look|take a (?:quick )?look|feel|press|palpate|"
+              r"check(?! (?:that )?(?:i|we)\b)|auscultate|percuss|test|order|request|measure|perform|shine|watch|"
               r"(?:arrange|send off|run|see|do|get|take)(?!\s+(?:for\s+)?(?:you|her|him|them|us)\b)"
               r"(?!\s+(?:an?\s+|the\s+|some\s+)?(?:ambulance|paramedics?|crew|help|someone|somebody)\b))")
 _ACTION = re.compile(
@@ -177,21 +178,19 @@ _QUESTION_START = re.compile(
 _PRECONDITION = re.compile(r"^(?:if|when) (?:you(?:'ve| have)(?: got)?|there(?:'s| is) (?:one|someone|a)|you can|"
                            r"possible|you(?:'re| are) able(?: to)?)\b[^,]{0,60},\s*", re.I)
 _CONDITION_LEAD = re.compile(r"^(?:if|when|whenever) ", re.I)
-# a rule about any such person, not a question: "Any baby under three months with a fever needs to be seen."
-# So is a sentence that says what any such thing is: "Any sudden pain in the testicle is an emergency."
-_ANY_RULE = re.compile(r"^any\s+(?:baby|child|infant|adult|patient|person|one|woman|man|pregnant)\b[^?]*"
-                       r"\b(?:needs?|should|must|has to|have to|ought to)\b"
+# a rule about any such person or thing, not a question: "Any baby under three months with a fever needs to be seen.",
+# "Any temperature like that needs a doctor." So is what any such thing is: "Any sudden pain in the testicle is ...".
+_ANY_RULE = re.compile(r"^any\b(?:(?!\b(?:you|he|she|they|i|we)\b)[^?])*\b(?:needs?|should|must|ha(?:s|ve) to|ought)\b"
                        r"|^any\b[^?]*\b(?:means?|(?:is|are)\s+(?:always\s+|never\s+|usually\s+)?(?:an?\s+|the\s+)?"
                        r"(?:emergency|medical emergency|serious|urgent|worrying|concerning|dangerous|normal|common|"
                        r"expected|(?:warning\s+)?sign|red flag|reason|cause for concern))\b", re.I)
-# A short fronted phrase before the question proper: "Since it started, have you had ...", "Over the last week, any
-# ...": at most six words, then a comma; what follows is read for a question's opening words. Not a condition or a
-# reason ("If it gets worse, ...", "Because you take a blood thinner, any bang on the head needs a scan"): what follows
-# those is usually advice (see _CONDITION_LEAD and split_run). Nor "any time" and its kin after it, which are not
-# questions ("..., any time, day or night").
+# A short fronted phrase before the question proper ("Since it started, have you had ...", "Over the last week, any
+# ..."): at most six words and a comma, then a question's opening words. Not a condition or a reason ("If it gets
+# worse, ...", "Because you take a blood thinner, any bang on the head needs a scan": advice, see split_run), nor
+# "any time" and its kin or a relative "which"/"who" after it ("Together these fit pre-eclampsia, which is ...").
 _FRONTED = re.compile(r"^(?!(?:if|when|whenever|unless|once|until|in case|should|as soon as|because|as|although|"
                       r"though|while|whereas|so that)\b)(?:[^\s,.;:!?]+\s+){0,5}[^\s,.;:!?]+,\s+"
-                      r"(?!any\s*(?:time|day|way|more|longer)\b)", re.I)
+                      r"(?!any\s*(?:time|day|way|more|longer)\b|which\b|who\b|whose\b)", re.I)
 _TOPIC_LEAD = re.compile(
     r"^(?:let'?s (?:talk|move on|turn|go on|switch|focus) (?:about|to|on)|moving on to|turning to|on to|onto|"
     r"regarding|about|as for|in terms of|with regard to|what about|how about|now|next)\b", re.I)
@@ -223,7 +222,7 @@ def speech_act(sentence: str) -> SpeechAct:
     if s.endswith(":"):  # a heading or lead-in ("What to watch for:"), not a question
         return "statement"
     for head in (s, _FRONTED.sub("", s, count=1)):
-        if _QUESTION_START.match(head) and not _ANY_RULE.match(head):
+        if _QUESTION_START.match(head) and not _ANY_RULE.match(head) and not declarative_wh(head):
             return "question"
     return "statement"
 
@@ -294,7 +293,8 @@ def _item_unit(lead: str, item: str) -> str:
     if item.rstrip(" )\"'*_").endswith("?"):
         return item
     if _lead_asks(lead):
-        return item if speech_act(item) != "statement" else f"{_strip_filler(lead)} {item}"
+        # "- how alert she is": a question in statement order, asked by the lead-in, is read on its own as before
+        return item if speech_act(item) != "statement" or declarative_wh(item) else f"{_strip_filler(lead)} {item}"
     if lead.rstrip(" *_").endswith(":"):
         return ""
     return item if speech_act(item) != "statement" else ""
@@ -304,7 +304,7 @@ def _lead_asks(lead: str) -> bool:
     """Whether a list's lead-in asks (a question or request, with or without its colon) or heads questions."""
     if _QUESTION_HEADING.search(lead):
         return True
-    if _ADVICE_HEADING.search(lead):
+    if _ADVICE_HEADING.search(lead) or declarative_wh(lead, heading=lead.rstrip(" *_").endswith(":")):
         return False
     return speech_act(lead.rstrip(" *_").rstrip(":")) != "statement"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios import Scenario
+from sim.patient._wh import declarative_wh
 from sim.patient.understanding import Understanding
 
 APPENDIX = ("migration", "movement_pain", "appetite_nausea", "fever")
@@ -93,3 +94,51 @@ def test_a_list_under_a_heading_that_explains_the_plan_reveals_nothing(by_id: di
     message = (f"{heading}\n1. The doctor checks where the pain has moved to.\n2. Something for the sickness.\n"
                "3. Your temperature taken.")
     assert Understanding(by_id["appendicitis"]).match(message) == {}, heading
+
+
+# Statements that open with a question word: a heading over a list, a free relative, a pseudo-cleft (sim/patient/_wh)
+EXPLAINED = [
+    "**Why I'm worried about your appendix:**\n- **The pain moving** from your belly button to the right\n"
+    "- **Pain when you walk** or go over bumps\n- **Being sick** and off your food\n- **A temperature**",
+    "What makes me think of appendicitis:\n- the pain has moved to the lower right\n- walking makes it worse\n"
+    "- you have a fever",
+    "Why a scan is the next step: the pain moved to the right, it hurts to walk, and you have a temperature.",
+    "What usually settles this kind of pain is an operation, so the pain moving to the right side matters.",
+    "What's different today is that the pain has moved and you have a fever.",
+    "Let me check I've got this right:\n- the pain started by your belly button and moved to the right\n"
+    "- it's worse when you walk\n- you've been sick",
+    "Any temperature like that needs a doctor to examine your tummy today.",
+    "Together these point to appendicitis, which is why the pain moving and the fever matter.",
+]
+
+
+@pytest.mark.parametrize("text", EXPLAINED)
+def test_a_statement_that_opens_with_a_question_word_reveals_nothing(by_id: dict[str, Scenario], text: str) -> None:
+    assert Understanding(by_id["appendicitis"]).match(text) == {}
+
+
+@pytest.mark.parametrize(("text", "asked"), [
+    ("Which of these have you had:\n- a fever\n- being sick", {"fever", "appetite_nausea"}),
+    ("What symptoms do you have with it:\n- a temperature\n- vomiting", {"fever", "appetite_nausea"}),
+    ("Could you tell me:\n- how bad the pain is now\n- whether you have had a temperature", {"fever"}),
+    ("How long has the pain been in the lower right", {"migration"}),
+])
+def test_questions_that_open_with_a_question_word_still_ask(by_id: dict[str, Scenario], text: str,
+                                                             asked: set[str]) -> None:
+    assert asked <= set(Understanding(by_id["appendicitis"]).match(text))
+
+
+@pytest.mark.parametrize(("sentence", "heading", "declarative"), [
+    ("Why I'm concerned", False, True), ("What you've told me so far", False, True),
+    ("What helps", True, True), ("What helps", False, False), ("What to expect", True, True),
+    ("Why a stroke is the likely cause", False, True), ("What usually helps most is rest", False, True),
+    ("What's different is how long it lasted", False, True), ("What's the plan", False, False),
+    ("What is it that worries you", False, False), ("Which of these have you had", True, False),
+    ("How many puffs has she had", False, False), ("How long is the pain lasting", False, False),
+    ("Which one is worse", False, False), ("What kind of pain is it", False, False),
+    ("Which of these is the worst", False, False), ("What is it that is bothering you", False, False),
+    ("how's her breathing is it fast or is she struggling", False, False),
+    ("How are you feeling", True, False), ("When did it start", False, False),
+])
+def test_statement_order_after_a_question_word(sentence: str, heading: bool, declarative: bool) -> None:
+    assert declarative_wh(sentence, heading=heading) is declarative
