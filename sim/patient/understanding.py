@@ -54,6 +54,7 @@ from scenarios.lexicon import (
     vetoed_intents,
 )
 from scenarios.schema import Fact, Scenario
+from sim.patient._compound import cue_only_modifies, only_modifies
 from sim.patient._instructions import HAVE_SOMEONE, instructs, manoeuvre
 from sim.patient._speech import split_run, without_disfluencies
 from sim.patient._wh import declarative_wh
@@ -469,14 +470,11 @@ class Understanding:
                     held: set[str] | None = None) -> dict[str, Layer]:
         """The facts one asking sentence or question reveals (fact id -> the layer that matched).
 
-        Two rules keep one question from revealing unrelated facts:
-
-        - a fact whose every intent is vetoed in this sentence ("allergic to any medicines" vetoes
-          ``medications``) is not revealed by its one-word triggers either (a phrase still counts);
-        - when one matched intent belongs to several facts ("Can he lift both arms?" matches
-          ``neuro_deficit``, which the face, arm and speech facts share), the facts whose own words
-          (triggers and answer) share a content word with the sentence win; if none does, those that do
-          not require another of them (the basic fact, not its follow-up detail) do.
+        Rules that keep one question from revealing unrelated facts: a fact whose every intent is vetoed in this
+        sentence ("allergic to any medicines" vetoes ``medications``) is not revealed by its one-word triggers either
+        (a phrase still counts); a trigger or cue that only modifies the head of a compound does not count
+        (``_compound``); when one matched intent belongs to several facts ("Can he lift both arms?" matches
+        ``neuro_deficit``, which the face, arm and speech facts share), ``_tie_break`` picks among them.
         """
         text = padded(unit)
         vetoed = vetoed_intents(unit) | (held or set()) if self.layers.intents else set()
@@ -487,7 +485,8 @@ class Understanding:
         by_intent: dict[str, list[Fact]] = {}
         words: dict[str, set[str]] = {}  # the words of each fact's one-word triggers that fired (all of its hits)
         for fact, triggers in self._triggers:
-            hits = [t for t in triggers if t in text] if self.layers.triggers else []
+            hits = [t for t in triggers if t in text and not only_modifies(t, unit, self._own_words[fact.id])] \
+                if self.layers.triggers else []  # not "blood pressure" in "blood pressure tablets" (``_compound``)
             if specific_only:  # a trigger of open-question words only ("medications") is not specific
                 hits = [t for t in hits if set(t.split()) - _STOP - _OPEN_WORDS]
             # a veto silences a fact's one-word triggers too ("allergic to any medicines"), never its phrases
@@ -496,7 +495,8 @@ class Understanding:
                 if all(len(t.split()) == 1 for t in hits):
                     words[fact.id] = {t.strip() for t in hits}
             for iid in intents.intersection(fact.intents):  # trigger-matched facts take part in the tie-break
-                by_intent.setdefault(iid, []).append(fact)
+                if not cue_only_modifies(iid, unit, self._own_words[fact.id]):  # "blood pressure tablets"
+                    by_intent.setdefault(iid, []).append(fact)
         by_topic: set[str] = set()  # the facts the sentence's intents ask about
         for iid, facts in by_intent.items():
             triggered = any(found.get(f.id) == "trigger" for f in facts)

@@ -7,7 +7,11 @@ not taken from the bench sets.
 
 from __future__ import annotations
 
+import pytest
+
 from scenarios import Scenario
+from scenarios.lexicon import padded
+from sim.patient._compound import only_modifies
 from sim.patient.understanding import Understanding
 
 
@@ -53,3 +57,24 @@ def test_the_cue_words_beyond_a_fired_trigger_pick_the_fact(by_id: dict[str, Sce
     understanding = Understanding(by_id["testicular_torsion_teen"])
     matched = understanding.match("Is one testicle sitting higher than the other one?")
     assert {"testicle", "position"} <= set(matched)
+
+
+@pytest.mark.parametrize(("question", "asked", "not_asked"), [
+    ("Which blood pressure tablets are you on?", "current_meds", "home_bp"),
+    ("Any side effects from the blood pressure pills?", "side_effects", "home_bp"),
+    ("What have your blood pressure readings been at home?", "home_bp", None),
+    ("How is your blood pressure?", "home_bp", None),
+])
+def test_a_trigger_that_only_modifies_a_medicine_or_a_service_does_not_ask_its_fact(
+        by_id: dict[str, Scenario], question: str, asked: str, not_asked: str | None) -> None:
+    matched = set(Understanding(by_id["medication_refill_hypertension"]).match(question))
+    assert asked in matched and not_asked not in matched
+
+
+def test_a_list_comma_is_not_a_compound(by_id: dict[str, Scenario]) -> None:
+    # "smoking, medicines?": the comma ends the smoking item; "smoking medicines" would be a compound
+    matched = Understanding(by_id["subarachnoid_thunderclap"]).match("Any of these: high blood pressure, smoking, "
+                                                                      "medicines?")
+    assert "smoking" in matched
+    assert only_modifies(padded("smoking"), "smoking medicines", set())
+    assert not only_modifies(padded("smoking"), "smoking, medicines", set())
