@@ -256,18 +256,6 @@ def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: Voice
     return pipeline, speaker
 
 
-async def _stop_preparing(task: asyncio.Task[int], log: Callable[[str], None]) -> None:
-    """Cancel what is left of ``PiperSpeaker.prepare``; a failure there slowed replies, it never fails the call."""
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
-    except Exception as e:  # anything Piper raised: the replies were synthesised as they came
-        log(f"the patient's answers could not be prepared ahead ({type(e).__name__}: {e}); replies were "
-            "synthesised as they came")
-
-
 def _worker(pipeline: Pipeline) -> PipelineWorker:
     return PipelineWorker(pipeline, params=PipelineParams(audio_in_sample_rate=RATE_16K,
                                                           audio_out_sample_rate=RATE_16K),
@@ -469,9 +457,8 @@ async def run_patient_call(
         tts: the Piper voice; None loads the default.
         red_flag: what the patient cuts in with to tell a red flag (``PatientBrain``); None: its barge-ins reveal
             nothing. It cuts in only with ``settings.side.barge_in_after_s``.
-        prepare: the lines the patient may start a reply with (``PatientSimulator.answer_openings``): their first
-            sentences are synthesised from the start of the call whenever the patient is not speaking
-            (``PiperSpeaker.prepare``), so that a reply starting with one is heard without waiting for Piper.
+        prepare: the lines the patient may start a reply with (``PatientSimulator.answer_openings``), whose first
+            sentences are synthesised ahead (``PiperSpeaker.prepare``) so that such a reply is heard at once.
 
     Returns:
         The call's outcome; a call that never took place has ``termination == "no_connection"`` and says why
@@ -527,13 +514,13 @@ async def run_patient_call(
 
     pipeline, speaker = _build_side(brain, transport, tts=tts, style=settings.style, recorder=recorder,
                                     vocabulary=settings.vocabulary)
-    preparing = asyncio.create_task(speaker.prepare(prepare))
+    speaker.start_preparing(prepare)
     try:
         errors = await _run_until_ended(_worker(pipeline), brain, time_limit_s=settings.side.time_limit_s,
                                         connected=connected, connect_timeout_s=settings.connect_timeout_s,
                                         recorder=recorder, before_stop=agent.closing if agent is not None else None)
     finally:
-        await _stop_preparing(preparing, hooks.log)
+        await speaker.stop_preparing(hooks.log)
         if agent is not None:
             await agent.closing()  # stops what the transport started, however the call ended
     link_failed = isinstance(transport, BridgeTransport) and transport.error is not None and not refused

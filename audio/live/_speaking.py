@@ -109,6 +109,7 @@ class PiperSpeaker(FrameProcessor):
         self._style = style
         self._on_first_audio = on_first_audio
         self._task: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[int] | None = None
         self._ready: dict[str, bytes] = {}  # first sentence -> its wire PCM, synthesised ahead
         self._idle = asyncio.Event()  # no line of this side is being synthesised
         self._idle.set()
@@ -145,6 +146,24 @@ class PiperSpeaker(FrameProcessor):
                 continue
             self._ready[sentence] = await asyncio.to_thread(_to_wire_pcm, speech.samples, speech.sample_rate)
         return len(self._ready)
+
+    def start_preparing(self, lines: Iterable[str]) -> None:
+        """``prepare(lines)`` as a task of the call, stopped by ``stop_preparing``."""
+        self._preparing = asyncio.create_task(self.prepare(lines))
+
+    async def stop_preparing(self, log: Callable[[str], None]) -> None:
+        """Cancel what is left of the preparation; a failure there slowed replies, it never fails the call."""
+        task, self._preparing = self._preparing, None
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # anything Piper raised: the replies were synthesised as they came
+            log(f"the patient's answers could not be prepared ahead ({type(e).__name__}: {e}); replies were "
+                "synthesised as they came")
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
