@@ -243,7 +243,7 @@ def _build_side(brain: TurnTaker, transport: Any, *, tts: PiperTTS, style: Voice
         confidence=s.vad_confidence, start_secs=s.vad_start_s, stop_secs=s.listening_stop_s)))
     stt = WhisperSegmentSTT(beam_size=s.beam_size, vocabulary=vocabulary, on_transcribed=brain.on_transcribed,
                             speculate=s.speculative_stt, speculate_after_s=speculation_start(s.listening_stop_s))
-    speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio)
+    speaker = PiperSpeaker(tts=tts, style=style, on_first_audio=brain.on_first_audio, far_quiet=lambda: brain.far_quiet)
 
     def on_speech(start: bool, at: float) -> None:
         speaker.on_own_speech(start)

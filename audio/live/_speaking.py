@@ -103,9 +103,10 @@ class PiperSpeaker(FrameProcessor):
     """
 
     def __init__(self, *, tts: PiperTTS, style: VoiceStyle | None, on_first_audio: Callable[[int], None],
-                 **kwargs: Any) -> None:
+                 far_quiet: Callable[[], bool] = lambda: True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._tts = tts
+        self._far_quiet = far_quiet
         self._style = style
         self._on_first_audio = on_first_audio
         self._task: asyncio.Task[None] | None = None
@@ -130,16 +131,22 @@ class PiperSpeaker(FrameProcessor):
 
         The audio is exactly what speaking the sentence would synthesise (the same voice, settings and style), so a
         reply that starts with one is heard as soon as it is decided instead of after Piper's first sentence (about
-        0.17 s on two cores). It runs only while this side is audible (or before the call starts) and nothing of it
-        is being synthesised: then the far end listens, and neither this side's next sentence nor the far end's
-        own transcription, model or voice (on the same machine in a batch of calls) waits for it. A line Piper
-        cannot speak is skipped. Returns how many sentences are ready.
+        0.17 s on two cores). It runs only while this side is audible (or before the call starts), the far end is
+        quiet (``far_quiet``: not talking over it, nothing of it left to transcribe) and nothing of this side is
+        being synthesised: then the far end listens, and neither this side's next sentence nor the far end's own
+        transcription, model or voice (on the same machine in a batch of calls) waits for it. A line Piper cannot
+        speak is skipped. Returns how many sentences are ready.
         """
         for sentence in dict.fromkeys(said[0] for line in lines if (said := sentences(line))):
             if sentence in self._ready:
                 continue
-            while not (self._idle.is_set() and self._talking.is_set()):
-                await (self._talking if self._idle.is_set() else self._idle).wait()
+            while not (self._idle.is_set() and self._talking.is_set() and self._far_quiet()):
+                if not self._idle.is_set():
+                    await self._idle.wait()
+                elif not self._talking.is_set():
+                    await self._talking.wait()
+                else:
+                    await asyncio.sleep(FRAME_S)  # the far end talks over this side, or is being transcribed
             try:
                 speech = await self._tts.synthesize_async(sentence, settings=DETERMINISTIC, style=self._style)
             except TTSError:

@@ -308,6 +308,11 @@ class TurnTaker(FrameProcessor):
         return self.stt is not None and self.stt.pending > 0
 
     @property
+    def far_quiet(self) -> bool:
+        """The far end is not talking and nothing it said waits for its transcript (``PiperSpeaker.prepare``)."""
+        return self._far_done
+
+    @property
     def _far_done(self) -> bool:
         """The far end has stopped and everything it said has been transcribed."""
         return not self._far_speaking and not self._transcribing

@@ -131,3 +131,16 @@ def test_every_scripted_reply_starts_with_a_prepared_sentence(library: list[Load
             checked += 1
     assert checked > 300
 
+
+
+async def test_preparing_waits_while_the_far_end_talks_over_this_side(tts: PiperTTS) -> None:
+    logged = Logged(tts)
+    far = {"quiet": False}
+    speaker = PiperSpeaker(tts=logged, style=None, on_first_audio=lambda _turn: None,  # type: ignore[arg-type]
+                           far_quiet=lambda: far["quiet"])
+    preparing = asyncio.create_task(speaker.prepare(["Okay then."]))  # this side talks, and so does the far end
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+    assert logged.log == [] and not preparing.done()
+    far["quiet"] = True
+    assert await preparing == 1
