@@ -129,9 +129,11 @@ def _handlers_installed(pid: int) -> bool:
 def _signal_at(args: list[str], sig: signal.Signals, moment: float | None, cwd: Path,
                until: Any = None) -> tuple[Outcome, float, float]:
     """Start the console entry; at ``moment`` s (or when ``until()`` is true) send ``sig``; the outcome, the
-    seconds from the signal to the exit, and when the signal was sent."""
+    seconds from the signal to the exit, and when the signal was sent. Standard error goes to ``cwd/stderr.txt``
+    (unbuffered), which ``until`` may read as it grows."""
+    err = (cwd / "stderr.txt").open("w+", encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "encsim_entry", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **ENV})
+                            stderr=err, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **ENV})
     t0 = time.monotonic()
     try:
         deadline = t0 + 120
@@ -144,12 +146,15 @@ def _signal_at(args: list[str], sig: signal.Signals, moment: float | None, cwd: 
         assert proc.poll() is None, "the command ended before the signal"
         sent = time.monotonic()
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
-        return Outcome(proc.returncode, stdout, stderr), time.monotonic() - sent, sent - t0
+        stdout, _ = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        err.seek(0)
+        return Outcome(proc.returncode, stdout, err.read()), took, sent - t0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        err.close()
 
 
 CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -239,9 +244,11 @@ def test_sigterm_stops_serve_agent_even_when_its_pipeline_does_not_cancel(tmp_pa
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
 
-    def listening() -> bool:
+    def listening() -> bool:  # its port answers, and it has said so (it binds, then announces: no race on that)
         with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return False
+        return "waiting for call 1" in (tmp_path / "stderr.txt").read_text(encoding="utf-8")
 
     outcome, took, _ = _signal_at(["serve-agent", "--model", "scripted:reference", "--scenario", "viral_uri",
                                    "--port", str(port)], signal.SIGTERM, None, tmp_path, until=listening)

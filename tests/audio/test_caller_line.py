@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -99,7 +100,8 @@ async def _serve_like_live(loaded: LoadedScenario, tmp_path: Path, monkeypatch: 
         raise _Done
 
     monkeypatch.setattr(audio.live, "run_patient_call", fake_call)
-    monkeypatch.setattr(sim.live, "PatientSimulator", lambda *_a, **_kw: None)  # the stand-in call needs none
+    # the stand-in call needs no patient, only the lines it would prepare
+    monkeypatch.setattr(sim.live, "PatientSimulator", lambda *_a, **_kw: SimpleNamespace(answer_openings=list))
     with pytest.raises(_Done):
         await run_live(LiveRunSettings(out=tmp_path / loaded.scenario.id, connect=None, port=8765, page=True,
                                        page_port=0), loaded, announce=announced.append)
