@@ -2,8 +2,8 @@
 
 Both sides run as real pipecat pipelines in this process and talk over loopback websockets in real time
 (Silero VAD, Whisper tiny.en, Piper joe, Smart Turn v3.2). Each end-of-turn path (``LiveSettings.end_of_turn``:
-``vad``, the old fixed VAD stop and turn wait; ``smart-turn``, the model at a short VAD stop; ``prepared``, the
-default: ``smart-turn`` with the patient's answers synthesised ahead, ``PiperSpeaker.prepare``) is measured twice:
+``vad``, the old fixed VAD stop and turn wait; ``smart-turn``, the model at a short VAD stop; ``prepared``:
+``smart-turn`` with the patient's answers synthesised ahead, ``PiperSpeaker.prepare``) is measured twice:
 
 * a 10-turn call between the voiced patient and the built-in scripted agent (one question a turn, then the
   assessment), both sides on that path: the patient's voice-to-voice latency (end of the agent's speech -> first
@@ -19,7 +19,7 @@ first TTS chunk), and the machine's speed at the start and the end (the median o
 40 ms on an idle core) beside ``os.getloadavg()``: the machine is shared, and another tenant's load shows in the
 first and not always in the second.
 
-Goals on 2 cores, idle (issue 37), on the default path: patient p50 <= 0.25 s and p95 <= 0.45 s, the built-in
+Goals on 2 cores, idle (issue 37), on the prepared path: patient p50 <= 0.25 s and p95 <= 0.45 s, the built-in
 agent's p50 <= 0.35 s, and no more premature replies than the vad path. The Piper cache is off so that every line is
 synthesised during the call (the prepared path synthesises its sentences during the call too, while the patient
 talks). ``--patient-stop`` / ``--agent-stop`` try other smart-turn VAD stops.
@@ -458,7 +458,7 @@ def main() -> int:
                 checks.append((f"premature replies <= the vad path's ({label})",
                                _premature(pauses["prepared"], kind) <= _premature(pauses["vad"], kind)))
         verdicts = "; ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks)
-        print(f"goals (prepared, the default): {verdicts}")
+        print(f"goals (prepared): {verdicts}")
     print(first_chunk(args.scenario))
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {cpu_check()}")
     return 0

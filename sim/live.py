@@ -299,8 +299,7 @@ async def run_live(
             call = settings.call_settings(scenario, k=k, recording=store.layout.live_call(meta.audio_format))
             outcome = await run_patient_call(call, patient=patient, is_assessment=is_spoken_assessment,
                                              hooks=CallHooks(sink=session.events, on_ready=ready, log=announce),
-                                             red_flag=red_flag_line(scenario, patient),
-                                             prepare=patient.answer_openings())
+                                             red_flag=red_flag_line(scenario, patient))
         finally:
             if page_server is not None:
                 await page_server.close()

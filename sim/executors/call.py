@@ -140,8 +140,7 @@ class CallEncounters:
         started = time.time()
         outcome = await run_patient_call(settings, patient=patient, is_assessment=is_spoken_assessment,
                                          hooks=CallHooks(sink=sink, log=lambda _line: None),
-                                         red_flag=red_flag_line(scenario, patient),
-                                         prepare=patient.answer_openings())
+                                         red_flag=red_flag_line(scenario, patient))
         if outcome.termination == "no_connection":
             reason = "; ".join(outcome.errors) or f"could not connect to {self.agent_url}"
             refused = re.search(r"\bHTTP (401|403) from ", reason)  # a bridge's link: the key was refused
