@@ -26,7 +26,6 @@ from loguru import logger
 
 from audio.live import (
     LIVE_RATE,
-    CallClock,
     CallRecorder,
     LiveSettings,
     Timeline,
@@ -40,6 +39,7 @@ from sim.agents.scripted import ReferenceAgent
 from sim.encounter.assessment import from_speech, is_spoken_assessment, parse_assessment
 from sim.records import ConversationResult, read_events
 from sim.summary import live_metrics
+from tests.audio.live_helpers import SetClock
 from tests.public_data import JFK
 
 REPO = Path(__file__).resolve().parents[2]
@@ -182,17 +182,8 @@ def test_interaction_metrics_of_an_empty_call() -> None:
     assert m["interruptions"] == 0 and m["overlap_s"] == 0.0
 
 
-class _SetClock(CallClock):
-    def __init__(self) -> None:
-        super().__init__()
-        self.at = 0.0
-
-    def now(self) -> float:
-        return self.at
-
-
 def test_call_recorder_keeps_bursts_in_order_and_writes_stereo(tmp_path: Path) -> None:
-    clock = _SetClock()
+    clock = SetClock()
     rec = CallRecorder(clock)
     frame = 320  # 20 ms at 16 kHz
 
@@ -230,7 +221,7 @@ def test_call_recorder_keeps_bursts_in_order_and_writes_stereo(tmp_path: Path) -
 def test_call_recorder_runs_from_the_call_start_to_its_end(tmp_path: Path) -> None:
     """Audio from before the call (a served patient's pacer ticks while it waits for a caller) cannot shift
     the tracks, and the file ends where the call ended on its clock, not when the teardown finished."""
-    clock = _SetClock()
+    clock = SetClock()
     rec = CallRecorder(clock, started=False)
     clock.at = 30.0
     rec.add("own", np.full(320, 9, dtype=np.int16).tobytes())  # waiting for a caller: not recorded
@@ -268,7 +259,7 @@ async def test_both_entry_points_build_their_outcome_the_same_way(tmp_path: Path
         def respond(self, message: str) -> Any:
             raise AssertionError("not asked in this test")
 
-    clock = _SetClock()
+    clock = SetClock()
     common: dict[str, Any] = dict(clock=clock, settings=LiveSettings(), sink=lambda _e: None, k=0)
     patient = PatientBrain(patient=_Patient(), turn_limit=5, is_assessment=lambda _t: False, scenario_id="s",
                            **common)
@@ -1051,7 +1042,7 @@ async def test_a_live_patient_records_what_its_persona_held_back(by_id: dict[str
     from sim.patient import PatientSimulator
 
     scenario = with_persona(by_id["acs_chest_pain"], "poor-recall")
-    common: dict[str, Any] = dict(clock=_SetClock(), settings=LiveSettings(), sink=lambda _e: None, k=0)
+    common: dict[str, Any] = dict(clock=SetClock(), settings=LiveSettings(), sink=lambda _e: None, k=0)
     brain = PatientBrain(patient=PatientSimulator(scenario, seed=0), turn_limit=10, is_assessment=lambda _t: False,
                          scenario_id=scenario.id, **common)
     spoken: list[Any] = []
